@@ -1,0 +1,67 @@
+// QAT: Compare Layers — runs compare/layers in the kernel with progress and cancel, then shows the graph.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import type { CompareLayersResult } from '../../protocol/kernel';
+import type { Ctx } from '../ctx';
+import { GraphPanel } from '../editors/graphPanel';
+import { reportKernelError } from './errors';
+
+/** The config for a clicked file: itself if it is a config, else a *.qat.yaml beside it, else one in the workspace. */
+async function configFor(uri: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
+  const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+  if (target && /\.qat\.ya?ml$/i.test(target.fsPath)) return target;
+  if (target) {
+    const folder = vscode.Uri.file(path.dirname(target.fsPath));
+    const beside = (await vscode.workspace.fs.readDirectory(folder)).filter(([n]) => /\.qat\.ya?ml$/i.test(n)).map(([n]) => vscode.Uri.joinPath(folder, n));
+    if (beside.length === 1) return beside[0];
+    if (beside.length > 1) return pick(beside);
+  }
+  const all = await vscode.workspace.findFiles('**/*.qat.{yaml,yml}', '**/node_modules/**', 50);
+  return all.length <= 1 ? all[0] : pick(all);
+}
+
+async function pick(uris: vscode.Uri[]): Promise<vscode.Uri | undefined> {
+  const item = await vscode.window.showQuickPick(uris.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })), { placeHolder: 'Which QAT config?' });
+  return item?.uri;
+}
+
+export function compareLayers(ctx: Ctx) {
+  return async (uri?: vscode.Uri): Promise<CompareLayersResult | undefined> => {
+    const config = await configFor(uri);
+    if (!config) {
+      void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found. Create one next to your model to compare layers.');
+      return undefined;
+    }
+    ctx.log.info(`compare/layers ${config.fsPath}`);
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'QAT: Compare Layers', cancellable: true },
+        async (progress, token) => {
+          let last = 0;
+          return ctx.kernel.request('compare/layers', { config: config.fsPath }, {
+            token,
+            onProgress: (p) => {
+              const fraction = p.fraction ?? last;
+              progress.report({ message: p.message, increment: Math.max(0, (fraction - last) * 100) });
+              last = Math.max(last, fraction);
+              ctx.log.info(`[${p.stage}] ${p.message}`);
+            },
+          });
+        });
+      ctx.log.info(`compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`);
+      for (const l of result.layers) ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
+      const title = `Layers: ${path.basename(config.fsPath)}`;
+      const panel = ctx.track(new GraphPanel(ctx.extensionUri, title, ctx.log));
+      if (result.onnx.path) {
+        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold });
+      } else {
+        await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
+      }
+      return result;
+    } catch (err) {
+      await reportKernelError(err, 'Compare Layers', ctx.log);
+      return undefined;
+    }
+  };
+}

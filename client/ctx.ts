@@ -1,0 +1,45 @@
+// Owns every lifetime: the output channel, the language client, the kernel and the registrations.
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { compareLayers } from './commands/compareLayers';
+import { restartKernel, showKernelInfo } from './commands/kernelInfo';
+import { Kernel } from './kernel/kernel';
+import { createLanguageClient } from './languageClient';
+
+export class Ctx implements vscode.Disposable {
+  readonly log: vscode.LogOutputChannel;
+  readonly kernel: Kernel;
+  private client?: LanguageClient;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(readonly context: vscode.ExtensionContext) {
+    this.log = this.track(vscode.window.createOutputChannel('QAT Studio', { log: true }));
+    this.kernel = this.track(new Kernel(context.extensionPath, this.log));
+  }
+
+  get extensionUri(): vscode.Uri {
+    return this.context.extensionUri;
+  }
+
+  track<T extends vscode.Disposable>(d: T): T {
+    this.disposables.push(d);
+    return d;
+  }
+
+  async activate(): Promise<void> {
+    const commands: Record<string, (ctx: Ctx) => (...args: never[]) => unknown> = {
+      'qatStudio.compareLayers': compareLayers,
+      'qatStudio.showKernelInfo': showKernelInfo,
+      'qatStudio.restartKernel': restartKernel,
+    };
+    for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, factory(this)));
+    this.track(vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')));
+    this.client = createLanguageClient(this.context, this.log);
+    await this.client.start();
+  }
+
+  async dispose(): Promise<void> {
+    await this.client?.stop().catch(() => undefined);
+    for (const d of this.disposables.splice(0).reverse()) d.dispose();
+  }
+}

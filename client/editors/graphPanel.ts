@@ -1,0 +1,60 @@
+// The graph panel: a webview that shows a QDQ ONNX model coloured by per-layer results.
+import * as vscode from 'vscode';
+import type { LayerResult } from '../../protocol/kernel';
+import type { FromWebview, ToWebview } from '../../protocol/webview';
+import { makeNonce, webviewHtml } from '../../webview/html';
+
+export interface GraphContent { title: string; onnx: Uint8Array; layers: LayerResult[]; threshold: number }
+
+export class GraphPanel implements vscode.Disposable {
+  static readonly viewType = 'qatStudio.graph';
+  private readonly panel: vscode.WebviewPanel;
+  private ready: Promise<void>;
+  private disposables: vscode.Disposable[] = [];
+  private readonly rendered = new vscode.EventEmitter<Extract<FromWebview, { type: 'rendered' }>>();
+  readonly onDidRender = this.rendered.event;
+
+  constructor(extensionUri: vscode.Uri, title: string, private log: vscode.LogOutputChannel) {
+    const webviewRoot = vscode.Uri.joinPath(extensionUri, 'out', 'webview');
+    this.panel = vscode.window.createWebviewPanel(GraphPanel.viewType, title, vscode.ViewColumn.Active, {
+      enableScripts: true,
+      retainContextWhenHidden: true,
+      localResourceRoots: [webviewRoot],
+    });
+    const nonce = makeNonce();
+    const webview = this.panel.webview;
+    let markReady!: () => void;
+    this.ready = new Promise((resolve) => (markReady = resolve));
+    this.disposables.push(webview.onDidReceiveMessage((m: FromWebview) => {
+      if (m.type === 'ready') markReady();
+      else if (m.type === 'rendered') { this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`); this.rendered.fire(m); }
+      else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
+    }));
+    webview.html = webviewHtml({
+      cspSource: webview.cspSource, nonce, title,
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(webviewRoot, 'main.js')).toString(),
+    });
+    this.panel.onDidDispose(() => this.dispose(), null, this.disposables);
+  }
+
+  async show(content: GraphContent): Promise<void> {
+    await this.ready;
+    this.panel.title = content.title;
+    const msg: ToWebview = {
+      type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold,
+      onnxBase64: Buffer.from(content.onnx).toString('base64'),
+    };
+    await this.panel.webview.postMessage(msg);
+  }
+
+  async showError(message: string): Promise<void> {
+    await this.ready;
+    await this.panel.webview.postMessage({ type: 'error', message } satisfies ToWebview);
+  }
+
+  dispose(): void {
+    this.rendered.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+    this.panel.dispose();
+  }
+}

@@ -1,0 +1,32 @@
+// The kernel RPC contract as TypeScript: method names, error codes and the types generated from
+// kernel-rpc.schema.json (the one declaration both sides check against).
+import type {
+  CompareLayersParams, CompareLayersResult, KernelErrorData, KernelInfoParams, KernelInfoResult,
+  LayerResult, LogParams, ProgressParams,
+} from '../build/generated/kernel-rpc';
+
+export type {
+  CompareLayersParams, CompareLayersResult, KernelErrorData, KernelInfoParams, KernelInfoResult,
+  LayerResult, LogParams, ProgressParams,
+};
+
+export interface KernelMethods {
+  'kernel/info': { params: KernelInfoParams; result: KernelInfoResult };
+  'compare/layers': { params: CompareLayersParams; result: CompareLayersResult };
+}
+export type KernelMethod = keyof KernelMethods;
+
+export const KernelNotifications = {
+  progress: '$/progress',
+  log: 'kernel/log',
+} as const;
+
+/** error.code of a failed kernel request; error.data is a KernelErrorData. */
+export const KernelErrorCode = {
+  cancelled: -32800,
+  configInvalid: -32001,
+  userCode: -32002,
+  packageMissing: -32003,
+  outOfMemory: -32004,
+  internal: -32603,
+} as const;

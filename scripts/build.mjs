@@ -1,0 +1,68 @@
+// One build for every entry: generated protocol types, the ONNX schema, and the esbuild bundles.
+//   node scripts/build.mjs [--production]
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { compile } from 'json-schema-to-typescript';
+import protobuf from 'protobufjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const production = process.argv.includes('--production');
+const gen = path.join(root, 'build', 'generated');
+mkdirSync(gen, { recursive: true });
+
+function writeIfChanged(file, text) {
+  if (existsSync(file) && readFileSync(file, 'utf8') === text) return;
+  writeFileSync(file, text);
+}
+
+// Kernel RPC types come from the JSON Schema that the Python side validates against.
+const rpcSchema = JSON.parse(readFileSync(path.join(root, 'protocol', 'kernel-rpc.schema.json'), 'utf8'));
+const rpcTypes = await compile(rpcSchema, 'KernelRpc', {
+  bannerComment: '/* Generated from protocol/kernel-rpc.schema.json by scripts/build.mjs. Do not edit. */',
+  additionalProperties: false,
+  unreachableDefinitions: true,
+});
+writeIfChanged(path.join(gen, 'kernel-rpc.ts'), rpcTypes);
+
+const configSchema = JSON.parse(readFileSync(path.join(root, 'protocol', 'qat-config.schema.json'), 'utf8'));
+const configTypes = await compile(configSchema, 'QatConfig', {
+  bannerComment: '/* Generated from protocol/qat-config.schema.json by scripts/build.mjs. Do not edit. */',
+  additionalProperties: false,
+});
+writeIfChanged(path.join(gen, 'qat-config.ts'), configTypes);
+
+// The current onnx-ml.proto ships inside the onnx wheel; turn it into a protobufjs JSON descriptor.
+function onnxProtoPath() {
+  const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
+  const python = [path.join(cache, 'venv', 'bin', 'python'), 'python3'].find((p) => p === 'python3' || existsSync(p));
+  const dir = execFileSync(python, ['-c', 'import os, onnx; print(os.path.dirname(onnx.__file__))'], {
+    encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
+  return path.join(dir, 'onnx-ml.proto');
+}
+const onnxJson = path.join(gen, 'onnx-proto.json');
+const protoFile = onnxProtoPath();
+const parsed = protobuf.parse(readFileSync(protoFile, 'utf8'), { keepCase: true });
+writeIfChanged(onnxJson, JSON.stringify(parsed.root.toJSON({ keepComments: false })));
+
+const common = {
+  bundle: true, sourcemap: !production, minify: production, logLevel: 'warning',
+  absWorkingDir: root, target: 'es2022',
+};
+const node = { ...common, platform: 'node', format: 'cjs', external: ['vscode', 'mocha', 'playwright-core', '@vscode/test-electron'] };
+await Promise.all([
+  esbuild.build({ ...node, entryPoints: { 'client/extension': 'client/extension.ts', 'server/server': 'server/server.ts' }, outdir: 'out' }),
+  esbuild.build({ ...common, platform: 'browser', format: 'iife', entryPoints: { 'webview/main': 'webview/main.ts' }, outdir: 'out', loader: { '.css': 'css' } }),
+  production ? null : esbuild.build({
+    ...node,
+    entryPoints: Object.fromEntries(
+      execFileSync('find', ['test', '-name', '*.ts', '-not', '-path', 'test/fixtures/*'], { cwd: root, encoding: 'utf8' })
+        .split('\n').filter(Boolean).map((f) => [f.replace(/\.ts$/, ''), f])),
+    outdir: 'out',
+  }),
+]);
+console.log(`built ${production ? '(production) ' : ''}from ${path.relative(root, protoFile) || protoFile}`);

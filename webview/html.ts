@@ -1,0 +1,72 @@
+// The webview page: CSP `default-src 'none'`, one nonce for our script and style, data only by postMessage.
+export interface WebviewPageOptions {
+  /** The webview's cspSource (vscode) or the test server's origin. */
+  cspSource: string;
+  nonce: string;
+  scriptUri: string;
+  title: string;
+}
+
+export function makeNonce(): string {
+  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let nonce = '';
+  for (let i = 0; i < 32; i++) nonce += chars[Math.floor(Math.random() * chars.length)];
+  return nonce;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export function webviewHtml(o: WebviewPageOptions): string {
+  const csp = [
+    "default-src 'none'",
+    `img-src ${o.cspSource} data:`,
+    `style-src ${o.cspSource} 'nonce-${o.nonce}'`,
+    `font-src ${o.cspSource}`,
+    `script-src 'nonce-${o.nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(o.title)}</title>
+<style nonce="${o.nonce}">${STYLE}</style>
+</head>
+<body>
+<header id="toolbar">
+  <span id="title">${escapeHtml(o.title)}</span>
+  <vscode-button id="fit" secondary>Fit</vscode-button>
+  <span id="summary"></span>
+</header>
+<div id="legend" aria-label="Legend"></div>
+<main id="canvas" tabindex="0"><p id="status">Waiting for the graph…</p></main>
+<section id="layers" aria-label="Layers, worst first"></section>
+<script nonce="${o.nonce}" src="${o.scriptUri}"></script>
+</body>
+</html>`;
+}
+
+const STYLE = `
+body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(--vscode-editor-background);
+  font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); display: grid;
+  grid-template-rows: auto auto 1fr auto; height: 100vh; overflow: hidden; }
+#toolbar { display: flex; gap: 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--vscode-panel-border); }
+#title { font-weight: 600; }
+#summary { opacity: .8; }
+#legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: middle; border: 1px solid var(--vscode-panel-border); }
+#canvas { overflow: hidden; position: relative; cursor: grab; }
+#canvas svg { width: 100%; height: 100%; }
+#status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
+.node rect { stroke: var(--vscode-panel-border); stroke-width: 1; }
+.node text { fill: var(--vscode-editor-foreground); font-size: 11px; pointer-events: none; }
+.node.qdq rect { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; stroke-dasharray: 4 2; }
+.node.io rect { fill: var(--vscode-badge-background); }
+.node.selected rect { stroke: var(--vscode-focusBorder); stroke-width: 3; }
+.edge { stroke: var(--vscode-descriptionForeground); stroke-width: 1; fill: none; opacity: .7; }
+#layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
+#layers table { border-collapse: collapse; font-size: 12px; }
+#layers td, #layers th { padding: 2px 10px; text-align: left; }
+#layers tr.bad td { color: var(--vscode-errorForeground); }
+`;

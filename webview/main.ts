@@ -1,0 +1,93 @@
+// Webview entry: receives the model and layer results by postMessage and draws the graph.
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import type { LayerResult } from '../protocol/kernel';
+import type { FromWebview, ToWebview } from '../protocol/webview';
+import { onnxImporter } from './importers/onnx';
+import { layoutGraph } from './view/layout';
+import { BANDS, bandOf } from './view/metrics';
+import { renderGraph } from './view/render';
+
+declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
+const vscode = acquireVsCodeApi();
+const $ = (id: string) => document.getElementById(id)!;
+let fit: (() => void) | undefined;
+
+function base64ToBytes(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function showError(message: string): void {
+  const status = document.createElement('p');
+  status.id = 'status';
+  status.className = 'error';
+  status.textContent = message;
+  $('canvas').replaceChildren(status);
+  vscode.postMessage({ type: 'error', message });
+}
+
+function legend(threshold: number): void {
+  const items: Array<[string, string]> = [
+    ...BANDS.map((b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string]),
+    ['var(--vscode-charts-purple, #b180d7)', 'Q / DQ (QuantizeLinear / DequantizeLinear)'],
+  ];
+  $('legend').replaceChildren(...items.map(([colour, text]) => {
+    const span = document.createElement('span');
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = colour;
+    span.append(sw, text);
+    return span;
+  }));
+}
+
+function layerTable(layers: LayerResult[], threshold: number): void {
+  const table = document.createElement('table');
+  const head = table.insertRow();
+  for (const h of ['layer', 'op', 'group', 'cosine', 'SQNR (dB)', 'MSE', 'max |Δ|']) {
+    const th = document.createElement('th');
+    th.textContent = h;
+    head.append(th);
+  }
+  for (const l of [...layers].sort((a, b) => a.cosine - b.cosine)) {
+    const row = table.insertRow();
+    if (l.cosine < threshold) row.className = 'bad';
+    for (const v of [l.module, l.op, l.group.join('+'), l.cosine.toFixed(5), l.sqnr.toFixed(2), l.mse.toExponential(2), l.maxAbs.toFixed(4)]) {
+      row.insertCell().textContent = v;
+    }
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = bandOf(l.cosine, threshold).colour;
+    row.cells[0].prepend(sw);
+  }
+  $('layers').replaceChildren(table);
+}
+
+function show(msg: Extract<ToWebview, { type: 'showGraph' }>): void {
+  $('title').textContent = msg.title;
+  const bytes = base64ToBytes(msg.onnxBase64);
+  const graph = onnxImporter.open(bytes);
+  const layout = layoutGraph(graph);
+  const result = renderGraph($('canvas'), graph, layout, msg.layers, msg.threshold);
+  fit = result.fit;
+  legend(msg.threshold);
+  layerTable(msg.layers, msg.threshold);
+  const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
+  $('summary').textContent = `${result.stats.nodes} nodes · ${result.stats.qdq} Q/DQ · ${msg.layers.length} layers compared` +
+    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '');
+  vscode.postMessage({ type: 'rendered', ...result.stats });
+}
+
+window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
+  const msg = ev.data;
+  try {
+    if (msg.type === 'showGraph') show(msg);
+    else if (msg.type === 'error') showError(msg.message);
+  } catch (err) {
+    showError(`Cannot show this model: ${(err as Error).message}`);
+  }
+});
+$('fit').addEventListener('click', () => fit?.());
+vscode.postMessage({ type: 'ready' });

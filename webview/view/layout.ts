@@ -1,0 +1,23 @@
+// Layered layout (dagre) of the importer's graph; node boxes sized from their labels.
+import dagre from '@dagrejs/dagre';
+import type { Graph } from '../importers/types';
+
+export interface Placed { id: string; x: number; y: number; width: number; height: number }
+export interface Layout { nodes: Map<string, Placed>; edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>; width: number; height: number }
+
+export function layoutGraph(graph: Graph): Layout {
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 26, marginx: 20, marginy: 20 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const n of graph.nodes) g.setNode(n.id, { width: Math.max(70, 7 * Math.max(n.op.length, (n.module ?? '').length) + 20), height: n.module ? 38 : 26 });
+  for (const e of graph.edges) g.setEdge(e.from, e.to);
+  dagre.layout(g);
+  const nodes = new Map<string, Placed>();
+  for (const id of g.nodes()) {
+    const n = g.node(id);
+    nodes.set(id, { id, x: n.x, y: n.y, width: n.width, height: n.height });
+  }
+  const edges = g.edges().map((e) => ({ from: e.v, to: e.w, points: g.edge(e).points ?? [] }));
+  const { width = 0, height = 0 } = g.graph();
+  return { nodes, edges, width, height };
+}

@@ -1,0 +1,81 @@
+// SVG rendering with pan (drag) and zoom (wheel) through the viewBox.
+import type { LayerResult } from '../../protocol/kernel';
+import { isQdq, type Graph } from '../importers/types';
+import type { Layout } from './layout';
+import { bandOf, layerFor } from './metrics';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) => {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+};
+
+export interface RenderStats { nodes: number; qdq: number; coloured: number }
+
+export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number): { stats: RenderStats; fit: () => void } {
+  const byModule = new Map(layers.map((l) => [l.module, l]));
+  const svg = el('svg', { role: 'img', 'aria-label': `Graph ${graph.name}` });
+  const root = el('g');
+  svg.append(root);
+  for (const e of layout.edges) {
+    if (!e.points.length) continue;
+    root.append(el('path', { class: 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }));
+  }
+  const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
+  for (const n of graph.nodes) {
+    const p = layout.nodes.get(n.id);
+    if (!p) continue;
+    const qdq = isQdq(n.op);
+    const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
+    const g = el('g', { class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`, transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`, 'data-op': n.op, 'data-name': n.name });
+    const rect = el('rect', { width: p.width, height: p.height, rx: qdq ? 10 : 3 });
+    if (qdq) rect.style.fill = 'var(--vscode-charts-purple, #b180d7)';
+    else if (layer) {
+      rect.style.fill = bandOf(layer.cosine, threshold).colour;
+      g.setAttribute('data-cosine', layer.cosine.toFixed(5));
+      g.setAttribute('data-module', layer.module);
+    } else if (n.kind === 'op') rect.style.fill = 'var(--vscode-editorWidget-background, #eee)';
+    const label = el('text', { x: p.width / 2, y: n.module ? 15 : p.height / 2 + 4, 'text-anchor': 'middle' });
+    label.textContent = qdq ? (n.op === 'QuantizeLinear' ? 'Q  QuantizeLinear' : 'DQ  DequantizeLinear') : n.op;
+    g.append(rect, label);
+    if (n.module) {
+      const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
+      sub.textContent = layer ? `${n.module}  cos ${layer.cosine.toFixed(4)}` : n.module;
+      g.append(sub);
+    }
+    const title = el('title');
+    title.textContent = `${n.name} (${n.op})${layer ? `\n${layer.module}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`;
+    g.append(title);
+    root.append(g);
+    stats.nodes++;
+    if (qdq) stats.qdq++;
+    if (layer) stats.coloured++;
+  }
+  host.replaceChildren(svg);
+  let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
+  const apply = () => svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+  const fit = () => { view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 }; apply(); };
+  fit();
+  svg.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
+    const r = svg.getBoundingClientRect();
+    const cx = view.x + ((ev.clientX - r.left) / r.width) * view.w;
+    const cy = view.y + ((ev.clientY - r.top) / r.height) * view.h;
+    view = { x: cx - (cx - view.x) * k, y: cy - (cy - view.y) * k, w: view.w * k, h: view.h * k };
+    apply();
+  }, { passive: false });
+  let drag: { x: number; y: number } | undefined;
+  svg.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY }; svg.setPointerCapture(ev.pointerId); });
+  svg.addEventListener('pointerup', () => (drag = undefined));
+  svg.addEventListener('pointermove', (ev) => {
+    if (!drag) return;
+    const r = svg.getBoundingClientRect();
+    view.x -= ((ev.clientX - drag.x) / r.width) * view.w;
+    view.y -= ((ev.clientY - drag.y) / r.height) * view.h;
+    drag = { x: ev.clientX, y: ev.clientY };
+    apply();
+  });
+  return { stats, fit };
+}
