@@ -1,13 +1,13 @@
 // One build for every entry: generated protocol types, the ONNX schema, and the esbuild bundles.
 //   node scripts/build.mjs [--production]
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { compile } from 'json-schema-to-typescript';
-import protobuf from 'protobufjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const production = process.argv.includes('--production');
@@ -35,7 +35,8 @@ const configTypes = await compile(configSchema, 'QatConfig', {
 });
 writeIfChanged(path.join(gen, 'qat-config.ts'), configTypes);
 
-// The current onnx-ml.proto ships inside the onnx wheel; turn it into a protobufjs JSON descriptor.
+// The current onnx-ml.proto ships inside the onnx wheel. It becomes a protobufjs static module (decoders
+// written out as code), because the webview's CSP forbids the eval that protobufjs' reflection uses.
 function onnxProtoPath() {
   const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
   const python = [path.join(cache, 'venv', 'bin', 'python'), 'python3'].find((p) => p === 'python3' || existsSync(p));
@@ -44,10 +45,17 @@ function onnxProtoPath() {
   }).trim();
   return path.join(dir, 'onnx-ml.proto');
 }
-const onnxJson = path.join(gen, 'onnx-proto.json');
 const protoFile = onnxProtoPath();
-const parsed = protobuf.parse(readFileSync(protoFile, 'utf8'), { keepCase: true });
-writeIfChanged(onnxJson, JSON.stringify(parsed.root.toJSON({ keepComments: false })));
+const protoHash = createHash('sha256').update(readFileSync(protoFile)).digest('hex');
+const pbJs = path.join(gen, 'onnx-pb.js');
+const pbStamp = path.join(gen, 'onnx-pb.sha256');
+if (!existsSync(pbStamp) || readFileSync(pbStamp, 'utf8') !== protoHash) {
+  const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+  execFileSync(bin('pbjs'), ['-t', 'static-module', '-w', 'es6', '--keep-case', '--force-number', '--no-create', '--no-encode',
+    '--no-verify', '--no-convert', '--no-delimited', '-o', pbJs, protoFile], { stdio: 'inherit' });
+  execFileSync(bin('pbts'), ['-o', path.join(gen, 'onnx-pb.d.ts'), pbJs], { stdio: 'inherit' });
+  writeFileSync(pbStamp, protoHash);
+}
 
 const common = {
   bundle: true, sourcemap: !production, minify: production, logLevel: 'warning',

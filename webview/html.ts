@@ -59,10 +59,10 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #canvas { overflow: hidden; position: relative; cursor: grab; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
-.node rect { stroke: var(--vscode-panel-border); stroke-width: 1; }
-.node text { fill: var(--vscode-editor-foreground); font-size: 11px; pointer-events: none; }
+.node rect { stroke: var(--vscode-panel-border, #999); stroke-width: 1; }
+.node text { fill: var(--vscode-editor-foreground, #333); font-size: 11px; pointer-events: none; }
 .node.qdq rect { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; stroke-dasharray: 4 2; }
-.node.io rect { fill: var(--vscode-badge-background); }
+.node.input rect, .node.output rect { fill: var(--vscode-badge-background, #ddd); }
 .node.selected rect { stroke: var(--vscode-focusBorder); stroke-width: 3; }
 .edge { stroke: var(--vscode-descriptionForeground); stroke-width: 1; fill: none; opacity: .7; }
 #layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }

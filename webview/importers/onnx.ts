@@ -1,31 +1,23 @@
 // ONNX importer: decodes a ModelProto with protobufjs against the current onnx-ml.proto (from the onnx wheel).
-import protobuf from 'protobufjs';
-import onnxDescriptor from '../../build/generated/onnx-proto.json';
+import { onnx } from '../../build/generated/onnx-pb.js';
 import type { Graph, GraphNode, Importer } from './types';
 
-const root = protobuf.Root.fromJSON(onnxDescriptor as protobuf.INamespace);
-const ModelProto = root.lookupType('onnx.ModelProto');
+type NodeProto = onnx.NodeProto;
 
-interface StringStringEntry { key: string; value: string }
-interface NodeProto { name?: string; op_type: string; domain?: string; input: string[]; output: string[]; metadata_props?: StringStringEntry[] }
-interface ValueInfo { name: string }
-interface GraphProto { name?: string; node: NodeProto[]; input: ValueInfo[]; output: ValueInfo[]; initializer: ValueInfo[] }
-interface Model { graph?: GraphProto; opset_import?: Array<{ domain?: string; version?: number | { toNumber(): number } }> }
-
-export function decodeOnnx(bytes: Uint8Array): Model {
-  return ModelProto.toObject(ModelProto.decode(bytes), { longs: Number, arrays: true, defaults: false }) as Model;
+export function decodeOnnx(bytes: Uint8Array): onnx.ModelProto {
+  return onnx.ModelProto.decode(bytes);
 }
 
-/** Module path from the exporter's scope metadata (e.g. name_scopes ['', 'conv1'] -> conv1). */
+/**
+ * Module path from the torch exporter's scope metadata. `pkg.torch.onnx.name_scopes` is a Python-literal
+ * list whose entries are full paths, the last one being the op: "['', 'layer1', 'layer1.0', 'layer1.0.conv', 'conv2d_1']"
+ * -> layer1.0.conv. Nodes with only the op scope (Q/DQ inserted by convert) belong to no module.
+ */
 export function moduleOf(node: NodeProto): string | undefined {
-  const meta = new Map((node.metadata_props ?? []).map((e) => [e.key, e.value]));
-  const scopes = meta.get('pkg.torch.onnx.name_scopes');
-  if (scopes) {
-    const parts = [...scopes.matchAll(/'([^']*)'/g)].map((m) => m[1]).filter(Boolean);
-    // The last scope is the op itself when it repeats the node name; module paths are the scopes before it.
-    if (parts.length) return parts.join('.');
-  }
-  return undefined;
+  const scopes = node.metadata_props?.find((e) => e.key === 'pkg.torch.onnx.name_scopes')?.value;
+  if (!scopes) return undefined;
+  const parts = [...scopes.matchAll(/'([^']*)'/g)].map((m) => m[1]).filter(Boolean);
+  return parts.length >= 2 ? parts[parts.length - 2] : undefined;
 }
 
 export const onnxImporter: Importer = {
@@ -34,21 +26,22 @@ export const onnxImporter: Importer = {
   },
   open(bytes) {
     const model = decodeOnnx(bytes);
-    const g = model.graph;
+    // Decoded messages are class instances whose unset fields read as defaults ('' and []).
+    const g = model.graph as onnx.GraphProto | null;
     if (!g) throw new Error('This file has no graph: it is not an ONNX model, or it is truncated.');
-    const hidden = new Set(g.initializer.map((t) => t.name));
+    const hidden = new Set((g.initializer as onnx.TensorProto[]).map((t) => t.name));
     const nodes: GraphNode[] = [];
     const producer = new Map<string, string>();
-    for (const input of g.input) {
+    for (const input of g.input as onnx.ValueInfoProto[]) {
       if (hidden.has(input.name)) continue;
       nodes.push({ id: `input:${input.name}`, name: input.name, op: 'Input', inputs: [], outputs: [input.name], kind: 'input' });
     }
-    g.node.forEach((n, i) => {
+    (g.node as NodeProto[]).forEach((n, i) => {
       // Constants (scales, zero-points, shapes) read as attributes of their consumer, not as boxes.
       if (n.op_type === 'Constant') { n.output.forEach((o) => hidden.add(o)); return; }
       nodes.push({ id: `node:${i}`, name: n.name || `${n.op_type}_${i}`, op: n.op_type, inputs: n.input, outputs: n.output, module: moduleOf(n), kind: 'op' });
     });
-    for (const output of g.output) {
+    for (const output of g.output as onnx.ValueInfoProto[]) {
       nodes.push({ id: `output:${output.name}`, name: output.name, op: 'Output', inputs: [output.name], outputs: [], kind: 'output' });
     }
     for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
@@ -60,9 +53,7 @@ export const onnxImporter: Importer = {
       }
     }
     const opsets: Record<string, number> = {};
-    for (const o of model.opset_import ?? []) {
-      opsets[o.domain || 'ai.onnx'] = typeof o.version === 'object' ? o.version.toNumber() : Number(o.version ?? 0);
-    }
-    return { name: g.name ?? 'graph', nodes, edges, opsets };
+    for (const o of model.opset_import as onnx.OperatorSetIdProto[]) opsets[o.domain || 'ai.onnx'] = Number(o.version ?? 0);
+    return { name: g.name || 'graph', nodes, edges, opsets };
   },
 };

@@ -1,0 +1,26 @@
+"""Our metrics must equal torch.ao.ns.fx.utils (PyTorch's Numeric Suite) on the same tensors."""
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.ao.ns.fx.utils import compute_cosine_similarity, compute_sqnr
+
+from qat_kernel import metrics
+
+
+def _pairs():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 16, 8, 8, generator=gen)
+    yield x, x + 0.05 * torch.randn(x.shape, generator=gen)
+    relu = torch.relu(x)  # post-ReLU values, as at a conv-bn-relu group output
+    scale = relu.max() / 255
+    yield relu, torch.round(relu / scale).clamp(0, 255) * scale
+    logits = torch.randn(64, 10, generator=gen)
+    yield logits, logits * 0.9 + 0.1
+
+
+@pytest.mark.parametrize("x,y", list(_pairs()))
+def test_metrics_match_numeric_suite(x, y):
+    assert metrics.cosine(x, y) == pytest.approx(compute_cosine_similarity(x, y).item(), abs=1e-6)
+    assert metrics.sqnr(x, y) == pytest.approx(compute_sqnr(x, y).item(), abs=1e-6)
+    assert metrics.mse(x, y) == pytest.approx(F.mse_loss(y, x).item(), abs=1e-6)
+    assert metrics.max_abs(x, y) == pytest.approx((x - y).abs().max().item(), abs=1e-6)

@@ -1,0 +1,39 @@
+"""Regenerates test/fixtures/digits/: a real QDQ ONNX export of the example and its compare/layers result,
+made by the real kernel on a temp copy of examples/digits. Run with the kernel's Python:
+    ~/.cache/qat-studio/venv/bin/python scripts/make-fixtures.py"""
+import collections
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python-helpers"))
+from tests.rpc_client import KernelClient  # noqa: E402
+
+import onnx  # noqa: E402
+
+out = ROOT / "test" / "fixtures" / "digits"
+out.mkdir(parents=True, exist_ok=True)
+with tempfile.TemporaryDirectory() as tmp:
+    ws = Path(tmp) / "digits"
+    shutil.copytree(ROOT / "examples" / "digits", ws, ignore=shutil.ignore_patterns("out", "__pycache__"))
+    client = KernelClient()
+    try:
+        result = client.request("compare/layers", {"config": str(ws / "digits.qat.yaml")})
+    finally:
+        client.close()
+    shutil.copyfile(result["onnx"]["path"], out / "digits.qdq.onnx")
+    result["onnx"]["path"] = "digits.qdq.onnx"
+    for layer in result["layers"]:
+        if "source" in layer:
+            layer["source"]["file"] = Path(layer["source"]["file"]).name
+    (out / "compare-layers.json").write_text(json.dumps(result, indent=2) + "\n")
+
+model = onnx.load(str(out / "digits.qdq.onnx"))
+ops = collections.Counter(n.op_type for n in model.graph.node)
+summary = {"ops": dict(sorted(ops.items())), "opset": {o.domain or "ai.onnx": o.version for o in model.opset_import},
+           "inputs": [i.name for i in model.graph.input], "outputs": [o.name for o in model.graph.output]}
+(out / "onnx-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+print(f"wrote {out}")

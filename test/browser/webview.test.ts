@@ -1,0 +1,118 @@
+// The graph webview in Debian Chromium: real QDQ ONNX from the kernel, coloured by real compare/layers results.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { CompareLayersResult } from '../../protocol/kernel';
+import type { ToWebview } from '../../protocol/webview';
+import { webviewHtml } from '../../webview/html';
+import { BANDS, bandOf } from '../../webview/view/metrics';
+import { launchChromium } from '../support/browser';
+import { artifactsDir, repoRoot } from '../support/paths';
+
+const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
+const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
+const onnxSummary = JSON.parse(readFileSync(path.join(fixtures, 'onnx-summary.json'), 'utf8')) as { ops: Record<string, number> };
+const onnxBase64 = readFileSync(path.join(fixtures, 'digits.qdq.onnx')).toString('base64');
+
+let server: Server;
+let origin: string;
+let browser: Browser;
+
+before(async () => {
+  const webviewDir = path.join(repoRoot, 'out', 'webview');
+  server = createServer((req, res) => {
+    if (req.url === '/') {
+      res.setHeader('content-type', 'text/html');
+      res.end(webviewHtml({ cspSource: origin, nonce: 'testnonce0123456789', scriptUri: `${origin}/main.js`, title: 'digits.qdq.onnx' }));
+      return;
+    }
+    const file = path.join(webviewDir, path.basename(req.url ?? ''));
+    try {
+      res.setHeader('content-type', file.endsWith('.js') ? 'text/javascript' : 'application/octet-stream');
+      res.end(readFileSync(file));
+    } catch {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  browser = await launchChromium();
+  mkdirSync(artifactsDir, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function openPage(): Promise<{ page: Page; violations: string[]; messages: unknown[] }> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1100 } });
+  const violations: string[] = [];
+  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text()); });
+  page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+  await page.addInitScript(() => {
+    (window as unknown as { __sent: unknown[] }).__sent = [];
+    (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({
+      postMessage: (m: unknown) => (window as unknown as { __sent: unknown[] }).__sent.push(m),
+    });
+  });
+  await page.goto(origin + '/');
+  await page.waitForFunction(() => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === 'ready'), null, { timeout: 10_000 });
+  return { page, violations, messages: [] };
+}
+
+const post = (page: Page, msg: ToWebview) => page.evaluate((m) => window.postMessage(m, '*'), msg);
+
+test('renders the example QDQ graph with Q/DQ marked and every compared layer coloured by cosine', async () => {
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
+  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' }).catch(async (e) => { throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`); });
+  const rendered = await page.evaluate(() => (window as unknown as { __sent: Array<{ type: string; qdq?: number }> }).__sent.find((m) => m.type === 'rendered'));
+  const qdqExpected = (onnxSummary.ops.QuantizeLinear ?? 0) + (onnxSummary.ops.DequantizeLinear ?? 0);
+  assert.ok(qdqExpected > 0, 'fixture has no Q/DQ nodes');
+  assert.equal(rendered?.qdq, qdqExpected);
+  assert.equal(await page.locator('svg g.node.qdq').count(), qdqExpected);
+  const qLabels = await page.locator('svg g.node.qdq text').allTextContents();
+  assert.ok(qLabels.every((t) => /^(Q|DQ)\s/.test(t)), qLabels.join(','));
+
+  const opNodes = Object.entries(onnxSummary.ops).filter(([op]) => op !== 'Constant').reduce((n, [, c]) => n + c, 0);
+  assert.equal(await page.locator('svg g.node.op').count(), opNodes);
+
+  for (const layer of result.layers) {
+    const node = page.locator(`svg g.node.layer[data-module="${layer.module}"]`).first();
+    assert.equal(await node.getAttribute('data-cosine'), layer.cosine.toFixed(5), layer.module);
+    const fill = await node.locator('rect').evaluate((r) => (r as SVGRectElement).style.fill);
+    assert.equal(fill, bandOf(layer.cosine, result.threshold).colour, layer.module);
+  }
+  assert.equal(await page.locator('#legend .swatch').count(), BANDS.length + 1);
+  assert.equal(await page.locator('#layers tr').count(), result.layers.length + 1);
+  assert.ok(await page.evaluate(() => !!customElements.get('vscode-button')), '@vscode-elements button not defined');
+  assert.deepEqual(violations, []);
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-graph.png') });
+  await page.close();
+});
+
+test('a malformed model shows an error panel instead of a graph', async () => {
+  const { page, violations } = await openPage();
+  const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
+  await post(page, { type: 'showGraph', title: 'broken.onnx', onnxBase64: garbage, layers: [], threshold: 0.99 });
+  const status = page.locator('#status.error');
+  await status.waitFor({ timeout: 10_000 });
+  assert.match(await status.textContent() ?? '', /^Cannot show this model: /);
+  assert.equal(await page.locator('svg g.node').count(), 0);
+  assert.deepEqual(violations, []);
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-error.png') });
+  await page.close();
+});
+
+test('the page carries a default-src none CSP with a nonce and no inline handlers', () => {
+  const html = webviewHtml({ cspSource: 'vscode-resource:', nonce: 'N0nce', scriptUri: 'vscode-resource:/main.js', title: '<b>x</b>' });
+  assert.match(html, /default-src 'none'/);
+  assert.match(html, /script-src 'nonce-N0nce'/);
+  assert.ok(!/\son\w+=/.test(html), 'inline event handler found');
+  assert.ok(html.includes('&#60;b&#62;x&#60;/b&#62;'), 'title must be escaped');
+});

@@ -1,0 +1,9 @@
+// Files the e2e tests add to their copy of the example workspace.
+export const BAD_RANGE_YAML = `# A config with a quint8 activation range that cannot be represented.
+version: 1
+model: {entry: "model.py:make_model", example_input: [2, 1, 8, 8]}
+data: {entry: "data.py:loaders"}
+qconfig:
+  activation: {observer: MovingAverageMinMaxObserver, dtype: quint8, qscheme: per_tensor_affine, quant_min: 0, quant_max: 300}
+  weight: {observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric, ch_axis: 0}
+`;
