@@ -32,7 +32,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
     };
-    for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, factory(this)));
+    for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
     this.track(vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')));
     this.client = createLanguageClient(this.context, this.log);
     await this.client.start();
@@ -42,4 +42,16 @@ export class Ctx implements vscode.Disposable {
     await this.client?.stop().catch(() => undefined);
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
   }
+}
+
+/** Kernel commands run user code, so in Restricted Mode they explain why they cannot run instead. */
+function requireTrust<A extends unknown[], R>(run: (...args: A) => R) {
+  return async (...args: A): Promise<Awaited<R> | undefined> => {
+    if (vscode.workspace.isTrusted) return await run(...args);
+    const manage = 'Manage Workspace Trust';
+    const pick = await vscode.window.showWarningMessage(
+      'QAT Studio runs your model and data code only in a trusted workspace. Trust this folder to compare layers or start the kernel.', manage);
+    if (pick === manage) await vscode.commands.executeCommand('workbench.trust.manage');
+    return undefined;
+  };
 }

@@ -2,7 +2,7 @@
 //   node scripts/build.mjs [--production]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +56,9 @@ if (!existsSync(pbStamp) || readFileSync(pbStamp, 'utf8') !== protoHash) {
   execFileSync(bin('pbts'), ['-o', path.join(gen, 'onnx-pb.d.ts'), pbJs], { stdio: 'inherit' });
   writeFileSync(pbStamp, protoHash);
 }
+
+// A release build starts from an empty out/ so no source maps or test bundles end up in the .vsix.
+if (production) rmSync(path.join(root, 'out'), { recursive: true, force: true });
 
 const common = {
   bundle: true, sourcemap: !production, minify: production, logLevel: 'warning',

@@ -1,0 +1,75 @@
+// The user's path through a real VS Code (code-server) driven by Playwright: diagnostics in the Problems
+// panel, "Compare Layers" from the explorer context menu, and the coloured graph in the webview.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
+import { devUrl, exampleWorkspace, startCodeServer, type CodeServer } from '../support/codeServer';
+import { artifactsDir } from '../support/paths';
+import { BAD_RANGE_YAML } from './workspaceFiles';
+
+let cs: CodeServer;
+let browser: Browser;
+let page: Page;
+
+const explorerRow = (name: string) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${name}"]`).first();
+
+before(async () => {
+  mkdirSync(artifactsDir, { recursive: true });
+  const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML });
+  cs = await startCodeServer(workspace, { smokeTestDriver: true });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(devUrl(cs, workspace));
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await explorerRow('digits.qat.yaml').waitFor({ timeout: 60_000 });
+});
+
+after(async () => {
+  if (page) await page.screenshot({ path: path.join(artifactsDir, 'e2e-final.png') }).catch(() => undefined);
+  await browser?.close();
+  await cs?.stop();
+});
+
+test('a wrong quant_max shows up in the Problems panel', { timeout: 120_000 }, async () => {
+  await explorerRow('bad-range.qat.yaml').click();
+  await page.waitForSelector('.tab[aria-label^="bad-range.qat.yaml"]', { timeout: 30_000 });
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Shift+M');
+  const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'quant_max 300 is outside the range of quint8 (0..255)' });
+  await row.first().waitFor({ timeout: 60_000 });
+  assert.match(await row.first().textContent() ?? '', /QCFG001/);
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems.png') });
+});
+
+async function findFrame(selector: string, timeoutMs: number): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      if (await frame.locator(selector).count().catch(() => 0)) return frame;
+    }
+    await page.waitForEvent('framenavigated', { timeout: 2_000 }).catch(() => undefined);
+  }
+  throw new Error(`no frame with ${selector} within ${timeoutMs} ms`);
+}
+
+test('Compare Layers from the explorer context menu shows the coloured QDQ graph', { timeout: 300_000 }, async () => {
+  await explorerRow('digits.qat.yaml').click({ button: 'right' });
+  const item = page.getByRole('menuitem', { name: 'Compare Layers' });
+  await item.waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-context-menu.png') });
+  await item.click();
+  const frame = await findFrame('svg g.node.layer', 240_000);
+  const layers = await frame.locator('svg g.node.layer').evaluateAll((nodes) => nodes.map((n) => ({
+    module: n.getAttribute('data-module'), cosine: Number(n.getAttribute('data-cosine')), fill: (n.querySelector('rect') as SVGRectElement).style.fill,
+  })));
+  assert.deepEqual([...new Set(layers.map((l) => l.module))].sort(), ['conv1', 'conv2', 'fc1', 'fc2']);
+  for (const l of layers) {
+    assert.ok(l.cosine > 0.5 && l.cosine <= 1, `${l.module} cosine ${l.cosine}`);
+    assert.match(l.fill, /--vscode-charts-(green|yellow|orange|red)/);
+  }
+  assert.ok(await frame.locator('svg g.node.qdq').count() > 0, 'no Q/DQ nodes drawn');
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
+});
