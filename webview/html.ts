@@ -40,7 +40,10 @@ export function webviewHtml(o: WebviewPageOptions): string {
   <span id="summary"></span>
 </header>
 <div id="legend" aria-label="Legend"></div>
-<main id="canvas" tabindex="0"><p id="status">Waiting for the graph…</p></main>
+<div id="content">
+  <main id="canvas" tabindex="0" aria-label="Graph"><p id="status">Waiting for the graph…</p></main>
+  <aside id="props" aria-label="Properties" hidden></aside>
+</div>
 <section id="layers" aria-label="Layers, worst first"></section>
 <script nonce="${o.nonce}" src="${o.scriptUri}"></script>
 </body>
@@ -56,14 +59,22 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #summary { opacity: .8; }
 #legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: middle; border: 1px solid var(--vscode-panel-border); }
-#canvas { overflow: hidden; position: relative; cursor: grab; }
+#content { display: flex; min-height: 0; }
+#canvas { overflow: hidden; position: relative; cursor: grab; flex: 1; min-width: 0; }
+#props { width: 300px; overflow: auto; border-left: 1px solid var(--vscode-panel-border, #ccc); padding: 6px 10px; font-size: 12px; }
+#props h3 { margin: 4px 0; font-size: 13px; }
+#props dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 8px; margin: 4px 0 10px; }
+#props dt { opacity: .75; }
+#props dd { margin: 0; word-break: break-all; font-family: var(--vscode-editor-font-family, monospace); }
+#props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
 .node rect { stroke: var(--vscode-panel-border, #999); stroke-width: 1; }
 .node text { fill: var(--vscode-editor-foreground, #333); font-size: 11px; pointer-events: none; }
 .node.qdq rect { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; stroke-dasharray: 4 2; }
 .node.input rect, .node.output rect { fill: var(--vscode-badge-background, #ddd); }
-.node.selected rect { stroke: var(--vscode-focusBorder); stroke-width: 3; }
+.node { cursor: pointer; }
+.node.selected rect { stroke: var(--vscode-focusBorder, #0078d4); stroke-width: 3; }
 .edge { stroke: var(--vscode-descriptionForeground); stroke-width: 1; fill: none; opacity: .7; }
 #layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
 #layers table { border-collapse: collapse; font-size: 12px; }

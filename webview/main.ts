@@ -4,7 +4,8 @@ import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
 import { onnxImporter } from './importers/onnx';
 import { layoutGraph } from './view/layout';
-import { BANDS, bandOf } from './view/metrics';
+import { BANDS, bandOf, layerFor } from './view/metrics';
+import { showProperties } from './view/properties';
 import { renderGraph } from './view/render';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
@@ -70,7 +71,15 @@ function show(msg: Extract<ToWebview, { type: 'showGraph' }>): void {
   const bytes = base64ToBytes(msg.onnxBase64);
   const graph = onnxImporter.open(bytes);
   const layout = layoutGraph(graph);
-  const result = renderGraph($('canvas'), graph, layout, msg.layers, msg.threshold);
+  const byModule = new Map(msg.layers.map((l) => [l.module, l]));
+  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  $('props').hidden = true;
+  const result = renderGraph($('canvas'), graph, layout, msg.layers, msg.threshold, {
+    onSelect: (id) => {
+      const node = byId.get(id);
+      if (node) showProperties($('props'), node, graph, layerFor(node, byModule));
+    },
+  });
   fit = result.fit;
   legend(msg.threshold);
   layerTable(msg.layers, msg.threshold);

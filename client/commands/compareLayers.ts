@@ -52,8 +52,9 @@ export function compareLayers(ctx: Ctx) {
       ctx.log.info(`compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`);
       for (const l of result.layers) ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
       const title = `Layers: ${path.basename(config.fsPath)}`;
-      const panel = ctx.track(new GraphPanel(ctx.extensionUri, title, ctx.log));
+      const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
       if (result.onnx.path) {
+        ctx.onnxEditor.overlays.set(result.onnx.path, { layers: result.layers, threshold: result.threshold });
         await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold });
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);

@@ -1,4 +1,5 @@
-// The graph panel: a webview that shows a QDQ ONNX model coloured by per-layer results.
+// The graph view: a webview showing an ONNX model with Q/DQ marked and layers coloured by compare results.
+// Used for new panels (after Compare Layers) and for the .onnx custom editor, which hands us its panel.
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
@@ -8,21 +9,26 @@ export interface GraphContent { title: string; onnx: Uint8Array; layers: LayerRe
 
 export class GraphPanel implements vscode.Disposable {
   static readonly viewType = 'qatStudio.graph';
-  private readonly panel: vscode.WebviewPanel;
   private ready: Promise<void>;
   private disposables: vscode.Disposable[] = [];
   private readonly rendered = new vscode.EventEmitter<Extract<FromWebview, { type: 'rendered' }>>();
   readonly onDidRender = this.rendered.event;
 
-  constructor(extensionUri: vscode.Uri, title: string, private log: vscode.LogOutputChannel) {
-    const webviewRoot = vscode.Uri.joinPath(extensionUri, 'out', 'webview');
-    this.panel = vscode.window.createWebviewPanel(GraphPanel.viewType, title, vscode.ViewColumn.Active, {
-      enableScripts: true,
+  static create(extensionUri: vscode.Uri, title: string, log: vscode.LogOutputChannel): GraphPanel {
+    const panel = vscode.window.createWebviewPanel(GraphPanel.viewType, title, vscode.ViewColumn.Active, {
       retainContextWhenHidden: true,
-      localResourceRoots: [webviewRoot],
     });
-    const nonce = makeNonce();
-    const webview = this.panel.webview;
+    return new GraphPanel(panel, extensionUri, title, log);
+  }
+
+  static webviewRoot(extensionUri: vscode.Uri): vscode.Uri {
+    return vscode.Uri.joinPath(extensionUri, 'out', 'webview');
+  }
+
+  constructor(private readonly panel: vscode.WebviewPanel, extensionUri: vscode.Uri, title: string, private log: vscode.LogOutputChannel) {
+    const webviewRoot = GraphPanel.webviewRoot(extensionUri);
+    const webview = panel.webview;
+    webview.options = { enableScripts: true, localResourceRoots: [webviewRoot] };
     let markReady!: () => void;
     this.ready = new Promise((resolve) => (markReady = resolve));
     this.disposables.push(webview.onDidReceiveMessage((m: FromWebview) => {
@@ -31,15 +37,14 @@ export class GraphPanel implements vscode.Disposable {
       else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
     }));
     webview.html = webviewHtml({
-      cspSource: webview.cspSource, nonce, title,
+      cspSource: webview.cspSource, nonce: makeNonce(), title,
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(webviewRoot, 'main.js')).toString(),
     });
-    this.panel.onDidDispose(() => this.dispose(), null, this.disposables);
+    panel.onDidDispose(() => this.dispose(), null, this.disposables);
   }
 
   async show(content: GraphContent): Promise<void> {
     await this.ready;
-    this.panel.title = content.title;
     const msg: ToWebview = {
       type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold,
       onnxBase64: Buffer.from(content.onnx).toString('base64'),

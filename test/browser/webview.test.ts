@@ -96,6 +96,39 @@ test('renders the example QDQ graph with Q/DQ marked and every compared layer co
   await page.close();
 });
 
+test('clicking a node shows its properties: quantization parameters for Q/DQ, metrics for a layer', async () => {
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
+  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const props = page.locator('#props');
+  assert.equal(await props.isHidden(), true);
+
+  // The weight DequantizeLinear feeding conv1 is per channel (one scale per output channel).
+  const dq = page.locator('svg g.node.qdq[data-op="DequantizeLinear"]');
+  let perChannel = -1;
+  for (let i = 0; i < await dq.count(); i++) {
+    await dq.nth(i).dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+    await dq.nth(i).dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+    if ((await props.locator('h3').allTextContents()).includes('Quantization (per channel)')) { perChannel = i; break; }
+  }
+  assert.ok(perChannel >= 0, 'no per-channel DequantizeLinear found');
+  assert.equal(await props.locator('.formula').textContent(), 'real = scale * (q - zero_point)');
+  const scale = await props.locator('dt:text-is("scale") + dd').textContent();
+  assert.match(scale ?? '', /^float32\[(16|32|64|10)\] \[[0-9.e-]+(, [0-9.e-]+)+/);
+
+  const conv1 = page.locator('svg g.node.layer[data-module="conv1"]').first();
+  await conv1.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await conv1.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  const layer = result.layers.find((l) => l.module === 'conv1')!;
+  assert.equal(await props.locator('dt:text-is("cosine") + dd').textContent(), layer.cosine.toFixed(5));
+  assert.equal(await props.locator('dt:text-is("module") + dd').textContent(), 'conv1');
+  assert.match(await props.locator('dt:text-is("kernel_shape") + dd').textContent() ?? '', /^\[3, 3\]$/);
+  assert.equal(await page.locator('svg g.node.selected').count(), 1);
+  assert.deepEqual(violations, []);
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-properties.png') });
+  await page.close();
+});
+
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');

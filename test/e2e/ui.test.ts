@@ -73,3 +73,15 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
   assert.ok(await frame.locator('svg g.node.qdq').count() > 0, 'no Q/DQ nodes drawn');
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });
+
+test('opening the exported .onnx from the explorer shows its graph with the compare overlay', { timeout: 120_000 }, async () => {
+  const out = explorerRow('out');
+  await out.click();
+  await explorerRow('digits.qdq.onnx').waitFor({ timeout: 30_000 });
+  await explorerRow('digits.qdq.onnx').click();
+  await page.waitForSelector('.tab[aria-label^="digits.qdq.onnx"]', { timeout: 30_000 });
+  const frame = await findFrame('#title:text-is("digits.qdq.onnx") ~ #summary:has-text("layers compared")', 60_000);
+  assert.ok(await frame.locator('svg g.node.qdq').count() > 0, 'no Q/DQ nodes in the custom editor');
+  assert.equal(new Set(await frame.locator('svg g.node.layer').evaluateAll((ns) => ns.map((n) => n.getAttribute('data-module')))).size, 4);
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-onnx-editor.png') });
+});

@@ -1,6 +1,7 @@
 // ONNX importer: decodes a ModelProto with protobufjs against the current onnx-ml.proto (from the onnx wheel).
 import { onnx } from '../../build/generated/onnx-pb.js';
-import type { Graph, GraphNode, Importer } from './types';
+import { attributeText, readTensor } from './onnxTensor';
+import type { Graph, GraphNode, Importer, TensorInfo } from './types';
 
 type NodeProto = onnx.NodeProto;
 
@@ -30,6 +31,8 @@ export const onnxImporter: Importer = {
     const g = model.graph as onnx.GraphProto | null;
     if (!g) throw new Error('This file has no graph: it is not an ONNX model, or it is truncated.');
     const hidden = new Set((g.initializer as onnx.TensorProto[]).map((t) => t.name));
+    const tensors = new Map<string, TensorInfo>();
+    for (const t of g.initializer as onnx.TensorProto[]) tensors.set(t.name, readTensor(t));
     const nodes: GraphNode[] = [];
     const producer = new Map<string, string>();
     for (const input of g.input as onnx.ValueInfoProto[]) {
@@ -38,8 +41,15 @@ export const onnxImporter: Importer = {
     }
     (g.node as NodeProto[]).forEach((n, i) => {
       // Constants (scales, zero-points, shapes) read as attributes of their consumer, not as boxes.
-      if (n.op_type === 'Constant') { n.output.forEach((o) => hidden.add(o)); return; }
-      nodes.push({ id: `node:${i}`, name: n.name || `${n.op_type}_${i}`, op: n.op_type, inputs: n.input, outputs: n.output, module: moduleOf(n), kind: 'op' });
+      const attrs = n.attribute as onnx.AttributeProto[];
+      if (n.op_type === 'Constant') {
+        n.output.forEach((o) => hidden.add(o));
+        const value = attrs.find((a) => a.name === 'value')?.t;
+        if (value && n.output[0]) tensors.set(n.output[0], readTensor(value));
+        return;
+      }
+      const attributes = Object.fromEntries(attrs.map((a) => [a.name, attributeText(a)]));
+      nodes.push({ id: `node:${i}`, name: n.name || `${n.op_type}_${i}`, op: n.op_type, inputs: n.input, outputs: n.output, module: moduleOf(n), kind: 'op', attributes });
     });
     for (const output of g.output as onnx.ValueInfoProto[]) {
       nodes.push({ id: `output:${output.name}`, name: output.name, op: 'Output', inputs: [output.name], outputs: [], kind: 'output' });
@@ -54,6 +64,6 @@ export const onnxImporter: Importer = {
     }
     const opsets: Record<string, number> = {};
     for (const o of model.opset_import as onnx.OperatorSetIdProto[]) opsets[o.domain || 'ai.onnx'] = Number(o.version ?? 0);
-    return { name: g.name || 'graph', nodes, edges, opsets };
+    return { name: g.name || 'graph', nodes, edges, opsets, tensors };
   },
 };

@@ -8,13 +8,18 @@ export interface GraphNode {
   /** Module path the node belongs to (from the exporter's name scopes), e.g. `conv1`. */
   module?: string;
   kind: 'op' | 'input' | 'output';
+  attributes?: Record<string, string>;
 }
+
+export interface TensorInfo { dtype: string; dims: number[]; values?: number[] }
 
 export interface Graph {
   name: string;
   nodes: GraphNode[];
   edges: Array<{ from: string; to: string; tensor: string }>;
   opsets: Record<string, number>;
+  /** Initializers, constants and typed value infos by tensor name (values only for small tensors). */
+  tensors: Map<string, TensorInfo>;
 }
 
 export interface Importer {

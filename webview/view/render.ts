@@ -13,7 +13,9 @@ const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
 
 export interface RenderStats { nodes: number; qdq: number; coloured: number }
 
-export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number): { stats: RenderStats; fit: () => void } {
+export interface RenderOptions { onSelect?: (nodeId: string) => void }
+
+export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): { stats: RenderStats; fit: () => void } {
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const svg = el('svg', { role: 'img', 'aria-label': `Graph ${graph.name}` });
   const root = el('g');
@@ -28,7 +30,7 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     if (!p) continue;
     const qdq = isQdq(n.op);
     const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
-    const g = el('g', { class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`, transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`, 'data-op': n.op, 'data-name': n.name });
+    const g = el('g', { class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`, 'data-id': n.id, transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`, 'data-op': n.op, 'data-name': n.name });
     const rect = el('rect', { width: p.width, height: p.height, rx: qdq ? 10 : 3 });
     if (qdq) rect.style.fill = 'var(--vscode-charts-purple, #b180d7)';
     else if (layer) {
@@ -55,7 +57,16 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
   host.replaceChildren(svg);
   let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
   const apply = () => svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
-  const fit = () => { view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 }; apply(); };
+  // Fit the whole graph, unless that makes it unreadable: then fit the width (at most 1:1) from the top.
+  const fit = () => {
+    const r = host.getBoundingClientRect();
+    const W = layout.width || 1, H = layout.height || 1;
+    let scale = Math.min(r.width / W, r.height / H) || 1;
+    if (scale < 0.6) scale = Math.min(1, r.width / W);
+    const w = (r.width || W) / scale, h = (r.height || H) / scale;
+    view = { x: (W - w) / 2, y: scale * H < r.height ? (H - h) / 2 : 0, w, h };
+    apply();
+  };
   fit();
   svg.addEventListener('wheel', (ev) => {
     ev.preventDefault();
@@ -66,15 +77,23 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     view = { x: cx - (cx - view.x) * k, y: cy - (cy - view.y) * k, w: view.w * k, h: view.h * k };
     apply();
   }, { passive: false });
-  let drag: { x: number; y: number } | undefined;
-  svg.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY }; svg.setPointerCapture(ev.pointerId); });
-  svg.addEventListener('pointerup', () => (drag = undefined));
+  let drag: { x: number; y: number; moved: number } | undefined;
+  svg.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: 0 }; });
+  svg.addEventListener('pointerup', (ev) => {
+    // A press that did not pan is a click: select the node under it.
+    const node = drag && drag.moved < 4 ? (ev.target as Element).closest('g.node') : null;
+    drag = undefined;
+    if (!node) return;
+    root.querySelectorAll('g.node.selected').forEach((e) => e.classList.remove('selected'));
+    node.classList.add('selected');
+    opts.onSelect?.(node.getAttribute('data-id')!);
+  });
   svg.addEventListener('pointermove', (ev) => {
     if (!drag) return;
     const r = svg.getBoundingClientRect();
     view.x -= ((ev.clientX - drag.x) / r.width) * view.w;
     view.y -= ((ev.clientY - drag.y) / r.height) * view.h;
-    drag = { x: ev.clientX, y: ev.clientY };
+    drag = { x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) };
     apply();
   });
   return { stats, fit };
