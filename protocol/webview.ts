@@ -12,10 +12,16 @@ export type ToWebview =
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */
       threshold: number;
+      /** auto: dagre + SVG up to the dagre limit, the layered layout + canvas beyond it. */
+      renderer?: 'auto' | 'svg' | 'canvas';
     }
   | { type: 'error'; message: string };
 
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'rendered'; nodes: number; qdq: number; coloured: number }
+  | {
+      type: 'rendered'; nodes: number; qdq: number; coloured: number; renderer: 'svg' | 'canvas';
+      /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
+      timings: { decode: number; layout: number; render: number };
+    }
   | { type: 'error'; message: string };

@@ -3,9 +3,11 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
 import { onnxImporter } from './importers/onnx';
-import { layoutGraph } from './view/layout';
 import { BANDS, bandOf, layerFor } from './view/metrics';
 import { showProperties } from './view/properties';
+import { renderCanvas } from './view/canvasRender';
+import { fastLayout } from './view/fastLayout';
+import { DAGRE_LIMIT, dagreLayout } from './view/layout';
 import { renderGraph } from './view/render';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
@@ -68,13 +70,19 @@ function layerTable(layers: LayerResult[], threshold: number): void {
 
 function show(msg: Extract<ToWebview, { type: 'showGraph' }>): void {
   $('title').textContent = msg.title;
+  const t0 = performance.now();
   const bytes = base64ToBytes(msg.onnxBase64);
   const graph = onnxImporter.open(bytes);
-  const layout = layoutGraph(graph);
+  const t1 = performance.now();
+  const big = msg.renderer === 'canvas' || (msg.renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
+  const layout = big ? fastLayout(graph) : dagreLayout(graph);
+  const t2 = performance.now();
   const byModule = new Map(msg.layers.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   $('props').hidden = true;
-  const result = renderGraph($('canvas'), graph, layout, msg.layers, msg.threshold, {
+  // SVG stays crisp and inspectable for model-sized graphs; past the dagre limit the canvas draws only what is visible.
+  const render = big ? renderCanvas : renderGraph;
+  const result = render($('canvas'), graph, layout, msg.layers, msg.threshold, {
     onSelect: (id) => {
       const node = byId.get(id);
       if (node) showProperties($('props'), node, graph, layerFor(node, byModule));
@@ -86,7 +94,11 @@ function show(msg: Extract<ToWebview, { type: 'showGraph' }>): void {
   const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
   $('summary').textContent = `${result.stats.nodes} nodes · ${result.stats.qdq} Q/DQ · ${msg.layers.length} layers compared` +
     (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '');
-  vscode.postMessage({ type: 'rendered', ...result.stats });
+  requestAnimationFrame(() => {
+    const t3 = performance.now();
+    vscode.postMessage({ type: 'rendered', ...result.stats, renderer: render === renderCanvas ? 'canvas' : 'svg',
+      timings: { decode: t1 - t0, layout: t2 - t1, render: t3 - t2 } });
+  });
 }
 
 window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {

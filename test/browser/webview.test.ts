@@ -1,45 +1,26 @@
 // The graph webview in Debian Chromium: real QDQ ONNX from the kernel, coloured by real compare/layers results.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { CompareLayersResult } from '../../protocol/kernel';
-import type { ToWebview } from '../../protocol/webview';
 import { webviewHtml } from '../../webview/html';
 import { BANDS, bandOf } from '../../webview/view/metrics';
 import { launchChromium } from '../support/browser';
 import { artifactsDir, repoRoot } from '../support/paths';
+import { openWebview, postToWebview, serveWebview, waitForSent, type WebviewServer } from '../support/webviewPage';
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
 const onnxSummary = JSON.parse(readFileSync(path.join(fixtures, 'onnx-summary.json'), 'utf8')) as { ops: Record<string, number> };
 const onnxBase64 = readFileSync(path.join(fixtures, 'digits.qdq.onnx')).toString('base64');
 
-let server: Server;
-let origin: string;
+let server: WebviewServer;
 let browser: Browser;
 
 before(async () => {
-  const webviewDir = path.join(repoRoot, 'out', 'webview');
-  server = createServer((req, res) => {
-    if (req.url === '/') {
-      res.setHeader('content-type', 'text/html');
-      res.end(webviewHtml({ cspSource: origin, nonce: 'testnonce0123456789', scriptUri: `${origin}/main.js`, title: 'digits.qdq.onnx' }));
-      return;
-    }
-    const file = path.join(webviewDir, path.basename(req.url ?? ''));
-    try {
-      res.setHeader('content-type', file.endsWith('.js') ? 'text/javascript' : 'application/octet-stream');
-      res.end(readFileSync(file));
-    } catch {
-      res.statusCode = 404;
-      res.end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  server = await serveWebview();
   browser = await launchChromium();
   mkdirSync(artifactsDir, { recursive: true });
 });
@@ -49,32 +30,18 @@ after(async () => {
   server?.close();
 });
 
-async function openPage(): Promise<{ page: Page; violations: string[]; messages: unknown[] }> {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 1100 } });
-  const violations: string[] = [];
-  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text()); });
-  page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
-  await page.addInitScript(() => {
-    (window as unknown as { __sent: unknown[] }).__sent = [];
-    (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({
-      postMessage: (m: unknown) => (window as unknown as { __sent: unknown[] }).__sent.push(m),
-    });
-  });
-  await page.goto(origin + '/');
-  await page.waitForFunction(() => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === 'ready'), null, { timeout: 10_000 });
-  return { page, violations, messages: [] };
-}
-
-const post = (page: Page, msg: ToWebview) => page.evaluate((m) => window.postMessage(m, '*'), msg);
+const openPage = () => openWebview(browser, server.origin);
+const post = postToWebview;
 
 test('renders the example QDQ graph with Q/DQ marked and every compared layer coloured by cosine', async () => {
   const { page, violations } = await openPage();
   await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
   await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' }).catch(async (e) => { throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`); });
-  const rendered = await page.evaluate(() => (window as unknown as { __sent: Array<{ type: string; qdq?: number }> }).__sent.find((m) => m.type === 'rendered'));
+  const rendered = await waitForSent<{ qdq: number; renderer: string }>(page, 'rendered', 5_000);
+  assert.equal(rendered.renderer, 'svg');
   const qdqExpected = (onnxSummary.ops.QuantizeLinear ?? 0) + (onnxSummary.ops.DequantizeLinear ?? 0);
   assert.ok(qdqExpected > 0, 'fixture has no Q/DQ nodes');
-  assert.equal(rendered?.qdq, qdqExpected);
+  assert.equal(rendered.qdq, qdqExpected);
   assert.equal(await page.locator('svg g.node.qdq').count(), qdqExpected);
   const qLabels = await page.locator('svg g.node.qdq text').allTextContents();
   assert.ok(qLabels.every((t) => /^(Q|DQ)\s/.test(t)), qLabels.join(','));

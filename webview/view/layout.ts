@@ -1,15 +1,19 @@
 // Layered layout (dagre) of the importer's graph; node boxes sized from their labels.
 import dagre from '@dagrejs/dagre';
 import type { Graph } from '../importers/types';
+import { nodeWidth } from './fastLayout';
+
+/** Above this many nodes dagre's layout takes seconds; the linear-time layered layout (fastLayout) takes over. */
+export const DAGRE_LIMIT = 1500;
 
 export interface Placed { id: string; x: number; y: number; width: number; height: number }
 export interface Layout { nodes: Map<string, Placed>; edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>; width: number; height: number }
 
-export function layoutGraph(graph: Graph): Layout {
+export function dagreLayout(graph: Graph): Layout {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 26, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of graph.nodes) g.setNode(n.id, { width: Math.max(70, 7 * Math.max(n.op.length, (n.module ?? '').length) + 20), height: n.module ? 38 : 26 });
+  for (const n of graph.nodes) g.setNode(n.id, { width: nodeWidth(n.op, n.module), height: n.module ? 38 : 26 });
   for (const e of graph.edges) g.setEdge(e.from, e.to);
   dagre.layout(g);
   const nodes = new Map<string, Placed>();

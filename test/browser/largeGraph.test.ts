@@ -1,0 +1,56 @@
+// A synthetic 5,000-node QDQ graph goes through the large-graph path: layered layout + canvas.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/browser';
+import { artifactsDir, repoRoot, venvPython } from '../support/paths';
+import { openWebview, postToWebview, serveWebview, waitForSent, type WebviewServer } from '../support/webviewPage';
+
+let server: WebviewServer;
+let browser: Browser;
+let onnxBase64: string;
+let counts: { nodes: number; qdq: number };
+
+before(async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g5k.onnx');
+  execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '5000', '--out', file]);
+  counts = JSON.parse(execFileSync(venvPython, ['-c', `import onnx, json; g = onnx.load(${JSON.stringify(file)}).graph
+print(json.dumps({"nodes": len(g.node), "qdq": sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in g.node)}))`], { encoding: 'utf8' }));
+  onnxBase64 = readFileSync(file).toString('base64');
+  server = await serveWebview();
+  browser = await launchChromium();
+  mkdirSync(artifactsDir, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
+  const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
+  await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
+  const rendered = await waitForSent<{ nodes: number; qdq: number; renderer: string; timings: Record<string, number> }>(page, 'rendered', 30_000);
+  assert.equal(rendered.renderer, 'canvas');
+  assert.equal(rendered.nodes, counts.nodes + 2, 'every ONNX node plus the graph input and output');
+  assert.equal(rendered.qdq, counts.qdq);
+  for (const k of ['decode', 'layout', 'render']) assert.ok(rendered.timings[k] >= 0, k);
+  assert.equal(await page.locator('#canvas canvas').count(), 1);
+
+  // Fit shows the top of the graph at full width; the single input node sits in the first row, centred.
+  const box = (await page.locator('#canvas canvas').boundingBox())!;
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-5k-canvas.png') });
+  let found = false;
+  for (let y = 5; y < 80 && !found; y += 3) {
+    await page.mouse.click(box.x + box.width / 2, box.y + y);
+    found = !(await page.locator('#props').isHidden());
+  }
+  assert.ok(found, 'clicking the first row selected nothing');
+  assert.match(await page.locator('#props h3').first().textContent() ?? '', /^(Input|QuantizeLinear)$/);
+  assert.deepEqual(violations, []);
+  await page.close();
+});

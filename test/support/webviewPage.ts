@@ -1,0 +1,60 @@
+// Serves the built webview page the way VS Code would (same HTML and CSP) with acquireVsCodeApi stubbed,
+// for the browser tests and the graph benchmark.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import type { ToWebview } from '../../protocol/webview';
+import { webviewHtml } from '../../webview/html';
+import { repoRoot } from './paths';
+
+export interface WebviewServer { origin: string; close(): void }
+
+export async function serveWebview(): Promise<WebviewServer> {
+  const webviewDir = path.join(repoRoot, 'out', 'webview');
+  let origin = '';
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/') {
+      res.setHeader('content-type', 'text/html');
+      res.end(webviewHtml({ cspSource: origin, nonce: 'testnonce0123456789', scriptUri: `${origin}/main.js`, title: 'graph' }));
+      return;
+    }
+    try {
+      const body = readFileSync(path.join(webviewDir, path.basename(req.url ?? '')));
+      res.setHeader('content-type', req.url?.endsWith('.js') ? 'text/javascript' : 'application/octet-stream');
+      res.end(body);
+    } catch {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return { origin, close: () => server.close() };
+}
+
+export interface OpenedPage { page: Page; violations: string[] }
+
+/** Opens the page, records CSP violations and page errors, and waits for the webview's `ready`. */
+export async function openWebview(browser: Browser, origin: string, viewport = { width: 1100, height: 1100 }): Promise<OpenedPage> {
+  const page = await browser.newPage({ viewport });
+  const violations: string[] = [];
+  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text()); });
+  page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+  await page.addInitScript(() => {
+    const w = window as unknown as { __sent: unknown[]; acquireVsCodeApi: () => unknown };
+    w.__sent = [];
+    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__sent.push(m) });
+  });
+  await page.goto(origin + '/');
+  await page.waitForFunction(() => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === 'ready'), null, { timeout: 10_000 });
+  return { page, violations };
+}
+
+export const postToWebview = (page: Page, msg: ToWebview) => page.evaluate((m) => window.postMessage(m, '*'), msg);
+
+/** The webview's last message of a type, waiting for it. */
+export async function waitForSent<T>(page: Page, type: string, timeoutMs: number): Promise<T> {
+  const handle = await page.waitForFunction((t) => (window as unknown as { __sent: Array<{ type: string }> }).__sent.filter((m) => m.type === t).pop(), type, { timeout: timeoutMs, polling: 50 });
+  return handle.jsonValue() as Promise<T>;
+}

@@ -1,0 +1,157 @@
+// Canvas renderer for large graphs: only what is on screen is drawn, labels only when readable, and
+// pan/zoom redraws on the next animation frame. Same result shape as the SVG renderer.
+import type { LayerResult } from '../../protocol/kernel';
+import { isQdq, type Graph } from '../importers/types';
+import type { Layout } from './layout';
+import { bandOf, layerFor } from './metrics';
+import type { RenderOptions, RenderStats } from './render';
+
+/** Resolves `var(--x, fallback)` colours to concrete ones the canvas understands. */
+function colourResolver(host: HTMLElement): (css: string) => string {
+  const probe = document.createElement('span');
+  probe.style.display = 'none';
+  host.append(probe);
+  const cache = new Map<string, string>();
+  return (css) => {
+    let c = cache.get(css);
+    if (!c) {
+      probe.style.color = css;
+      c = getComputedStyle(probe).color;
+      cache.set(css, c);
+    }
+    return c;
+  };
+}
+
+export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): { stats: RenderStats; fit: () => void } {
+  const canvas = document.createElement('canvas');
+  canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', `Graph ${graph.name} (${graph.nodes.length} nodes)`);
+  canvas.style.width = '100%';
+  canvas.style.height = '100%';
+  canvas.style.display = 'block';
+  host.replaceChildren(canvas);
+  const colour = colourResolver(host);
+  const byModule = new Map(layers.map((l) => [l.module, l]));
+  const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
+
+  // Flat arrays sorted by y, so the visible rows are found by binary search.
+  const placed = graph.nodes.flatMap((n) => {
+    const p = layout.nodes.get(n.id);
+    if (!p) return [];
+    const qdq = isQdq(n.op);
+    const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
+    stats.nodes++;
+    if (qdq) stats.qdq++;
+    if (layer) stats.coloured++;
+    const fill = qdq ? 'var(--vscode-charts-purple, #b180d7)' : layer ? bandOf(layer.cosine, threshold).colour
+      : n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
+    const label = qdq ? (n.op === 'QuantizeLinear' ? 'Q' : 'DQ') : n.op;
+    return [{ id: n.id, p, fill: colour(fill), label, sub: layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module }];
+  }).sort((a, b) => a.p.y - b.p.y);
+  const ys = Float64Array.from(placed, (o) => o.p.y);
+  const edgeColour = colour('var(--vscode-descriptionForeground, #888)');
+  const textColour = colour('var(--vscode-editor-foreground, #333)');
+  const borderColour = colour('var(--vscode-panel-border, #999)');
+  const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
+  const font = getComputedStyle(host).fontFamily || 'sans-serif';
+
+  let view = { x: 0, y: 0, scale: 1 };
+  let selected: string | undefined;
+  let pending = 0;
+  const lowerBound = (v: number) => { let lo = 0, hi = ys.length; while (lo < hi) { const m = (lo + hi) >> 1; if (ys[m] < v) lo = m + 1; else hi = m; } return lo; };
+
+  function draw(): void {
+    pending = 0;
+    const dpr = window.devicePixelRatio || 1;
+    const r = canvas.getBoundingClientRect();
+    if (canvas.width !== Math.round(r.width * dpr) || canvas.height !== Math.round(r.height * dpr)) {
+      canvas.width = Math.round(r.width * dpr);
+      canvas.height = Math.round(r.height * dpr);
+    }
+    const ctx = canvas.getContext('2d')!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, r.width, r.height);
+    ctx.setTransform(dpr * view.scale, 0, 0, dpr * view.scale, -view.x * view.scale * dpr, -view.y * view.scale * dpr);
+    const x0 = view.x, y0 = view.y, x1 = view.x + r.width / view.scale, y1 = view.y + r.height / view.scale;
+    ctx.strokeStyle = edgeColour;
+    ctx.lineWidth = 1 / view.scale;
+    ctx.beginPath();
+    for (const e of layout.edges) {
+      const a = e.points[0], b = e.points[e.points.length - 1];
+      if (!a || Math.max(a.y, b.y) < y0 || Math.min(a.y, b.y) > y1 || Math.max(a.x, b.x) < x0 || Math.min(a.x, b.x) > x1) continue;
+      ctx.moveTo(a.x, a.y);
+      for (let i = 1; i < e.points.length; i++) ctx.lineTo(e.points[i].x, e.points[i].y);
+    }
+    ctx.stroke();
+    const showText = view.scale * 11 >= 6;
+    ctx.font = `11px ${font}`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    for (let i = lowerBound(y0 - 40); i < placed.length && placed[i].p.y <= y1 + 40; i++) {
+      const { p, fill, label, sub, id } = placed[i];
+      if (p.x + p.width / 2 < x0 || p.x - p.width / 2 > x1) continue;
+      ctx.fillStyle = fill;
+      ctx.fillRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
+      if (id === selected || showText) {
+        ctx.strokeStyle = id === selected ? focusColour : borderColour;
+        ctx.lineWidth = (id === selected ? 3 : 1) / view.scale;
+        ctx.strokeRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
+      }
+      if (showText) {
+        ctx.fillStyle = textColour;
+        ctx.fillText(label, p.x, sub ? p.y - 6 : p.y, p.width - 4);
+        if (sub) ctx.fillText(sub, p.x, p.y + 8, p.width - 4);
+      }
+    }
+  }
+  const redraw = () => { if (!pending) pending = requestAnimationFrame(draw); };
+
+  const fit = () => {
+    const r = canvas.getBoundingClientRect();
+    const W = layout.width || 1, H = layout.height || 1;
+    let scale = Math.min(r.width / W, r.height / H) || 1;
+    if (scale < 0.6) scale = Math.min(1, r.width / W);
+    view = { scale, x: W / 2 - r.width / scale / 2, y: scale * H < r.height ? H / 2 - r.height / scale / 2 : 0 };
+    redraw();
+  };
+
+  canvas.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    const k = ev.deltaY > 0 ? 1 / 1.15 : 1.15;
+    const r = canvas.getBoundingClientRect();
+    const gx = view.x + (ev.clientX - r.left) / view.scale, gy = view.y + (ev.clientY - r.top) / view.scale;
+    view.scale *= k;
+    view.x = gx - (ev.clientX - r.left) / view.scale;
+    view.y = gy - (ev.clientY - r.top) / view.scale;
+    redraw();
+  }, { passive: false });
+  let drag: { x: number; y: number; moved: number } | undefined;
+  canvas.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: 0 }; });
+  canvas.addEventListener('pointermove', (ev) => {
+    if (!drag) return;
+    view.x -= (ev.clientX - drag.x) / view.scale;
+    view.y -= (ev.clientY - drag.y) / view.scale;
+    drag = { x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) };
+    redraw();
+  });
+  canvas.addEventListener('pointerup', (ev) => {
+    const click = drag && drag.moved < 4;
+    drag = undefined;
+    if (!click) return;
+    const r = canvas.getBoundingClientRect();
+    const gx = view.x + (ev.clientX - r.left) / view.scale, gy = view.y + (ev.clientY - r.top) / view.scale;
+    for (let i = lowerBound(gy - 40); i < placed.length && placed[i].p.y <= gy + 40; i++) {
+      const { p, id } = placed[i];
+      if (Math.abs(gx - p.x) <= p.width / 2 && Math.abs(gy - p.y) <= p.height / 2) {
+        selected = id;
+        redraw();
+        opts.onSelect?.(id);
+        return;
+      }
+    }
+  });
+  new ResizeObserver(redraw).observe(canvas);
+  fit();
+  return { stats, fit };
+}
