@@ -1,0 +1,13 @@
+// `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
+import { benchGraph } from './graph';
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const benches: Record<string, () => Promise<void>> = { graph: benchGraph };
+  for (const [name, run] of Object.entries(benches)) if (!only.length || only.includes(name)) await run();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
