@@ -20,8 +20,14 @@ export type ToWebview =
 export type FromWebview =
   | { type: 'ready' }
   | {
-      type: 'rendered'; nodes: number; qdq: number; coloured: number; renderer: 'svg' | 'canvas';
+      type: 'rendered'; nodes: number; qdq: number; coloured: number; renderer: 'svg' | 'canvas'; inWorker: boolean;
       /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
       timings: { decode: number; layout: number; render: number };
     }
   | { type: 'error'; message: string };
+
+/** The webview's layout worker: decode and lay out off the UI thread. */
+export type ToLayoutWorker = { type: 'layout'; id: number; bytes: Uint8Array; renderer?: 'auto' | 'svg' | 'canvas' };
+export type FromLayoutWorker =
+  | { type: 'laidOut'; id: number; graph: unknown; layout: unknown; big: boolean; timings: { decode: number; layout: number } }
+  | { type: 'failed'; id: number; message: string };

@@ -65,9 +65,11 @@ const common = {
   absWorkingDir: root, target: 'es2022',
 };
 const node = { ...common, platform: 'node', format: 'cjs', external: ['vscode', 'mocha', 'playwright-core', '@vscode/test-electron'] };
+// The layout worker is bundled first and embedded in the webview bundle as text (started from a blob URL).
+await esbuild.build({ ...common, platform: 'browser', format: 'iife', entryPoints: ['webview/worker/layoutWorker.ts'], outfile: 'build/generated/layout-worker.js.txt' });
 await Promise.all([
   esbuild.build({ ...node, entryPoints: { 'client/extension': 'client/extension.ts', 'server/server': 'server/server.ts' }, outdir: 'out' }),
-  esbuild.build({ ...common, platform: 'browser', format: 'iife', entryPoints: { 'webview/main': 'webview/main.ts' }, outdir: 'out', loader: { '.css': 'css' } }),
+  esbuild.build({ ...common, platform: 'browser', format: 'iife', entryPoints: { 'webview/main': 'webview/main.ts' }, outdir: 'out', loader: { '.txt': 'text' } }),
   production ? null : esbuild.build({
     ...node,
     entryPoints: Object.fromEntries(

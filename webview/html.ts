@@ -23,6 +23,8 @@ export function webviewHtml(o: WebviewPageOptions): string {
     `style-src ${o.cspSource} 'nonce-${o.nonce}'`,
     `font-src ${o.cspSource}`,
     `script-src 'nonce-${o.nonce}'`,
+    // The layout worker is started from a blob URL made of our own bundled code.
+    'worker-src blob:',
   ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">

@@ -2,13 +2,11 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
-import { onnxImporter } from './importers/onnx';
 import { BANDS, bandOf, layerFor } from './view/metrics';
 import { showProperties } from './view/properties';
 import { renderCanvas } from './view/canvasRender';
-import { fastLayout } from './view/fastLayout';
-import { DAGRE_LIMIT, dagreLayout } from './view/layout';
 import { renderGraph } from './view/render';
+import { layoutInWorker } from './worker/client';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
 const vscode = acquireVsCodeApi();
@@ -68,15 +66,16 @@ function layerTable(layers: LayerResult[], threshold: number): void {
   $('layers').replaceChildren(table);
 }
 
-function show(msg: Extract<ToWebview, { type: 'showGraph' }>): void {
+let generation = 0;
+
+async function show(msg: Extract<ToWebview, { type: 'showGraph' }>): Promise<void> {
+  const mine = ++generation;
   $('title').textContent = msg.title;
+  $('summary').textContent = 'Laying out…';
   const t0 = performance.now();
-  const bytes = base64ToBytes(msg.onnxBase64);
-  const graph = onnxImporter.open(bytes);
+  const { graph, layout, big, timings, inWorker } = await layoutInWorker(base64ToBytes(msg.onnxBase64), msg.renderer);
+  if (mine !== generation) return; // a newer model arrived meanwhile
   const t1 = performance.now();
-  const big = msg.renderer === 'canvas' || (msg.renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
-  const layout = big ? fastLayout(graph) : dagreLayout(graph);
-  const t2 = performance.now();
   const byModule = new Map(msg.layers.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   $('props').hidden = true;
@@ -89,25 +88,28 @@ function show(msg: Extract<ToWebview, { type: 'showGraph' }>): void {
     },
   });
   fit = result.fit;
+  $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   legend(msg.threshold);
   layerTable(msg.layers, msg.threshold);
   const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
   $('summary').textContent = `${result.stats.nodes} nodes · ${result.stats.qdq} Q/DQ · ${msg.layers.length} layers compared` +
     (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '');
   requestAnimationFrame(() => {
-    const t3 = performance.now();
-    vscode.postMessage({ type: 'rendered', ...result.stats, renderer: render === renderCanvas ? 'canvas' : 'svg',
-      timings: { decode: t1 - t0, layout: t2 - t1, render: t3 - t2 } });
+    const t2 = performance.now();
+    vscode.postMessage({ type: 'rendered', ...result.stats, renderer: big ? 'canvas' : 'svg', inWorker,
+      // Transfer to and from the worker counts as decode time.
+      timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 } });
   });
 }
 
 window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
   const msg = ev.data;
+  const fail = (err: unknown) => showError(`Cannot show this model: ${(err as Error).message}`);
   try {
-    if (msg.type === 'showGraph') show(msg);
+    if (msg.type === 'showGraph') show(msg).catch(fail);
     else if (msg.type === 'error') showError(msg.message);
   } catch (err) {
-    showError(`Cannot show this model: ${(err as Error).message}`);
+    fail(err);
   }
 });
 $('fit').addEventListener('click', () => fit?.());

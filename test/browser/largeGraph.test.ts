@@ -34,8 +34,9 @@ after(async () => {
 test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
   const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
   await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
-  const rendered = await waitForSent<{ nodes: number; qdq: number; renderer: string; timings: Record<string, number> }>(page, 'rendered', 30_000);
+  const rendered = await waitForSent<{ nodes: number; qdq: number; renderer: string; inWorker: boolean; timings: Record<string, number> }>(page, 'rendered', 30_000);
   assert.equal(rendered.renderer, 'canvas');
+  assert.equal(rendered.inWorker, true);
   assert.equal(rendered.nodes, counts.nodes + 2, 'every ONNX node plus the graph input and output');
   assert.equal(rendered.qdq, counts.qdq);
   for (const k of ['decode', 'layout', 'render']) assert.ok(rendered.timings[k] >= 0, k);

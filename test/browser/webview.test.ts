@@ -37,8 +37,9 @@ test('renders the example QDQ graph with Q/DQ marked and every compared layer co
   const { page, violations } = await openPage();
   await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
   await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' }).catch(async (e) => { throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`); });
-  const rendered = await waitForSent<{ qdq: number; renderer: string }>(page, 'rendered', 5_000);
+  const rendered = await waitForSent<{ qdq: number; renderer: string; inWorker: boolean }>(page, 'rendered', 5_000);
   assert.equal(rendered.renderer, 'svg');
+  assert.equal(rendered.inWorker, true, 'decode and layout should run in the worker');
   const qdqExpected = (onnxSummary.ops.QuantizeLinear ?? 0) + (onnxSummary.ops.DequantizeLinear ?? 0);
   assert.ok(qdqExpected > 0, 'fixture has no Q/DQ nodes');
   assert.equal(rendered.qdq, qdqExpected);

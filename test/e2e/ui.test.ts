@@ -71,6 +71,7 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
     assert.match(l.fill, /--vscode-charts-(green|yellow|orange|red)/);
   }
   assert.ok(await frame.locator('svg g.node.qdq').count() > 0, 'no Q/DQ nodes drawn');
+  assert.equal(await frame.locator('#canvas').getAttribute('data-layout'), 'worker', 'the layout worker did not run in the VS Code webview');
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });
 

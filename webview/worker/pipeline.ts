@@ -1,0 +1,16 @@
+// Decode + layout, shared by the worker and the main-thread fallback.
+import { onnxImporter } from '../importers/onnx';
+import type { Graph } from '../importers/types';
+import { fastLayout } from '../view/fastLayout';
+import { DAGRE_LIMIT, dagreLayout, type Layout } from '../view/layout';
+
+export interface LaidOut { graph: Graph; layout: Layout; big: boolean; timings: { decode: number; layout: number } }
+
+export function decodeAndLayout(bytes: Uint8Array, renderer: 'auto' | 'svg' | 'canvas' = 'auto'): LaidOut {
+  const t0 = performance.now();
+  const graph = onnxImporter.open(bytes);
+  const t1 = performance.now();
+  const big = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
+  const layout = big ? fastLayout(graph) : dagreLayout(graph);
+  return { graph, layout, big, timings: { decode: t1 - t0, layout: performance.now() - t1 } };
+}
