@@ -5,7 +5,9 @@ import { compareLayers } from './commands/compareLayers';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
+import { kernelStatusBar } from './kernel/statusBar';
 import { createLanguageClient } from './languageClient';
+import { QatTaskProvider } from './tasks/qatTasks';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
@@ -37,6 +39,9 @@ export class Ctx implements vscode.Disposable {
     };
     for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
     this.track(this.onnxEditor.register());
+    this.track(new QatTaskProvider(this).register());
+    this.track(kernelStatusBar(this.kernel));
+    this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
     this.track(vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')));
     this.client = createLanguageClient(this.context, this.log);
     await this.client.start();

@@ -15,6 +15,8 @@ export class KernelError extends Error {
   }
 }
 
+export type KernelState = 'stopped' | 'idle' | 'busy';
+
 export class Kernel implements vscode.Disposable {
   private proc?: ChildProcess;
   private connection?: MessageConnection;
@@ -24,6 +26,10 @@ export class Kernel implements vscode.Disposable {
   interpreter?: Interpreter;
   private readonly exited = new vscode.EventEmitter<{ code: number | null; expected: boolean }>();
   readonly onDidExit = this.exited.event;
+  private inFlight = 0;
+  private readonly stateChanged = new vscode.EventEmitter<KernelState>();
+  /** Fires when the kernel starts, stops, or begins or finishes a request. */
+  readonly onDidChangeState = this.stateChanged.event;
 
   constructor(private extensionPath: string, private log: vscode.LogOutputChannel) {}
 
@@ -66,11 +72,13 @@ export class Kernel implements vscode.Disposable {
       }
       connection.dispose();
       this.exited.fire({ code, expected });
+      this.stateChanged.fire(this.state);
     });
     connection.listen();
     await spawned;
     this.proc = proc;
     this.connection = connection;
+    this.stateChanged.fire(this.state);
     return connection;
   }
 
@@ -89,6 +97,8 @@ export class Kernel implements vscode.Disposable {
       exitSub = this.onDidExit(({ expected }) => reject(new KernelError(
         expected ? 'The kernel was stopped.' : 'The kernel process died. Run "QAT: Restart Kernel" or try again.', -32603)));
     });
+    this.inFlight++;
+    this.stateChanged.fire(this.state);
     try {
       const withToken = options.onProgress ? { ...params, progressToken } : params;
       return await Promise.race([connection.sendRequest(method, withToken, cts.token), died]) as KernelMethods[M]['result'];
@@ -100,11 +110,13 @@ export class Kernel implements vscode.Disposable {
       exitSub?.dispose();
       cts.dispose();
       this.progressListeners.delete(progressToken);
+      this.inFlight--;
+      this.stateChanged.fire(this.state);
     }
   }
 
-  get running(): boolean {
-    return !!this.proc;
+  get state(): KernelState {
+    return !this.proc ? 'stopped' : this.inFlight > 0 ? 'busy' : 'idle';
   }
 
   stop(): void {
@@ -112,10 +124,12 @@ export class Kernel implements vscode.Disposable {
     this.proc = undefined;
     this.connection = undefined;
     proc?.kill();
+    this.stateChanged.fire(this.state);
   }
 
   dispose(): void {
     this.stop();
     this.exited.dispose();
+    this.stateChanged.dispose();
   }
 }

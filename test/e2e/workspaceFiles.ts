@@ -7,3 +7,15 @@ qconfig:
   activation: {observer: MovingAverageMinMaxObserver, dtype: quint8, qscheme: per_tensor_affine, quant_min: 0, quant_max: 300}
   weight: {observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric, ch_axis: 0}
 `;
+
+/** A config whose model entry raises, for the task's problem matcher. */
+export const BROKEN_MODEL_PY = `def make_model():
+    raise ValueError("planted failure in make_model")
+`;
+
+export const BROKEN_YAML = `version: 1
+model: {entry: "broken_model.py:make_model", example_input: [2, 1, 8, 8]}
+data: {entry: "data.py:loaders"}
+qconfig:
+  activation: {observer: MovingAverageMinMaxObserver, dtype: quint8}
+`;

@@ -43,8 +43,8 @@ describe('QAT Studio in the extension host', () => {
 
   it('publishes QAT001 for prepare_qat after eval() in a Python script, none for the example script', async () => {
     const doc = await vscode.workspace.openTextDocument({ language: 'python', content: 'from torch.ao.quantization import prepare_qat\nmodel.eval()\nmodel = prepare_qat(model)\n' });
-    const diags = await waitForDiagnostics(doc.uri, (d) => d.length > 0);
-    assert.deepEqual(diags.map((d) => d.code), ['QAT001']);
+    const diags = await waitForDiagnostics(doc.uri, (d) => d.some((x) => x.code === 'QAT001'));
+    assert.equal(diags.find((d) => d.code === 'QAT001')!.range.start.line, 2);
     const script = vscode.Uri.joinPath(ws(), 'qat_train.py');
     await vscode.workspace.openTextDocument(script);
     // The first publish for an opened document is its full analysis; the clean example must have none.
@@ -53,7 +53,8 @@ describe('QAT Studio in the extension host', () => {
       const sub = vscode.languages.onDidChangeDiagnostics((e) => { if (e.uris.some((u) => u.toString() === script.toString())) { sub.dispose(); resolve(); } });
       setTimeout(() => { sub.dispose(); resolve(); }, 3000);
     });
-    assert.deepEqual(vscode.languages.getDiagnostics(script).filter((d) => d.source === 'qat-studio'), []);
+    // Hints (e.g. migrating eager QAT to PT2E) are fine; nothing may warn or err on the working example.
+    assert.deepEqual(vscode.languages.getDiagnostics(script).filter((d) => d.source === 'qat-studio' && d.severity <= vscode.DiagnosticSeverity.Warning), []);
   });
 
   it('QAT: Show Kernel Info starts the real kernel and reports torch and torchao', async () => {
@@ -62,5 +63,37 @@ describe('QAT Studio in the extension host', () => {
     assert.match(info.python, /^3\.\d+/);
     assert.match(info.packages.torch.version ?? '', /^2\.13\.0/);
     assert.ok(info.packages.torchao.version, 'torchao missing');
+  });
+
+  async function runTask(job: string, config: string): Promise<number | undefined> {
+    const tasks = await vscode.tasks.fetchTasks({ type: 'qat' });
+    const task = tasks.find((t) => t.definition.job === job && t.definition.config === config);
+    assert.ok(task, `no qat task ${job} for ${config}; have ${tasks.map((t) => t.name).join(', ')}`);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { sub.dispose(); reject(new Error(`task ${job} did not end`)); }, 180_000);
+      const sub = vscode.tasks.onDidEndTaskProcess((e) => {
+        if (e.execution.task.definition.job !== job || e.execution.task.definition.config !== config) return;
+        clearTimeout(timer);
+        sub.dispose();
+        resolve(e.exitCode);
+      });
+      void vscode.tasks.executeTask(task);
+    });
+  }
+
+  it('provides qat tasks for each config, and the info task runs through the kernel', async () => {
+    const tasks = await vscode.tasks.fetchTasks({ type: 'qat' });
+    const names = tasks.map((t) => `${t.definition.job}:${t.definition.config}`);
+    for (const n of ['compare:digits.qat.yaml', 'info:digits.qat.yaml']) assert.ok(names.includes(n), names.join(', '));
+    assert.equal(await runTask('info', 'digits.qat.yaml'), 0);
+  });
+
+  it('a task whose user code raises fails and reports a problem at the raising line', async () => {
+    assert.equal(await runTask('compare', 'broken.qat.yaml'), 1);
+    const file = vscode.Uri.joinPath(ws(), 'broken_model.py');
+    const diags = await waitForDiagnostics(file, (d) => d.some((x) => x.source === 'qat'), 20_000);
+    const hit = diags.find((x) => x.source === 'qat')!;
+    assert.equal(hit.range.start.line, 1);
+    assert.match(hit.message, /planted failure in make_model/);
   });
 });
