@@ -27,7 +27,7 @@ export type FromWebview =
   | { type: 'error'; message: string };
 
 /** The webview's layout worker: decode and lay out off the UI thread. */
-export type ToLayoutWorker = { type: 'layout'; id: number; bytes: Uint8Array; renderer?: 'auto' | 'svg' | 'canvas' };
+export type ToLayoutWorker = { type: 'layout'; id: number; bytes: Uint8Array; options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean } };
 export type FromLayoutWorker =
   | { type: 'laidOut'; id: number; graph: unknown; layout: unknown; big: boolean; timings: { decode: number; layout: number } }
   | { type: 'failed'; id: number; message: string };

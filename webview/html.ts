@@ -39,6 +39,9 @@ export function webviewHtml(o: WebviewPageOptions): string {
 <header id="toolbar">
   <span id="title">${escapeHtml(o.title)}</span>
   <vscode-button id="fit" secondary>Fit</vscode-button>
+  <vscode-checkbox id="collapse" label="Collapse Q/DQ"></vscode-checkbox>
+  <vscode-textfield id="search" placeholder="Find node, op, module or tensor" aria-label="Find"></vscode-textfield>
+  <span id="matches"></span>
   <span id="summary"></span>
 </header>
 <div id="legend" aria-label="Legend"></div>
@@ -77,7 +80,13 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .node.input rect, .node.output rect { fill: var(--vscode-badge-background, #ddd); }
 .node { cursor: pointer; }
 .node.selected rect { stroke: var(--vscode-focusBorder, #0078d4); stroke-width: 3; }
-.edge { stroke: var(--vscode-descriptionForeground); stroke-width: 1; fill: none; opacity: .7; }
+.edge { stroke: var(--vscode-descriptionForeground, #888); stroke-width: 1; fill: none; opacity: .7; }
+.edge.int8 { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; opacity: 1; }
+.edge-label { fill: var(--vscode-charts-purple, #8a4fbf); font-size: 9px; }
+.badge { font-size: 8px; font-weight: 600; fill: var(--vscode-descriptionForeground, #555); }
+.badge.p-int8 { fill: var(--vscode-charts-purple, #8a4fbf); }
+.badge.p-fp16 { fill: var(--vscode-charts-blue, #1a85ff); }
+#search { width: 260px; }
 #layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
 #layers table { border-collapse: collapse; font-size: 12px; }
 #layers td, #layers th { padding: 2px 10px; text-align: left; }

@@ -1,5 +1,9 @@
 // Webview entry: receives the model and layer results by postMessage and draws the graph.
 import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import type { Graph } from './importers/types';
+import { searchNodes } from './view/search';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
 import { BANDS, bandOf, layerFor } from './view/metrics';
@@ -32,7 +36,7 @@ function showError(message: string): void {
 function legend(threshold: number): void {
   const items: Array<[string, string]> = [
     ...BANDS.map((b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string]),
-    ['var(--vscode-charts-purple, #b180d7)', 'Q / DQ (QuantizeLinear / DequantizeLinear)'],
+    ['var(--vscode-charts-purple, #b180d7)', 'Q / DQ (QuantizeLinear / DequantizeLinear); badge int8 / fp16 / fp32: precision the op runs in'],
   ];
   $('legend').replaceChildren(...items.map(([colour, text]) => {
     const span = document.createElement('span');
@@ -68,12 +72,19 @@ function layerTable(layers: LayerResult[], threshold: number): void {
 
 let generation = 0;
 
-async function show(msg: Extract<ToWebview, { type: 'showGraph' }>): Promise<void> {
+type ShowGraph = Extract<ToWebview, { type: 'showGraph' }>;
+let current: ShowGraph | undefined;
+let collapse = false;
+let view: { graph: Graph; select: (id: string) => void } | undefined;
+
+async function show(msg: ShowGraph): Promise<void> {
   const mine = ++generation;
+  current = msg;
+  lastQuery = '';
   $('title').textContent = msg.title;
   $('summary').textContent = 'Laying out…';
   const t0 = performance.now();
-  const { graph, layout, big, timings, inWorker } = await layoutInWorker(base64ToBytes(msg.onnxBase64), msg.renderer);
+  const { graph, layout, big, timings, inWorker } = await layoutInWorker(base64ToBytes(msg.onnxBase64), { renderer: msg.renderer, collapseQdq: collapse });
   if (mine !== generation) return; // a newer model arrived meanwhile
   const t1 = performance.now();
   const byModule = new Map(msg.layers.map((l) => [l.module, l]));
@@ -88,6 +99,7 @@ async function show(msg: Extract<ToWebview, { type: 'showGraph' }>): Promise<voi
     },
   });
   fit = result.fit;
+  view = { graph, select: result.select };
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   legend(msg.threshold);
   layerTable(msg.layers, msg.threshold);
@@ -114,3 +126,22 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
 });
 $('fit').addEventListener('click', () => fit?.());
 vscode.postMessage({ type: 'ready' });
+
+$('collapse').addEventListener('change', () => {
+  collapse = ($('collapse') as HTMLInputElement).checked;
+  if (current) show(current).catch((err) => showError(`Cannot show this model: ${(err as Error).message}`));
+});
+
+// Enter jumps to the next match, Shift+Enter to the previous one.
+let matches: string[] = [];
+let matchIndex = -1;
+let lastQuery = '';
+$('search').addEventListener('keydown', (ev: KeyboardEvent) => {
+  if (ev.key !== 'Enter' || !view) return;
+  const query = ($('search') as HTMLInputElement).value;
+  if (query !== lastQuery) { matches = searchNodes(view.graph, query); matchIndex = -1; lastQuery = query; }
+  if (!matches.length) { $('matches').textContent = query ? 'no match' : ''; return; }
+  matchIndex = (matchIndex + (ev.shiftKey ? -1 : 1) + matches.length) % matches.length;
+  $('matches').textContent = `${matchIndex + 1} of ${matches.length}`;
+  view.select(matches[matchIndex]);
+});

@@ -97,6 +97,43 @@ test('clicking a node shows its properties: quantization parameters for Q/DQ, me
   await page.close();
 });
 
+test('precision badges, the Q/DQ collapse toggle and search', async () => {
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
+  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  // Convs and Gemms read only dequantized inputs: QDQ backends run them in int8.
+  for (const op of ['Conv', 'Gemm']) {
+    const badges = await page.locator(`svg g.node[data-op="${op}"] text.badge`).allTextContents();
+    assert.deepEqual(badges, badges.map(() => 'int8'), op);
+    assert.ok(badges.length > 0, op);
+  }
+  assert.equal(await page.locator('svg g.node.qdq text.badge').count(), 0);
+  const before = await page.locator('svg g.node').count();
+  const qdq = await page.locator('svg g.node.qdq').count();
+
+  await page.locator('#collapse').click();
+  await page.waitForFunction(() => document.querySelectorAll('svg g.node.qdq').length === 0 && document.querySelectorAll('svg g.node').length > 0, null, { timeout: 10_000 });
+  assert.equal(await page.locator('svg g.node').count(), before - qdq);
+  const labels = await page.locator('svg text.edge-label').allTextContents();
+  assert.ok(labels.length >= 4, `only ${labels.length} int8 edges`);
+  assert.ok(labels.every((l) => /^(uint8|int8) s=[0-9.e-]+ zp=-?\d+$/.test(l)), labels.join(' | '));
+  assert.equal(await page.locator('svg path.edge.int8').count(), labels.length);
+  assert.equal(await page.locator('svg g.node.layer').count(), 4, 'the overlay survives the collapse');
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-collapsed.png') });
+
+  await page.locator('#search input').fill('conv2');
+  await page.locator('#search input').press('Enter');
+  await page.waitForSelector('svg g.node.selected', { state: 'attached', timeout: 5_000 });
+  assert.equal(await page.locator('svg g.node.selected').getAttribute('data-module'), 'conv2');
+  assert.match(await page.locator('#matches').textContent() ?? '', /^1 of [2-9]$/);
+  assert.equal(await page.locator('#props dt:text-is("module") + dd').textContent(), 'conv2');
+  await page.locator('#search input').fill('no-such-node');
+  await page.locator('#search input').press('Enter');
+  assert.equal(await page.locator('#matches').textContent(), 'no match');
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');

@@ -9,6 +9,8 @@ export interface GraphNode {
   module?: string;
   kind: 'op' | 'input' | 'output';
   attributes?: Record<string, string>;
+  /** Precision the op runs in, from the QDQ structure around it (set by view/qdq.ts). */
+  precision?: 'int8' | 'fp16' | 'fp32';
 }
 
 export interface TensorInfo { dtype: string; dims: number[]; values?: number[] }
@@ -16,7 +18,8 @@ export interface TensorInfo { dtype: string; dims: number[]; values?: number[] }
 export interface Graph {
   name: string;
   nodes: GraphNode[];
-  edges: Array<{ from: string; to: string; tensor: string }>;
+  /** `label` marks an edge that stands for a collapsed Q -> DQ pair (int8 on the wire). */
+  edges: Array<{ from: string; to: string; tensor: string; label?: string }>;
   opsets: Record<string, number>;
   /** Initializers, constants and typed value infos by tensor name (values only for small tensors). */
   tensors: Map<string, TensorInfo>;

@@ -4,7 +4,7 @@ import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph } from '../importers/types';
 import type { Layout } from './layout';
 import { bandOf, layerFor } from './metrics';
-import type { RenderOptions, RenderStats } from './render';
+import type { Rendered, RenderOptions, RenderStats } from './render';
 
 /** Resolves `var(--x, fallback)` colours to concrete ones the canvas understands. */
 function colourResolver(host: HTMLElement): (css: string) => string {
@@ -23,7 +23,7 @@ function colourResolver(host: HTMLElement): (css: string) => string {
   };
 }
 
-export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): { stats: RenderStats; fit: () => void } {
+export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
   const canvas = document.createElement('canvas');
   canvas.setAttribute('role', 'img');
   canvas.setAttribute('aria-label', `Graph ${graph.name} (${graph.nodes.length} nodes)`);
@@ -47,10 +47,12 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     const fill = qdq ? 'var(--vscode-charts-purple, #b180d7)' : layer ? bandOf(layer.cosine, threshold).colour
       : n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
     const label = qdq ? (n.op === 'QuantizeLinear' ? 'Q' : 'DQ') : n.op;
-    return [{ id: n.id, p, fill: colour(fill), label, sub: layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module }];
+    return [{ id: n.id, p, fill: colour(fill), label, sub: layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision }];
   }).sort((a, b) => a.p.y - b.p.y);
   const ys = Float64Array.from(placed, (o) => o.p.y);
   const edgeColour = colour('var(--vscode-descriptionForeground, #888)');
+  const int8Colour = colour('var(--vscode-charts-purple, #b180d7)');
+  const quantized = new Set(graph.edges.filter((e) => e.label).map((e) => `${e.from}>${e.to}`));
   const textColour = colour('var(--vscode-editor-foreground, #333)');
   const borderColour = colour('var(--vscode-panel-border, #999)');
   const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
@@ -74,22 +76,26 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     ctx.clearRect(0, 0, r.width, r.height);
     ctx.setTransform(dpr * view.scale, 0, 0, dpr * view.scale, -view.x * view.scale * dpr, -view.y * view.scale * dpr);
     const x0 = view.x, y0 = view.y, x1 = view.x + r.width / view.scale, y1 = view.y + r.height / view.scale;
-    ctx.strokeStyle = edgeColour;
     ctx.lineWidth = 1 / view.scale;
-    ctx.beginPath();
-    for (const e of layout.edges) {
-      const a = e.points[0], b = e.points[e.points.length - 1];
-      if (!a || Math.max(a.y, b.y) < y0 || Math.min(a.y, b.y) > y1 || Math.max(a.x, b.x) < x0 || Math.min(a.x, b.x) > x1) continue;
-      ctx.moveTo(a.x, a.y);
-      for (let i = 1; i < e.points.length; i++) ctx.lineTo(e.points[i].x, e.points[i].y);
+    // Two passes: plain edges, then edges that stand for a collapsed Q/DQ pair (int8 on the wire).
+    for (const int8 of [false, true]) {
+      ctx.strokeStyle = int8 ? int8Colour : edgeColour;
+      ctx.beginPath();
+      for (const e of layout.edges) {
+        const a = e.points[0], b = e.points[e.points.length - 1];
+        if (!a || Math.max(a.y, b.y) < y0 || Math.min(a.y, b.y) > y1 || Math.max(a.x, b.x) < x0 || Math.min(a.x, b.x) > x1) continue;
+        if (quantized.has(`${e.from}>${e.to}`) !== int8) continue;
+        ctx.moveTo(a.x, a.y);
+        for (let i = 1; i < e.points.length; i++) ctx.lineTo(e.points[i].x, e.points[i].y);
+      }
+      ctx.stroke();
     }
-    ctx.stroke();
     const showText = view.scale * 11 >= 6;
     ctx.font = `11px ${font}`;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
     for (let i = lowerBound(y0 - 40); i < placed.length && placed[i].p.y <= y1 + 40; i++) {
-      const { p, fill, label, sub, id } = placed[i];
+      const { p, fill, label, sub, id, precision } = placed[i];
       if (p.x + p.width / 2 < x0 || p.x - p.width / 2 > x1) continue;
       ctx.fillStyle = fill;
       ctx.fillRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
@@ -102,6 +108,13 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
         ctx.fillStyle = textColour;
         ctx.fillText(label, p.x, sub ? p.y - 6 : p.y, p.width - 4);
         if (sub) ctx.fillText(sub, p.x, p.y + 8, p.width - 4);
+        if (precision) {
+          ctx.font = `9px ${font}`;
+          ctx.textAlign = 'right';
+          ctx.fillText(precision, p.x + p.width / 2 - 3, p.y - p.height / 2 + 7);
+          ctx.font = `11px ${font}`;
+          ctx.textAlign = 'center';
+        }
       }
     }
   }
@@ -153,5 +166,14 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   });
   new ResizeObserver(redraw).observe(canvas);
   fit();
-  return { stats, fit };
+  const select = (id: string) => {
+    const hit = placed.find((o) => o.id === id);
+    if (!hit) return;
+    selected = id;
+    const r = canvas.getBoundingClientRect();
+    view = { ...view, x: hit.p.x - r.width / view.scale / 2, y: hit.p.y - r.height / view.scale / 2 };
+    redraw();
+    opts.onSelect?.(id);
+  };
+  return { stats, fit, select };
 }

@@ -15,14 +15,25 @@ export interface RenderStats { nodes: number; qdq: number; coloured: number }
 
 export interface RenderOptions { onSelect?: (nodeId: string) => void }
 
-export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): { stats: RenderStats; fit: () => void } {
+/** What a renderer hands back: counts, fit-to-view and programmatic selection (search, keyboard). */
+export interface Rendered { stats: RenderStats; fit: () => void; select: (nodeId: string) => void }
+
+export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const svg = el('svg', { role: 'img', 'aria-label': `Graph ${graph.name}` });
   const root = el('g');
   svg.append(root);
+  const labels = new Map(graph.edges.filter((e) => e.label).map((e) => [`${e.from}>${e.to}`, e.label!]));
   for (const e of layout.edges) {
     if (!e.points.length) continue;
-    root.append(el('path', { class: 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }));
+    const label = labels.get(`${e.from}>${e.to}`);
+    root.append(el('path', { class: label ? 'edge int8' : 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }));
+    if (label) {
+      const mid = e.points[Math.floor(e.points.length / 2)];
+      const t = el('text', { class: 'edge-label', x: mid.x + 4, y: mid.y });
+      t.textContent = label;
+      root.append(t);
+    }
   }
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
   for (const n of graph.nodes) {
@@ -41,6 +52,11 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     const label = el('text', { x: p.width / 2, y: n.module ? 15 : p.height / 2 + 4, 'text-anchor': 'middle' });
     label.textContent = qdq ? (n.op === 'QuantizeLinear' ? 'Q  QuantizeLinear' : 'DQ  DequantizeLinear') : n.op;
     g.append(rect, label);
+    if (n.precision) {
+      const badge = el('text', { class: `badge p-${n.precision}`, x: p.width - 3, y: 9, 'text-anchor': 'end' });
+      badge.textContent = n.precision;
+      g.append(badge);
+    }
     if (n.module) {
       const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
       sub.textContent = layer ? `${n.module}  cos ${layer.cosine.toFixed(4)}` : n.module;
@@ -96,5 +112,15 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     drag = { x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) };
     apply();
   });
-  return { stats, fit };
+  const select = (id: string) => {
+    const node = root.querySelector(`g.node[data-id="${CSS.escape(id)}"]`);
+    const p = layout.nodes.get(id);
+    if (!node || !p) return;
+    root.querySelectorAll('g.node.selected').forEach((e) => e.classList.remove('selected'));
+    node.classList.add('selected');
+    view = { ...view, x: p.x - view.w / 2, y: p.y - view.h / 2 };
+    apply();
+    opts.onSelect?.(id);
+  };
+  return { stats, fit, select };
 }

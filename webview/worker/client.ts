@@ -2,7 +2,7 @@
 // resource origin), falling back to the main thread where workers are unavailable.
 import workerSource from '../../build/generated/layout-worker.js.txt';
 import type { FromLayoutWorker } from '../../protocol/webview';
-import { decodeAndLayout, type LaidOut } from './pipeline';
+import { decodeAndLayout, type LaidOut, type ViewOptions } from './pipeline';
 
 let worker: Worker | undefined | null;
 let nextId = 1;
@@ -24,12 +24,12 @@ function getWorker(): Worker | null {
   return worker;
 }
 
-export function layoutInWorker(bytes: Uint8Array, renderer: 'auto' | 'svg' | 'canvas' = 'auto'): Promise<LaidOut & { inWorker: boolean }> {
+export function layoutInWorker(bytes: Uint8Array, options: ViewOptions = {}): Promise<LaidOut & { inWorker: boolean }> {
   const w = getWorker();
-  if (!w) return Promise.resolve({ ...decodeAndLayout(bytes, renderer), inWorker: false });
+  if (!w) return Promise.resolve({ ...decodeAndLayout(bytes, options), inWorker: false });
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject });
-    w.postMessage({ type: 'layout', id, bytes, renderer }, [bytes.buffer]);
+    w.postMessage({ type: 'layout', id, bytes, options }, [bytes.buffer]);
   });
 }
