@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayers } from './commands/compareLayers';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
+import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
@@ -38,6 +39,9 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.restartKernel': restartKernel,
     };
     for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
+    // Editing text and opening files run no user code: allowed in Restricted Mode too.
+    this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
+    this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
     this.track(this.onnxEditor.register());
     this.track(new QatTaskProvider(this).register());
     this.track(kernelStatusBar(this.kernel));

@@ -12,6 +12,8 @@ export type ToWebview =
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */
       threshold: number;
+      /** The QAT config the layers came from: node context-menu commands (keep FP16, reveal) act on it. */
+      config?: string;
       /** auto: dagre + SVG up to the dagre limit, the layered layout + canvas beyond it. */
       renderer?: 'auto' | 'svg' | 'canvas';
     }

@@ -93,6 +93,10 @@ async function show(msg: ShowGraph): Promise<void> {
   // SVG stays crisp and inspectable for model-sized graphs; past the dagre limit the canvas draws only what is visible.
   const render = big ? renderCanvas : renderGraph;
   const result = render($('canvas'), graph, layout, msg.layers, msg.threshold, {
+    contextFor: (node, layer) => layer && msg.config ? {
+      webviewSection: 'layer', preventDefaultContextMenuItems: true, module: layer.module, config: msg.config,
+      ...(layer.source ? { hasSource: true, sourceFile: layer.source.file, sourceLine: layer.source.line } : {}),
+    } : undefined,
     onSelect: (id) => {
       const node = byId.get(id);
       if (node) showProperties($('props'), node, graph, layerFor(node, byModule));

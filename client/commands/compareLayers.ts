@@ -54,8 +54,8 @@ export function compareLayers(ctx: Ctx) {
       const title = `Layers: ${path.basename(config.fsPath)}`;
       const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
       if (result.onnx.path) {
-        ctx.onnxEditor.overlays.set(result.onnx.path, { layers: result.layers, threshold: result.threshold });
-        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold });
+        ctx.onnxEditor.overlays.set(result.onnx.path, { layers: result.layers, threshold: result.threshold, config: config.fsPath });
+        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold, config: config.fsPath });
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
       }

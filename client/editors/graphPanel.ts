@@ -5,7 +5,7 @@ import type { LayerResult } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 
-export interface GraphContent { title: string; onnx: Uint8Array; layers: LayerResult[]; threshold: number }
+export interface GraphContent { title: string; onnx: Uint8Array; layers: LayerResult[]; threshold: number; config?: string }
 
 export class GraphPanel implements vscode.Disposable {
   static readonly viewType = 'qatStudio.graph';
@@ -46,7 +46,7 @@ export class GraphPanel implements vscode.Disposable {
   async show(content: GraphContent): Promise<void> {
     await this.ready;
     const msg: ToWebview = {
-      type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold,
+      type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold, config: content.config,
       onnxBase64: Buffer.from(content.onnx).toString('base64'),
     };
     await this.panel.webview.postMessage(msg);

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import { GraphPanel } from './graphPanel';
 
-export interface LayerOverlay { layers: LayerResult[]; threshold: number }
+export interface LayerOverlay { layers: LayerResult[]; threshold: number; config: string }
 
 export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
   static readonly viewType = 'qatStudio.onnxViewer';
@@ -41,6 +41,6 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
     }
     const overlay = this.overlays.get(document.uri.fsPath);
     this.log.info(`opening ${document.uri.fsPath} (${bytes.byteLength} bytes${overlay ? `, ${overlay.layers.length} compared layers` : ''})`);
-    await view.show({ title: name, onnx: bytes, layers: overlay?.layers ?? [], threshold: overlay?.threshold ?? 0.99 });
+    await view.show({ title: name, onnx: bytes, layers: overlay?.layers ?? [], threshold: overlay?.threshold ?? 0.99, config: overlay?.config });
   }
 }

@@ -8,7 +8,7 @@ export interface Job<R> {
   progress?: boolean;
   params(config: string): object;
   summary(result: R): string[];
-  after?(ctx: Ctx, result: R): Promise<void>;
+  after?(ctx: Ctx, result: R, config: string): Promise<void>;
 }
 
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
@@ -24,8 +24,8 @@ export const JOBS: Record<'compare' | 'info', Job<never>> = {
         `${l.module.padEnd(16)} ${l.cosine.toFixed(5)}  ${l.sqnr.toFixed(2).padStart(7)}   ${l.mse.toExponential(2)}${l.cosine < r.threshold ? '  < threshold' : ''}`),
       r.onnx.path ? `QDQ ONNX: ${r.onnx.path}` : `ONNX export failed: ${r.onnx.error}`,
     ],
-    after: async (ctx, r) => {
-      if (r.onnx.path) ctx.onnxEditor.overlays.set(r.onnx.path, { layers: r.layers, threshold: r.threshold });
+    after: async (ctx, r, config) => {
+      if (r.onnx.path) ctx.onnxEditor.overlays.set(r.onnx.path, { layers: r.layers, threshold: r.threshold, config });
     },
   } satisfies Job<CompareLayersResult> as Job<never>,
   info: {

@@ -57,7 +57,7 @@ class JobTerminal implements vscode.Pseudoterminal {
         onProgress: job.progress === false ? undefined : (p) => this.line(`[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`),
       });
       for (const l of job.summary(result as never)) this.line(l);
-      await job.after?.(this.ctx, result as never);
+      await job.after?.(this.ctx, result as never, this.configPath);
       this.done.fire(0);
     } catch (err) {
       this.report(err);

@@ -75,6 +75,21 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });
 
+test('right-click a layer in the graph > Keep This Layer in FP16 adds an override to the config', { timeout: 120_000 }, async () => {
+  const frame = await findFrame('svg g.node.layer[data-module="fc2"]', 30_000);
+  // The graph is taller than the panel: find the layer first, which centres it.
+  await frame.locator('#search input').fill('fc2');
+  await frame.locator('#search input').press('Enter');
+  await frame.locator('svg g.node.selected[data-module="fc2"]').waitFor({ state: 'attached', timeout: 10_000 });
+  await frame.locator('svg g.node.layer[data-module="fc2"]').first().click({ button: 'right' });
+  const item = page.getByRole('menuitem', { name: 'Keep This Layer in FP16' });
+  await item.waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-node-menu.png') });
+  await item.click();
+  await page.waitForSelector('.tab[aria-label^="digits.qat.yaml"]', { timeout: 30_000 });
+  await page.locator('.monaco-editor .view-lines', { hasText: "match: 'fc2', precision: fp16" }).first().waitFor({ timeout: 30_000 });
+});
+
 test('opening the exported .onnx from the explorer shows its graph with the compare overlay', { timeout: 120_000 }, async () => {
   const out = explorerRow('out');
   await out.click();

@@ -47,7 +47,8 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     const fill = qdq ? 'var(--vscode-charts-purple, #b180d7)' : layer ? bandOf(layer.cosine, threshold).colour
       : n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
     const label = qdq ? (n.op === 'QuantizeLinear' ? 'Q' : 'DQ') : n.op;
-    return [{ id: n.id, p, fill: colour(fill), label, sub: layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision }];
+    const context = layer ? opts.contextFor?.(n, layer) : undefined;
+    return [{ id: n.id, p, fill: colour(fill), label, sub: layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision, context }];
   }).sort((a, b) => a.p.y - b.p.y);
   const ys = Float64Array.from(placed, (o) => o.p.y);
   const edgeColour = colour('var(--vscode-descriptionForeground, #888)');
@@ -148,22 +149,30 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     drag = { x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) };
     redraw();
   });
-  canvas.addEventListener('pointerup', (ev) => {
-    const click = drag && drag.moved < 4;
-    drag = undefined;
-    if (!click) return;
+  const hit = (ev: MouseEvent) => {
     const r = canvas.getBoundingClientRect();
     const gx = view.x + (ev.clientX - r.left) / view.scale, gy = view.y + (ev.clientY - r.top) / view.scale;
     for (let i = lowerBound(gy - 40); i < placed.length && placed[i].p.y <= gy + 40; i++) {
-      const { p, id } = placed[i];
-      if (Math.abs(gx - p.x) <= p.width / 2 && Math.abs(gy - p.y) <= p.height / 2) {
-        selected = id;
-        redraw();
-        opts.onSelect?.(id);
-        return;
-      }
+      const { p } = placed[i];
+      if (Math.abs(gx - p.x) <= p.width / 2 && Math.abs(gy - p.y) <= p.height / 2) return placed[i];
     }
+    return undefined;
+  };
+  canvas.addEventListener('pointerup', (ev) => {
+    const click = drag && drag.moved < 4 && ev.button === 0;
+    drag = undefined;
+    const node = click ? hit(ev) : undefined;
+    if (!node) return;
+    selected = node.id;
+    redraw();
+    opts.onSelect?.(node.id);
   });
+  // VS Code reads the context-menu data from the event target, so set it for the node under the pointer.
+  canvas.addEventListener('contextmenu', (ev) => {
+    const context = hit(ev)?.context;
+    if (context) canvas.setAttribute('data-vscode-context', JSON.stringify(context));
+    else canvas.removeAttribute('data-vscode-context');
+  }, { capture: true });
   new ResizeObserver(redraw).observe(canvas);
   fit();
   const select = (id: string) => {

@@ -1,6 +1,6 @@
 // SVG rendering with pan (drag) and zoom (wheel) through the viewBox.
 import type { LayerResult } from '../../protocol/kernel';
-import { isQdq, type Graph } from '../importers/types';
+import { isQdq, type Graph, type GraphNode } from '../importers/types';
 import type { Layout } from './layout';
 import { bandOf, layerFor } from './metrics';
 
@@ -13,7 +13,11 @@ const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
 
 export interface RenderStats { nodes: number; qdq: number; coloured: number }
 
-export interface RenderOptions { onSelect?: (nodeId: string) => void }
+export interface RenderOptions {
+  onSelect?: (nodeId: string) => void;
+  /** VS Code's webview context-menu data for a node (`data-vscode-context`). */
+  contextFor?: (node: GraphNode, layer: LayerResult | undefined) => object | undefined;
+}
 
 /** What a renderer hands back: counts, fit-to-view and programmatic selection (search, keyboard). */
 export interface Rendered { stats: RenderStats; fit: () => void; select: (nodeId: string) => void }
@@ -48,6 +52,8 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
       rect.style.fill = bandOf(layer.cosine, threshold).colour;
       g.setAttribute('data-cosine', layer.cosine.toFixed(5));
       g.setAttribute('data-module', layer.module);
+      const context = opts.contextFor?.(n, layer);
+      if (context) g.setAttribute('data-vscode-context', JSON.stringify(context));
     } else if (n.kind === 'op') rect.style.fill = 'var(--vscode-editorWidget-background, #eee)';
     const label = el('text', { x: p.width / 2, y: n.module ? 15 : p.height / 2 + 4, 'text-anchor': 'middle' });
     label.textContent = qdq ? (n.op === 'QuantizeLinear' ? 'Q  QuantizeLinear' : 'DQ  DequantizeLinear') : n.op;

@@ -1,0 +1,43 @@
+// Commands on a layer in the graph view's context menu: keep it in FP16 (an undoable edit of the config's
+// overrides) and reveal its definition in the source.
+import * as vscode from 'vscode';
+import { addPrecisionOverride } from '../config/overrides';
+import type { Ctx } from '../ctx';
+
+/** What the webview puts in `data-vscode-context` on a layer node. */
+export interface LayerContext { module?: string; config?: string; sourceFile?: string; sourceLine?: number }
+
+export function keepLayerFp16(ctx: Ctx) {
+  return async (c: LayerContext = {}): Promise<boolean> => {
+    if (!c.module || !c.config) {
+      void vscode.window.showWarningMessage('This node has no module or config to edit.');
+      return false;
+    }
+    const uri = vscode.Uri.file(c.config);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    let insert;
+    try {
+      insert = addPrecisionOverride(doc.getText(), c.module, 'fp16');
+    } catch (err) {
+      void vscode.window.showErrorMessage((err as Error).message);
+      return false;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(uri, doc.positionAt(insert.offset), insert.text);
+    const ok = await vscode.workspace.applyEdit(edit);
+    if (ok) {
+      ctx.log.info(`overrides: ${c.module} -> fp16 in ${c.config}`);
+      const line = doc.positionAt(insert.offset).line;
+      await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, line, 0), preview: false });
+    }
+    return ok;
+  };
+}
+
+export function revealLayerSource() {
+  return async (c: LayerContext = {}): Promise<void> => {
+    if (!c.sourceFile || !c.sourceLine) return;
+    const line = Math.max(0, c.sourceLine - 1);
+    await vscode.window.showTextDocument(vscode.Uri.file(c.sourceFile), { selection: new vscode.Range(line, 0, line, 0) });
+  };
+}
