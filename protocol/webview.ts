@@ -26,7 +26,9 @@ export type FromWebview =
       /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
       timings: { decode: number; layout: number; render: number };
     }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** Save an export; `data` is text for svg/html and base64 for png. */
+  | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string };
 
 /** The webview's layout worker: decode and lay out off the UI thread. */
 export type ToLayoutWorker = { type: 'layout'; id: number; bytes: Uint8Array; options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean } };

@@ -42,6 +42,9 @@ export function webviewHtml(o: WebviewPageOptions): string {
   <vscode-checkbox id="collapse" label="Collapse Q/DQ"></vscode-checkbox>
   <vscode-textfield id="search" placeholder="Find node, op, module or tensor" aria-label="Find"></vscode-textfield>
   <span id="matches"></span>
+  <vscode-button id="export-svg" secondary>SVG</vscode-button>
+  <vscode-button id="export-png" secondary>PNG</vscode-button>
+  <vscode-button id="export-html" secondary>Report</vscode-button>
   <span id="summary"></span>
 </header>
 <div id="legend" aria-label="Legend"></div>

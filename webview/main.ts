@@ -4,6 +4,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import type { Graph } from './importers/types';
 import { searchNodes } from './view/search';
+import { htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
 import { BANDS, bandOf, layerFor } from './view/metrics';
@@ -149,3 +150,26 @@ $('search').addEventListener('keydown', (ev: KeyboardEvent) => {
   $('matches').textContent = `${matchIndex + 1} of ${matches.length}`;
   view.select(matches[matchIndex]);
 });
+
+async function exportView(format: 'svg' | 'png' | 'html'): Promise<void> {
+  if (!current) return;
+  const svg = document.querySelector<SVGSVGElement>('#canvas svg');
+  const canvas = document.querySelector<HTMLCanvasElement>('#canvas canvas');
+  const base = current.title.replace(/\.[^.]+$/, '');
+  const svgText = svg ? standaloneSvg(svg) : undefined;
+  let data: string;
+  if (format === 'svg') {
+    if (!svgText) { showToast('SVG export is available up to the size drawn as SVG; use PNG for this graph.'); return; }
+    data = svgText;
+  } else if (format === 'png') data = await pngBase64(svgText ?? canvas!);
+  else data = htmlReport(current.title, svgText, svgText ? undefined : await pngBase64(canvas!), current.layers, current.threshold);
+  vscode.postMessage({ type: 'export', format, fileName: `${base}.${format === 'html' ? 'report.html' : format}`, data });
+}
+
+function showToast(text: string): void {
+  $('matches').textContent = text;
+}
+
+for (const format of ['svg', 'png', 'html'] as const) {
+  $(`export-${format}`).addEventListener('click', () => void exportView(format).catch((err) => showToast(`Export failed: ${(err as Error).message}`)));
+}

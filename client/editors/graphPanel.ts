@@ -35,6 +35,7 @@ export class GraphPanel implements vscode.Disposable {
       if (m.type === 'ready') markReady();
       else if (m.type === 'rendered') { this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`); this.rendered.fire(m); }
       else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
+      else if (m.type === 'export') void this.saveExport(m);
     }));
     webview.html = webviewHtml({
       cspSource: webview.cspSource, nonce: makeNonce(), title,
@@ -50,6 +51,19 @@ export class GraphPanel implements vscode.Disposable {
       onnxBase64: Buffer.from(content.onnx).toString('base64'),
     };
     await this.panel.webview.postMessage(msg);
+  }
+
+  /** Asks where to save an export from the webview and writes it (base64 for PNG). */
+  private async saveExport(m: Extract<FromWebview, { type: 'export' }>): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: folder ? vscode.Uri.joinPath(folder, m.fileName) : undefined,
+      filters: { [m.format.toUpperCase()]: [m.format === 'html' ? 'html' : m.format] },
+    });
+    if (!target) return;
+    const bytes = m.format === 'png' ? Buffer.from(m.data, 'base64') : Buffer.from(m.data, 'utf8');
+    await vscode.workspace.fs.writeFile(target, bytes);
+    this.log.info(`exported ${m.format} to ${target.fsPath} (${bytes.byteLength} bytes)`);
   }
 
   async showError(message: string): Promise<void> {

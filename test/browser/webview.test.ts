@@ -134,6 +134,40 @@ test('precision badges, the Q/DQ collapse toggle and search', async () => {
   await page.close();
 });
 
+test('exports SVG and PNG of the view and a standalone HTML report with no scripts', async () => {
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
+  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const exported = async (format: string) => {
+    await page.evaluate(() => { (window as unknown as { __sent: Array<{ type: string }> }).__sent = []; });
+    await page.locator(`#export-${format}`).click();
+    return waitForSent<{ format: string; fileName: string; data: string }>(page, 'export', 15_000);
+  };
+  const svg = await exported('svg');
+  assert.equal(svg.fileName, 'digits.qdq.svg');
+  assert.match(svg.data, /^<svg[^>]+xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  assert.equal((svg.data.match(/<g [^>]*class="node /g) ?? []).length, await page.locator('svg g.node').count());
+  assert.ok(!svg.data.includes('var(--'), 'theme variables must be resolved in the export');
+  assert.ok(!svg.data.includes('data-vscode-context'));
+
+  const png = await exported('png');
+  assert.equal(Buffer.from(png.data, 'base64').subarray(0, 8).toString('hex'), '89504e470d0a1a0a');
+
+  const html = await exported('html');
+  assert.equal(html.fileName, 'digits.qdq.report.html');
+  assert.ok(!/<script/i.test(html.data), 'the report must not need scripts');
+  const report = await browser.newPage();
+  await report.setContent(html.data);
+  assert.equal(await report.locator('table tbody tr').count(), result.layers.length);
+  assert.equal(await report.locator('table tbody tr').first().locator('td').first().textContent(), [...result.layers].sort((a, b) => a.cosine - b.cosine)[0].module);
+  assert.ok(await report.locator('.graph svg g.node').count() > 20);
+  assert.equal(await report.locator('svg[aria-label="Cosine similarity per layer"] rect').count(), result.layers.length);
+  await report.screenshot({ path: path.join(artifactsDir, 'report.png'), fullPage: true });
+  await report.close();
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
