@@ -16,6 +16,8 @@ export type ToWebview =
       config?: string;
       /** auto: dagre + SVG up to the dagre limit, the layered layout + canvas beyond it. */
       renderer?: 'auto' | 'svg' | 'canvas';
+      /** auto: large models with module scopes open as collapsed module groups; flat: every node. */
+      groups?: 'auto' | 'flat';
     }
   | { type: 'error'; message: string };
 
@@ -23,6 +25,8 @@ export type FromWebview =
   | { type: 'ready' }
   | {
       type: 'rendered'; nodes: number; qdq: number; coloured: number; renderer: 'svg' | 'canvas'; inWorker: boolean;
+      /** Collapsed module groups drawn, and nodes in the whole model. */
+      groups: number; total: number;
       /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
       timings: { decode: number; layout: number; render: number };
     }
@@ -31,7 +35,12 @@ export type FromWebview =
   | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string };
 
 /** The webview's layout worker: decode and lay out off the UI thread. */
-export type ToLayoutWorker = { type: 'layout'; id: number; bytes: Uint8Array; options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean } };
+export type ToLayoutWorker = {
+  type: 'layout'; id: number;
+  /** Identifies the model; without `bytes` the worker re-lays out the one it decoded last under this key. */
+  key: string; bytes?: Uint8Array;
+  options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean; expanded?: string[] | null };
+};
 export type FromLayoutWorker =
-  | { type: 'laidOut'; id: number; graph: unknown; layout: unknown; big: boolean; timings: { decode: number; layout: number } }
+  | { type: 'laidOut'; id: number; graph: unknown; layout: unknown; big: boolean; expanded: string[] | null; total: number; timings: { decode: number; layout: number } }
   | { type: 'failed'; id: number; message: string };

@@ -79,6 +79,8 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
 .node rect { stroke: var(--vscode-panel-border, #999); stroke-width: 1; }
 .node text { fill: var(--vscode-editor-foreground, #333); font-size: 11px; pointer-events: none; }
+.node.group rect { stroke: var(--vscode-focusBorder, #0078d4); stroke-width: 2; }
+#props .groups { display: flex; flex-direction: column; gap: 4px; margin-top: 8px; }
 .node.qdq rect { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; stroke-dasharray: 4 2; }
 .node.input rect, .node.output rect { fill: var(--vscode-badge-background, #ddd); }
 .node { cursor: pointer; }

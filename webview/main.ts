@@ -4,6 +4,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import type { Graph } from './importers/types';
 import { searchNodes } from './view/search';
+import { groupMetrics } from './view/groups';
 import { htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
@@ -76,31 +77,59 @@ let generation = 0;
 type ShowGraph = Extract<ToWebview, { type: 'showGraph' }>;
 let current: ShowGraph | undefined;
 let collapse = false;
+/** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
+let expanded: Set<string> | null | undefined;
 let view: { graph: Graph; select: (id: string) => void } | undefined;
 
-async function show(msg: ShowGraph): Promise<void> {
-  const mine = ++generation;
+/** A new model: decode it (in the worker) and draw. */
+function show(msg: ShowGraph): Promise<void> {
   current = msg;
   lastQuery = '';
+  expanded = msg.groups === 'flat' ? null : undefined;
   $('title').textContent = msg.title;
+  return draw(msg, base64ToBytes(msg.onnxBase64));
+}
+
+/** The same model again with other view options (groups, Q/DQ collapse): no decoding. */
+function relayout(): void {
+  if (current) draw(current, undefined).catch((err) => showError(`Cannot show this model: ${(err as Error).message}`));
+}
+
+function toggleGroup(scope: string, open: boolean): void {
+  expanded = new Set(expanded ?? []);
+  if (open) expanded.add(scope);
+  else for (const s of [...expanded]) if (s === scope || s.startsWith(scope + '.')) expanded.delete(s);
+  relayout();
+}
+
+async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void> {
+  const mine = ++generation;
   $('summary').textContent = 'Laying out…';
   const t0 = performance.now();
-  const { graph, layout, big, timings, inWorker } = await layoutInWorker(base64ToBytes(msg.onnxBase64), { renderer: msg.renderer, collapseQdq: collapse });
-  if (mine !== generation) return; // a newer model arrived meanwhile
+  const laidOut = await layoutInWorker(msg.onnxBase64.length + ':' + msg.title, bytes, {
+    renderer: msg.renderer, collapseQdq: collapse, expanded: expanded === undefined ? undefined : expanded && [...expanded],
+  });
+  if (mine !== generation) return; // a newer request arrived meanwhile
+  const { graph, layout, big, timings, inWorker, total } = laidOut;
+  expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
-  const byModule = new Map(msg.layers.map((l) => [l.module, l]));
+  const shown = [...msg.layers, ...groupMetrics(graph, msg.layers)];
+  const byModule = new Map(shown.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   $('props').hidden = true;
   // SVG stays crisp and inspectable for model-sized graphs; past the dagre limit the canvas draws only what is visible.
   const render = big ? renderCanvas : renderGraph;
-  const result = render($('canvas'), graph, layout, msg.layers, msg.threshold, {
-    contextFor: (node, layer) => layer && msg.config ? {
+  const result = render($('canvas'), graph, layout, shown, msg.threshold, {
+    contextFor: (node, layer) => layer && msg.config && node.kind !== 'group' ? {
       webviewSection: 'layer', preventDefaultContextMenuItems: true, module: layer.module, config: msg.config,
       ...(layer.source ? { hasSource: true, sourceFile: layer.source.file, sourceLine: layer.source.line } : {}),
     } : undefined,
     onSelect: (id) => {
       const node = byId.get(id);
-      if (node) showProperties($('props'), node, graph, layerFor(node, byModule));
+      if (!node) return;
+      if (node.kind === 'group') { toggleGroup(node.module!, true); return; }
+      showProperties($('props'), node, graph, layerFor(node, byModule));
+      groupButtons(node.scopes ?? []);
     },
   });
   fit = result.fit;
@@ -108,15 +137,32 @@ async function show(msg: ShowGraph): Promise<void> {
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   legend(msg.threshold);
   layerTable(msg.layers, msg.threshold);
+  const groups = graph.nodes.filter((n) => n.kind === 'group').length;
   const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
-  $('summary').textContent = `${result.stats.nodes} nodes · ${result.stats.qdq} Q/DQ · ${msg.layers.length} layers compared` +
+  $('summary').textContent = `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${result.stats.qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
     (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '');
   requestAnimationFrame(() => {
     const t2 = performance.now();
-    vscode.postMessage({ type: 'rendered', ...result.stats, renderer: big ? 'canvas' : 'svg', inWorker,
+    vscode.postMessage({ type: 'rendered', ...result.stats, renderer: big ? 'canvas' : 'svg', inWorker, groups, total,
       // Transfer to and from the worker counts as decode time.
       timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 } });
   });
+}
+
+/** Under a selected node's properties: one button per enclosing open module, to collapse it again. */
+function groupButtons(scopes: string[]): void {
+  const open = scopes.filter((s) => expanded?.has(s));
+  if (!open.length) return;
+  const wrap = document.createElement('section');
+  wrap.className = 'groups';
+  for (const scope of open.reverse()) {
+    const b = document.createElement('vscode-button');
+    b.setAttribute('secondary', '');
+    b.textContent = `Collapse ${scope}`;
+    b.addEventListener('click', () => toggleGroup(scope, false));
+    wrap.append(b);
+  }
+  $('props').append(wrap);
 }
 
 window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
@@ -134,7 +180,7 @@ vscode.postMessage({ type: 'ready' });
 
 $('collapse').addEventListener('change', () => {
   collapse = ($('collapse') as HTMLInputElement).checked;
-  if (current) show(current).catch((err) => showError(`Cannot show this model: ${(err as Error).message}`));
+  relayout();
 });
 
 // Enter jumps to the next match, Shift+Enter to the previous one.

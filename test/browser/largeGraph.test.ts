@@ -33,7 +33,7 @@ after(async () => {
 
 test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
   const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
-  await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
+  await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99, groups: 'flat' });
   const rendered = await waitForSent<{ nodes: number; qdq: number; renderer: string; inWorker: boolean; timings: Record<string, number> }>(page, 'rendered', 30_000);
   assert.equal(rendered.renderer, 'canvas');
   assert.equal(rendered.inWorker, true);
@@ -53,5 +53,40 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
   assert.ok(found, 'clicking the first row selected nothing');
   assert.match(await page.locator('#props h3').first().textContent() ?? '', /^(Input|QuantizeLinear)$/);
   assert.deepEqual(violations, []);
+  await page.close();
+});
+
+test('a large model with module scopes opens as collapsed groups; clicking one opens it, and it collapses again', async () => {
+  const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
+  await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
+  const first = await waitForSent<{ nodes: number; groups: number; total: number; renderer: string }>(page, 'rendered', 30_000);
+  assert.equal(first.total, counts.nodes + 2);
+  assert.ok(first.groups >= 3 && first.nodes < 100, `expected a few top-level groups, got ${first.groups} groups / ${first.nodes} boxes`);
+  assert.equal(first.renderer, 'svg', 'a grouped view is small enough for SVG');
+  const group = page.locator('svg g.node.group').first();
+  const label = await group.locator('text').first().textContent();
+  assert.match(label ?? '', /^\+ layer0 \(\d+ nodes\)$/);
+  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await group.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await group.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  const second = await waitForSent<{ nodes: number; groups: number }>(page, 'rendered', 30_000);
+  assert.ok(second.nodes > first.nodes, 'opening a group shows its children');
+  assert.ok(await page.locator('svg g.node.group text', { hasText: /^\+ layer0\.\d+ / }).count() > 0, 'layer0 opens into its blocks');
+
+  // Select a node inside layer0 and collapse layer0 again from the properties panel.
+  const inner = page.locator('svg g.node.group', { hasText: /^\+ layer0\.0 / }).first();
+  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await inner.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await inner.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  await waitForSent(page, 'rendered', 30_000);
+  const conv = page.locator('svg g.node[data-op="Conv"]').first();
+  await conv.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await conv.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await page.locator('#props').getByRole('button', { name: 'Collapse layer0', exact: true }).click();
+  const third = await waitForSent<{ nodes: number; groups: number }>(page, 'rendered', 30_000);
+  assert.equal(third.nodes, first.nodes);
+  assert.deepEqual(violations, []);
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-groups.png') });
   await page.close();
 });

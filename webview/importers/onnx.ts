@@ -10,16 +10,18 @@ export function decodeOnnx(bytes: Uint8Array): onnx.ModelProto {
 }
 
 /**
- * Module path from the torch exporter's scope metadata. `pkg.torch.onnx.name_scopes` is a Python-literal
- * list whose entries are full paths, the last one being the op: "['', 'layer1', 'layer1.0', 'layer1.0.conv', 'conv2d_1']"
- * -> layer1.0.conv. Nodes with only the op scope (Q/DQ inserted by convert) belong to no module.
+ * Module scopes from the torch exporter's metadata. `pkg.torch.onnx.name_scopes` is a Python-literal list whose
+ * entries are full paths, the last one being the op: "['', 'layer1', 'layer1.0', 'layer1.0.conv', 'conv2d_1']"
+ * -> ['layer1', 'layer1.0', 'layer1.0.conv']. Nodes with only the op scope (Q/DQ inserted by convert) have none.
  */
-export function moduleOf(node: NodeProto): string | undefined {
+export function scopesOf(node: NodeProto): string[] {
   const scopes = node.metadata_props?.find((e) => e.key === 'pkg.torch.onnx.name_scopes')?.value;
-  if (!scopes) return undefined;
-  const parts = [...scopes.matchAll(/'([^']*)'/g)].map((m) => m[1]).filter(Boolean);
-  return parts.length >= 2 ? parts[parts.length - 2] : undefined;
+  if (!scopes) return [];
+  return [...scopes.matchAll(/'([^']*)'/g)].map((m) => m[1]).filter(Boolean).slice(0, -1);
 }
+
+/** The innermost module a node belongs to, e.g. layer1.0.conv. */
+export const moduleOf = (node: NodeProto): string | undefined => scopesOf(node).at(-1);
 
 export const onnxImporter: Importer = {
   match(bytes, fileName) {
@@ -49,7 +51,8 @@ export const onnxImporter: Importer = {
         return;
       }
       const attributes = Object.fromEntries(attrs.map((a) => [a.name, attributeText(a)]));
-      nodes.push({ id: `node:${i}`, name: n.name || `${n.op_type}_${i}`, op: n.op_type, inputs: n.input, outputs: n.output, module: moduleOf(n), kind: 'op', attributes });
+      const scopes = scopesOf(n);
+      nodes.push({ id: `node:${i}`, name: n.name || `${n.op_type}_${i}`, op: n.op_type, inputs: n.input, outputs: n.output, module: scopes.at(-1), scopes, kind: 'op', attributes });
     });
     for (const output of g.output as onnx.ValueInfoProto[]) {
       nodes.push({ id: `output:${output.name}`, name: output.name, op: 'Output', inputs: [output.name], outputs: [], kind: 'output' });

@@ -7,7 +7,11 @@ export interface GraphNode {
   outputs: string[];
   /** Module path the node belongs to (from the exporter's name scopes), e.g. `conv1`. */
   module?: string;
-  kind: 'op' | 'input' | 'output';
+  kind: 'op' | 'input' | 'output' | 'group';
+  /** Enclosing module paths, outermost first (the last one is `module`). */
+  scopes?: string[];
+  /** For a collapsed group: how many nodes it stands for. */
+  size?: number;
   attributes?: Record<string, string>;
   /** Precision the op runs in, from the QDQ structure around it (set by view/qdq.ts). */
   precision?: 'int8' | 'fp16' | 'fp32';

@@ -46,9 +46,9 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     if (layer) stats.coloured++;
     const fill = qdq ? 'var(--vscode-charts-purple, #b180d7)' : layer ? bandOf(layer.cosine, threshold).colour
       : n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
-    const label = qdq ? (n.op === 'QuantizeLinear' ? 'Q' : 'DQ') : n.op;
+    const label = qdq ? (n.op === 'QuantizeLinear' ? 'Q' : 'DQ') : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
     const context = layer ? opts.contextFor?.(n, layer) : undefined;
-    return [{ id: n.id, p, fill: colour(fill), label, sub: layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision, context }];
+    return [{ id: n.id, p, fill: colour(fill), label, sub: n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : undefined) : layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision, context }];
   }).sort((a, b) => a.p.y - b.p.y);
   const ys = Float64Array.from(placed, (o) => o.p.y);
   const edgeColour = colour('var(--vscode-descriptionForeground, #888)');

@@ -48,7 +48,7 @@ export function fastLayout(graph: Graph): Layout {
   const ranks: number[][] = [];
   for (let i = 0; i < n; i++) (ranks[rank[i]] ??= []).push(i);
   const order = new Float64Array(n);
-  const widths = graph.nodes.map((node) => nodeWidth(node.op, node.module));
+  const widths = graph.nodes.map((node) => nodeWidth(node.kind === 'group' ? `+ ${node.op} (${node.size} nodes)` : node.op, node.module));
   const heights = graph.nodes.map((node) => (node.module ? NODE_HEIGHT + 12 : NODE_HEIGHT));
   const x = new Float64Array(n);
   let width = 0;

@@ -13,7 +13,7 @@ export function dagreLayout(graph: Graph): Layout {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 26, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of graph.nodes) g.setNode(n.id, { width: nodeWidth(n.op, n.module), height: n.module ? 38 : 26 });
+  for (const n of graph.nodes) g.setNode(n.id, { width: nodeWidth(n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op, n.module), height: n.module ? 38 : 26 });
   for (const e of graph.edges) g.setEdge(e.from, e.to);
   dagre.layout(g);
   const nodes = new Map<string, Placed>();

@@ -56,7 +56,7 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
       if (context) g.setAttribute('data-vscode-context', JSON.stringify(context));
     } else if (n.kind === 'op') rect.style.fill = 'var(--vscode-editorWidget-background, #eee)';
     const label = el('text', { x: p.width / 2, y: n.module ? 15 : p.height / 2 + 4, 'text-anchor': 'middle' });
-    label.textContent = qdq ? (n.op === 'QuantizeLinear' ? 'Q  QuantizeLinear' : 'DQ  DequantizeLinear') : n.op;
+    label.textContent = qdq ? (n.op === 'QuantizeLinear' ? 'Q  QuantizeLinear' : 'DQ  DequantizeLinear') : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
     g.append(rect, label);
     if (n.precision) {
       const badge = el('text', { class: `badge p-${n.precision}`, x: p.width - 3, y: 9, 'text-anchor': 'end' });
@@ -65,7 +65,7 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     }
     if (n.module) {
       const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
-      sub.textContent = layer ? `${n.module}  cos ${layer.cosine.toFixed(4)}` : n.module;
+      sub.textContent = n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : '') : layer ? `${n.module}  cos ${layer.cosine.toFixed(4)}` : n.module;
       g.append(sub);
     }
     const title = el('title');

@@ -24,12 +24,13 @@ function getWorker(): Worker | null {
   return worker;
 }
 
-export function layoutInWorker(bytes: Uint8Array, options: ViewOptions = {}): Promise<LaidOut & { inWorker: boolean }> {
+/** `bytes` may be left out to re-lay out the model last sent under the same key. */
+export function layoutInWorker(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}): Promise<LaidOut & { inWorker: boolean }> {
   const w = getWorker();
-  if (!w) return Promise.resolve({ ...decodeAndLayout(bytes, options), inWorker: false });
+  if (!w) return Promise.resolve({ ...decodeAndLayout(key, bytes, options), inWorker: false });
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject });
-    w.postMessage({ type: 'layout', id, bytes, options }, [bytes.buffer]);
+    w.postMessage({ type: 'layout', id, key, bytes, options }, bytes ? [bytes.buffer] : []);
   });
 }

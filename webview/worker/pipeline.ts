@@ -1,22 +1,55 @@
-// Decode + layout, shared by the worker and the main-thread fallback.
+// Decode + group + layout, shared by the worker and the main-thread fallback. The decoded graph is kept,
+// so expanding a group or toggling Q/DQ collapse re-lays out without decoding again.
 import { onnxImporter } from '../importers/onnx';
 import type { Graph } from '../importers/types';
 import { fastLayout } from '../view/fastLayout';
-import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
+import { groupGraph, inheritScopes, topScopes } from '../view/groups';
 import { DAGRE_LIMIT, dagreLayout, type Layout } from '../view/layout';
+import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
 
-export interface LaidOut { graph: Graph; layout: Layout; big: boolean; timings: { decode: number; layout: number } }
+export interface LaidOut {
+  graph: Graph;
+  layout: Layout;
+  big: boolean;
+  /** Expanded module groups, or null when the graph is shown flat. */
+  expanded: string[] | null;
+  /** Nodes in the whole model (groups stand for many). */
+  total: number;
+  timings: { decode: number; layout: number };
+}
 
-export interface ViewOptions { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean }
+export interface ViewOptions {
+  renderer?: 'auto' | 'svg' | 'canvas';
+  collapseQdq?: boolean;
+  /** Modules to show open; undefined: flat when small, top-level groups collapsed when large. */
+  expanded?: string[] | null;
+}
 
-export function decodeAndLayout(bytes: Uint8Array, { renderer = 'auto', collapseQdq: collapse = false }: ViewOptions = {}): LaidOut {
-  const t0 = performance.now();
-  let graph = onnxImporter.open(bytes);
+let cached: { key: string; graph: Graph } | undefined;
+
+function decode(key: string, bytes: Uint8Array | undefined): Graph {
+  if (!bytes) {
+    if (cached?.key !== key) throw new Error('The model is no longer loaded; reopen it.');
+    return cached.graph;
+  }
+  const graph = onnxImporter.open(bytes);
   const producers = producerMap(graph);
   for (const n of graph.nodes) n.precision = precisionOf(n, graph, producers);
-  if (collapse) graph = collapseQdq(graph);
+  inheritScopes(graph);
+  cached = { key, graph };
+  return graph;
+}
+
+export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}): LaidOut {
+  const t0 = performance.now();
+  const full = decode(key, bytes);
+  let graph = options.collapseQdq ? collapseQdq(full) : full;
+  let expanded = options.expanded;
+  if (expanded === undefined) expanded = graph.nodes.length > DAGRE_LIMIT && topScopes(graph).length > 1 ? [] : null;
+  if (expanded) graph = groupGraph(graph, new Set(expanded));
   const t1 = performance.now();
+  const renderer = options.renderer ?? 'auto';
   const big = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
   const layout = big ? fastLayout(graph) : dagreLayout(graph);
-  return { graph, layout, big, timings: { decode: t1 - t0, layout: performance.now() - t1 } };
+  return { graph, layout, big, expanded, total: full.nodes.length, timings: { decode: t1 - t0, layout: performance.now() - t1 } };
 }
