@@ -1,19 +1,26 @@
 // Publishes diagnostics when a document opens or changes (debounced per document) and clears them on close.
 import type { Connection, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { diagnosticsFor } from '../services/diagnostics';
+import { diagnosticsFor, forgetDocument } from '../services/diagnostics';
+import type { Settings } from '../services/settings';
 
 const DEBOUNCE_MS = 30;
 
 export class DiagnosticsHandler {
   private timers = new Map<string, NodeJS.Timeout>();
 
-  constructor(private connection: Connection, documents: TextDocuments<TextDocument>) {
+  constructor(private connection: Connection, private documents: TextDocuments<TextDocument>, private settings: () => Settings) {
     documents.onDidChangeContent((e) => this.schedule(e.document));
     documents.onDidClose((e) => {
       this.cancel(e.document.uri);
+      forgetDocument(e.document.uri);
       void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
     });
+  }
+
+  /** Settings changed: every open document again. */
+  refreshAll(): void {
+    for (const doc of this.documents.all()) this.schedule(doc);
   }
 
   private schedule(doc: TextDocument): void {
@@ -30,7 +37,7 @@ export class DiagnosticsHandler {
     this.cancel(doc.uri);
     let diagnostics;
     try {
-      diagnostics = diagnosticsFor(doc);
+      diagnostics = diagnosticsFor(doc, this.settings());
     } catch (err) {
       // A rule bug must not take the server down while the user types; report it and go on.
       this.connection.console.error(`diagnostics failed for ${doc.uri}: ${(err as Error).stack ?? err}`);

@@ -1,8 +1,10 @@
-// Findings -> LSP diagnostics for one document, with per-line `# qat: ignore[CODE]` suppression.
+// Findings -> LSP diagnostics for one document, with per-line `# qat: ignore[CODE]` suppression and
+// per-code severities from the settings.
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { configFindings, isQatConfig } from './configDiagnostics';
-import { pythonFindings } from './pythonDiagnostics';
+import { forgetPython, pythonFindings } from './pythonDiagnostics';
+import { defaultSettings, type Settings } from './settings';
 import type { Finding, Severity } from '../rules/types';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
@@ -10,10 +12,26 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   information: DiagnosticSeverity.Information, hint: DiagnosticSeverity.Hint,
 };
 
+// The last findings per document: code actions ask right after diagnostics were computed.
+const lastFindings = new Map<string, { text: string; languageId: string; findings: Finding[] }>();
+
 export function findingsFor(doc: TextDocument): Finding[] {
-  if (doc.languageId === 'python') return pythonFindings(doc.getText());
-  if (doc.languageId === 'yaml' && isQatConfig(doc.uri, doc.getText())) return configFindings(doc.getText());
-  return [];
+  const text = doc.getText();
+  const cached = lastFindings.get(doc.uri);
+  if (cached?.text === text && cached.languageId === doc.languageId) return cached.findings;
+  let findings: Finding[] = [];
+  if (doc.languageId === 'python') findings = pythonFindings(text, doc.uri);
+  else if (doc.languageId === 'yaml' && isQatConfig(doc.uri, text)) findings = configFindings(text);
+  lastFindings.delete(doc.uri);
+  lastFindings.set(doc.uri, { text, languageId: doc.languageId, findings });
+  if (lastFindings.size > 32) lastFindings.delete(lastFindings.keys().next().value!);
+  return findings;
+}
+
+/** Drops what is kept for a closed document. */
+export function forgetDocument(uri: string): void {
+  lastFindings.delete(uri);
+  forgetPython(uri);
 }
 
 function suppressed(doc: TextDocument, f: Finding): boolean {
@@ -23,12 +41,27 @@ function suppressed(doc: TextDocument, f: Finding): boolean {
   return !!m && (!m[1] || m[1].split(',').map((s) => s.trim()).includes(f.code));
 }
 
-export function diagnosticsFor(doc: TextDocument): Diagnostic[] {
-  return findingsFor(doc).filter((f) => !suppressed(doc, f)).map((f) => ({
+/** The findings the user sees: not suppressed, not switched off, with the configured severity. */
+export function visibleFindings(doc: TextDocument, settings: Settings = defaultSettings): Finding[] {
+  const out: Finding[] = [];
+  for (const f of findingsFor(doc)) {
+    const level = settings.severity[f.code];
+    if (level === 'off' || suppressed(doc, f)) continue;
+    out.push(level ? { ...f, severity: level } : f);
+  }
+  return out;
+}
+
+export function toDiagnostic(doc: TextDocument, f: Finding): Diagnostic {
+  return {
     range: { start: doc.positionAt(f.start), end: doc.positionAt(f.end) },
     severity: SEVERITY[f.severity],
     code: f.code,
     source: 'qat-studio',
     message: f.message,
-  }));
+  };
+}
+
+export function diagnosticsFor(doc: TextDocument, settings: Settings = defaultSettings): Diagnostic[] {
+  return visibleFindings(doc, settings).map((f) => toDiagnostic(doc, f));
 }

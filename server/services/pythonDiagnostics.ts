@@ -1,9 +1,42 @@
 // Diagnostics for Python QAT scripts, from the @lezer/python tree (pure JS, no Python needed).
+// Trees are kept per document so an edit re-parses only around the change.
+import { TreeFragment, type Tree } from '@lezer/common';
 import { parser } from '@lezer/python';
 import { pythonRules } from '../rules/python';
 import type { Finding } from '../rules/types';
 
-export function pythonFindings(text: string): Finding[] {
-  const ctx = { text, tree: parser.parse(text) };
+const MAX_TREES = 32;
+const trees = new Map<string, { text: string; tree: Tree }>();
+
+/** Parses `text`, reusing the previous tree of the same document (`key`) outside the changed span. */
+export function parsePython(text: string, key?: string): Tree {
+  const prev = key ? trees.get(key) : undefined;
+  let tree: Tree;
+  if (!prev) tree = parser.parse(text);
+  else if (prev.text === text) tree = prev.tree;
+  else {
+    const old = prev.text;
+    let start = 0;
+    const max = Math.min(old.length, text.length);
+    while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
+    let [endA, endB] = [old.length, text.length];
+    while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1)) [endA, endB] = [endA - 1, endB - 1];
+    const fragments = TreeFragment.applyChanges(TreeFragment.addTree(prev.tree), [{ fromA: start, toA: endA, fromB: start, toB: endB }]);
+    tree = parser.parse(text, fragments);
+  }
+  if (key) {
+    trees.delete(key);
+    trees.set(key, { text, tree });
+    if (trees.size > MAX_TREES) trees.delete(trees.keys().next().value!);
+  }
+  return tree;
+}
+
+export function forgetPython(key: string): void {
+  trees.delete(key);
+}
+
+export function pythonFindings(text: string, key?: string): Finding[] {
+  const ctx = { text, tree: parsePython(text, key) };
   return pythonRules.flatMap((rule) => rule(ctx));
 }

@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pythonFindings } from '../../server/services/pythonDiagnostics';
+import { applyFix, spanOf } from './helpers/builder';
 
-const codes = (src: string) => pythonFindings(src).map((f) => f.code);
+// QAT001 and QAT002 share the train/eval tracking, so they share a file.
+const codes = (src: string) => pythonFindings(src).map((f) => f.code).filter((c) => c === 'QAT001' || c === 'QAT002');
 
-test('QAT001 fires when prepare_qat gets a model last put in eval mode', () => {
+test('QAT001 fires when prepare_qat gets a model last put in eval mode; the fix inserts train()', () => {
   const src = `from torch.ao.quantization import prepare_qat, convert
 def main(model):
     model.eval()
     model = prepare_qat(model)
 `;
-  const [f] = pythonFindings(src);
-  assert.equal(f.code, 'QAT001');
-  assert.equal(src.slice(f.start, f.end), 'prepare_qat(model)');
+  const f = pythonFindings(src).find((x) => x.code === 'QAT001')!;
+  assert.equal(spanOf(src, f), 'prepare_qat(model)');
   assert.match(f.message, /last put in eval mode \(line 3\)/);
+  const fixed = applyFix(src, f);
+  assert.match(fixed, /model\.eval\(\)\n {4}model\.train\(\)\n {4}model = prepare_qat\(model\)/);
+  assert.deepEqual(codes(fixed), []);
 });
 
 test('QAT001 is quiet when train() comes after eval()', () => {
@@ -34,7 +38,9 @@ prepared = prepare_qat(model)
 int8 = convert(prepared)
 `;
   assert.deepEqual(codes(src), ['QAT002']);
-  assert.match(pythonFindings(src)[0].message, /Call prepared\.eval\(\) before converting/);
+  const f = pythonFindings(src).find((x) => x.code === 'QAT002')!;
+  assert.match(f.message, /Call prepared\.eval\(\) before converting/);
+  assert.deepEqual(codes(applyFix(src, f)), []);
 });
 
 test('QAT002 knows the PT2E mode helpers', () => {

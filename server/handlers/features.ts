@@ -1,0 +1,42 @@
+// Completion, hover, document symbols and code actions: look up the document, call the service, and
+// never let a service error escape to the client (it answers empty instead).
+import type { Connection, TextDocuments } from 'vscode-languageserver/node';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { codeActionsFor } from '../services/codeActions';
+import { isQatConfig } from '../services/configDiagnostics';
+import type { Settings } from '../services/settings';
+import { yamlCompletion } from '../services/yamlCompletion';
+import { yamlHover } from '../services/yamlHover';
+import { yamlSymbols } from '../services/yamlSymbols';
+
+export function registerFeatures(connection: Connection, documents: TextDocuments<TextDocument>, settings: () => Settings): void {
+  const config = (uri: string) => {
+    const doc = documents.get(uri);
+    return doc && doc.languageId === 'yaml' && isQatConfig(doc.uri, doc.getText()) ? doc : undefined;
+  };
+  const safe = <T>(what: string, fallback: T, run: () => T): T => {
+    try {
+      return run();
+    } catch (err) {
+      connection.console.error(`${what} failed: ${(err as Error).stack ?? err}`);
+      return fallback;
+    }
+  };
+
+  connection.onCompletion((p) => {
+    const doc = config(p.textDocument.uri);
+    return doc ? safe('completion', null, () => yamlCompletion(doc, p.position)) : null;
+  });
+  connection.onHover((p) => {
+    const doc = config(p.textDocument.uri);
+    return doc ? safe('hover', null, () => yamlHover(doc, p.position)) : null;
+  });
+  connection.onDocumentSymbol((p) => {
+    const doc = config(p.textDocument.uri);
+    return doc ? safe('symbols', [], () => yamlSymbols(doc)) : [];
+  });
+  connection.onCodeAction((p) => {
+    const doc = documents.get(p.textDocument.uri);
+    return doc ? safe('code actions', [], () => codeActionsFor(doc, p.range, settings())) : [];
+  });
+}

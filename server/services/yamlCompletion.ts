@@ -1,0 +1,69 @@
+// Completion in a QAT config: the keys the schema allows at the cursor, and enum values
+// (observers for the file's flow, dtypes, qschemes, backends, precision, flow, ...).
+import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Position } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { VALUE_DOCS } from '../knowledge/docs';
+import { observersFor } from '../rules/yaml/observerFlow';
+import { objectBranch, schemaAt, type SchemaNode } from './schema';
+import { yamlCursor } from './yamlCursor';
+
+export function yamlCompletion(doc: TextDocument, position: Position): CompletionList {
+  const text = doc.getText();
+  const offset = doc.offsetAt(position);
+  const cursor = yamlCursor(text, offset);
+  const range = { start: doc.positionAt(cursor.prefixStart), end: position };
+  let items: CompletionItem[] = [];
+  if (cursor.kind === 'value' && cursor.key === '*' && objectBranch(schemaAt([...cursor.path, '*']))?.properties) {
+    items = keyItems([...cursor.path, '*']); // a `- ` item of a list of maps
+  } else if (cursor.kind === 'value') {
+    const path = [...cursor.path, cursor.key!];
+    items = valueItems(schemaAt(path), cursor.key === 'observer' ? flowOf(text) : undefined);
+  } else {
+    items = keyItems(cursor.path);
+  }
+  for (const item of items) item.textEdit = { range, newText: item.insertText ?? item.label };
+  return { isIncomplete: false, items };
+}
+
+function keyItems(path: string[]): CompletionItem[] {
+  const props = objectBranch(schemaAt(path))?.properties ?? {};
+  const required = new Set(objectBranch(schemaAt(path))?.required ?? []);
+  return Object.entries(props).map(([key, raw], i) => {
+    const node = schemaAt([...path, key]);
+    return {
+      label: key,
+      kind: CompletionItemKind.Property,
+      detail: typeLabel(node),
+      documentation: node?.description ? { kind: 'markdown', value: node.description } : undefined,
+      insertText: `${key}: `,
+      insertTextFormat: InsertTextFormat.PlainText,
+      // Required keys first, then the schema's order.
+      sortText: `${required.has(key) ? 0 : 1}${String(i).padStart(3, '0')}`,
+    };
+  });
+}
+
+function valueItems(node: SchemaNode | undefined, flow: string | undefined): CompletionItem[] {
+  const item = (value: unknown, i: number): CompletionItem => ({
+    label: String(value),
+    kind: CompletionItemKind.EnumMember,
+    documentation: VALUE_DOCS[String(value)] ? { kind: 'markdown', value: VALUE_DOCS[String(value)] } : undefined,
+    sortText: String(i).padStart(3, '0'),
+  });
+  if (!node) return [];
+  if (flow) return observersFor(flow).map(item);
+  if (node.enum) return node.enum.map(item);
+  if (node.items?.enum) return node.items.enum.map(item);
+  if (node.const !== undefined) return [item(node.const, 0)];
+  if (node.type === 'boolean') return [item(true, 0), item(false, 1)];
+  return [];
+}
+
+function typeLabel(node: SchemaNode | undefined): string | undefined {
+  if (!node) return undefined;
+  if (node.enum) return node.enum.join(' | ');
+  if (node.const !== undefined) return String(node.const);
+  return Array.isArray(node.type) ? node.type.join(' | ') : node.type ?? (node.properties ? 'object' : undefined);
+}
+
+export const flowOf = (text: string) => /^flow:\s*(eager|pt2e)\b/m.exec(text)?.[1] ?? 'pt2e';
