@@ -1,5 +1,6 @@
-// Graph viewer benchmark: synthetic QDQ graphs of 1k / 10k / 100k nodes in headless Chromium, our default
-// path (layered layout + canvas past 1,500 nodes) against dagre + SVG (the Netron-style approach) in the same run.
+// Graph viewer benchmark: synthetic QDQ graphs of 1k / 10k / 100k nodes in headless Chromium. Our flat view
+// (layered layout + canvas past 1,500 nodes) and our default grouped view against dagre + SVG (the Netron-style
+// approach) in the same run.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -46,11 +47,11 @@ function panFrames(page: Page): Promise<number> {
   }));
 }
 
-async function measure(browser: Browser, origin: string, onnxBase64: string, renderer: 'auto' | 'svg', timeoutMs: number): Promise<Run | undefined> {
+async function measure(browser: Browser, origin: string, onnxBase64: string, renderer: 'auto' | 'svg', timeoutMs: number, groups: 'auto' | 'flat' = 'flat'): Promise<Run | undefined> {
   const { page } = await openWebview(browser, origin, { width: 1280, height: 900 });
   try {
     const start = Date.now();
-    await postToWebview(page, { type: 'showGraph', title: 'bench', onnxBase64, layers: [], threshold: 0.99, renderer });
+    await postToWebview(page, { type: 'showGraph', title: 'bench', onnxBase64, layers: [], threshold: 0.99, renderer, groups });
     const r = await waitForSent<{ timings: { decode: number; layout: number; render: number } }>(page, 'rendered', timeoutMs).catch(() => undefined);
     if (!r) return undefined;
     const firstRender = Date.now() - start;
@@ -79,7 +80,8 @@ export async function benchGraph(): Promise<void> {
       const row = (name: string, r: Run | undefined, ratio: string) => console.log(r
         ? `${String(size).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${ratio}`
         : `${String(size).padEnd(7)} | ${name.padEnd(13)} | did not render within ${fmt(BASELINE_TIMEOUT_MS)} | ${ratio}`);
-      row(size > 1500 ? 'fast + canvas' : 'dagre + svg', ours, '');
+      row(size > 1500 ? 'flat, canvas' : 'flat, svg', ours, '');
+      if (size > 1500) row('module groups', await measure(browser, server.origin, b64, 'auto', 300_000, 'auto'), 'opens collapsed to top-level modules');
       const ratio = ours && base ? `${(base.firstRender / ours.firstRender).toFixed(1)}x first render, ${(base.heapMB / ours.heapMB).toFixed(1)}x heap` : ours ? `> ${(BASELINE_TIMEOUT_MS / ours.firstRender).toFixed(0)}x first render` : '';
       row('dagre + svg', base, ratio);
       if (ours && NETRON_SECONDS[size]) console.log(`        | Netron 9.2.1 figure recorded in issue 5 (not run here): ${NETRON_SECONDS[size]} s -> ${(NETRON_SECONDS[size] * 1000 / ours.firstRender).toFixed(1)}x`);
