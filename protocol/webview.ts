@@ -31,6 +31,8 @@ export type FromWebview =
       timings: { decode: number; layout: number; render: number };
     }
   | { type: 'error'; message: string }
+  /** Open a layer's definition in the editor. */
+  | { type: 'revealSource'; file: string; line: number }
   /** Save an export; `data` is text for svg/html and base64 for png. */
   | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string };
 

@@ -93,7 +93,12 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .badge.p-fp16 { fill: var(--vscode-charts-blue, #1a85ff); }
 #search { width: 260px; }
 #layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
+#layers { display: flex; gap: 16px; align-items: flex-start; }
 #layers table { border-collapse: collapse; font-size: 12px; }
+#layers th { cursor: pointer; user-select: none; }
+#layers tr[data-module] { cursor: pointer; }
+#layers tr[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
+.chart text { fill: var(--vscode-foreground, #333); }
 #layers td, #layers th { padding: 2px 10px; text-align: left; }
 #layers tr.bad td { color: var(--vscode-errorForeground); }
 `;

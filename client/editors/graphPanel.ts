@@ -36,6 +36,10 @@ export class GraphPanel implements vscode.Disposable {
       else if (m.type === 'rendered') { this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`); this.rendered.fire(m); }
       else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
       else if (m.type === 'export') void this.saveExport(m);
+      else if (m.type === 'revealSource') {
+        const line = Math.max(0, m.line - 1);
+        void vscode.window.showTextDocument(vscode.Uri.file(m.file), { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+      }
     }));
     webview.html = webviewHtml({
       cspSource: webview.cspSource, nonce: makeNonce(), title,

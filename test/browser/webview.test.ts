@@ -168,6 +168,28 @@ test('exports SVG and PNG of the view and a standalone HTML report with no scrip
   await page.close();
 });
 
+test('the layer table sorts by column, and a row click selects the layer and asks to reveal its source', async () => {
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
+  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const modules = () => page.locator('#layers tr[data-module]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.module));
+  assert.deepEqual(await modules(), [...result.layers].sort((a, b) => a.cosine - b.cosine).map((l) => l.module), 'worst first by default');
+  await page.locator('#layers th', { hasText: /^layer/ }).click();
+  assert.deepEqual(await modules(), result.layers.map((l) => l.module).sort());
+  await page.locator('#layers th', { hasText: /^layer/ }).click();
+  assert.deepEqual(await modules(), result.layers.map((l) => l.module).sort().reverse());
+  assert.equal(await page.locator('.chart svg rect').count(), result.layers.length);
+
+  const target = result.layers.find((l) => l.source)!;
+  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await page.locator(`#layers tr[data-module="${target.module}"]`).click();
+  assert.equal(await page.locator('svg g.node.selected').getAttribute('data-module'), target.module);
+  const reveal = await waitForSent<{ file: string; line: number }>(page, 'revealSource', 5_000);
+  assert.deepEqual({ file: reveal.file, line: reveal.line }, { file: target.source!.file, line: target.source!.line });
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');

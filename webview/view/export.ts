@@ -46,7 +46,8 @@ export async function pngBase64(source: string | HTMLCanvasElement): Promise<str
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function barChart(layers: LayerResult[], threshold: number): string {
+/** Cosine per layer as horizontal bars with the threshold marked (inline SVG markup, no scripts). */
+export function barChart(layers: LayerResult[], threshold: number): string {
   const w = 640, rowH = 18, left = 140;
   const min = Math.min(threshold - 0.02, ...layers.map((l) => l.cosine));
   const x = (v: number) => left + ((v - min) / (1 - min || 1)) * (w - left - 60);
