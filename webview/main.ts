@@ -117,6 +117,7 @@ let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
 let view: { graph: Graph; select: (id: string) => void } | undefined;
+let selectedId: string | undefined;
 
 /** A new model: decode it (in the worker) and draw. */
 function show(msg: ShowGraph): Promise<void> {
@@ -164,6 +165,7 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
     onSelect: (id) => {
       const node = byId.get(id);
       if (!node) return;
+      selectedId = id;
       if (node.kind === 'group') { toggleGroup(node.module!, true); return; }
       showProperties($('props'), node, graph, layerFor(node, byModule));
       groupButtons(node.scopes ?? []);
@@ -256,3 +258,28 @@ function showToast(text: string): void {
 for (const format of ['svg', 'png', 'html'] as const) {
   $(`export-${format}`).addEventListener('click', () => void exportView(format).catch((err) => showToast(`Export failed: ${(err as Error).message}`)));
 }
+
+/**
+ * Keyboard navigation on the graph: Down/Up follow edges to the next/previous node, Left/Right step among
+ * the nodes that share the same predecessor, Enter opens a group, F fits, Escape clears the selection.
+ */
+$('canvas').addEventListener('keydown', (ev: KeyboardEvent) => {
+  if (!view) return;
+  const { graph, select } = view;
+  const edges = graph.edges;
+  const node = selectedId ? graph.nodes.find((n) => n.id === selectedId) : undefined;
+  let next: string | undefined;
+  if (ev.key === 'f' || ev.key === 'F') { fit?.(); ev.preventDefault(); return; }
+  if (ev.key === 'Escape') { selectedId = undefined; $('props').hidden = true; return; }
+  if (!node) {
+    if (ev.key.startsWith('Arrow')) next = graph.nodes[0]?.id;
+  } else if (ev.key === 'ArrowDown') next = edges.find((e) => e.from === node.id)?.to;
+  else if (ev.key === 'ArrowUp') next = edges.find((e) => e.to === node.id)?.from;
+  else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
+    const parent = edges.find((e) => e.to === node.id)?.from;
+    const siblings = parent ? edges.filter((e) => e.from === parent).map((e) => e.to) : [node.id];
+    const i = siblings.indexOf(node.id);
+    next = siblings[(i + (ev.key === 'ArrowRight' ? 1 : -1) + siblings.length) % siblings.length];
+  } else if (ev.key === 'Enter' && node.kind === 'group') { toggleGroup(node.module!, true); ev.preventDefault(); return; }
+  if (next) { select(next); ev.preventDefault(); }
+});

@@ -190,6 +190,28 @@ test('the layer table sorts by column, and a row click selects the layer and ask
   await page.close();
 });
 
+test('keyboard: arrows walk the graph along its edges, Escape clears the selection', async () => {
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
+  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  await page.locator('#canvas').focus();
+  const selectedOp = () => page.locator('svg g.node.selected').getAttribute('data-op');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await selectedOp(), 'Input');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await selectedOp(), 'QuantizeLinear');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await selectedOp(), 'DequantizeLinear');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await selectedOp(), 'Conv');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await selectedOp(), 'DequantizeLinear');
+  await page.keyboard.press('Escape');
+  assert.equal(await page.locator('#props').isHidden(), true);
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
