@@ -1,18 +1,24 @@
 // The kernel RPC contract as TypeScript: method names, error codes and the types generated from
 // kernel-rpc.schema.json (the one declaration both sides check against).
 import type {
-  CompareLayersParams, CompareLayersResult, KernelErrorData, KernelInfoParams, KernelInfoResult,
-  LayerResult, LogParams, ProgressParams,
+  CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
+  KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
+  QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
 } from '../build/generated/kernel-rpc';
 
 export type {
-  CompareLayersParams, CompareLayersResult, KernelErrorData, KernelInfoParams, KernelInfoResult,
-  LayerResult, LogParams, ProgressParams,
+  CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
+  KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
+  QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
 };
 
 export interface KernelMethods {
   'kernel/info': { params: KernelInfoParams; result: KernelInfoResult };
   'compare/layers': { params: CompareLayersParams; result: CompareLayersResult };
+  'qat/train': { params: QatTrainParams; result: QatTrainResult };
+  'eval/accuracy': { params: EvalAccuracyParams; result: EvalAccuracyResult };
+  'export/onnx': { params: ExportOnnxParams; result: ExportOnnxResult };
+  'analyze/sensitivity': { params: SensitivityParams; result: SensitivityResult };
 }
 export type KernelMethod = keyof KernelMethods;
 

@@ -29,8 +29,10 @@ class RequestContext:
         if self._cancelled.is_set():
             raise Cancelled("Request cancelled")
 
-    def progress(self, stage: str, message: str, fraction: float | None = None) -> None:
+    def progress(self, stage: str, message: str, fraction: float | None = None, **data) -> None:
+        """data: optional structured fields of ProgressParams (e.g. train={epoch, step, loss, ...})."""
         params = {"token": self.params.get("progressToken", self.id), "stage": stage, "message": message}
         if fraction is not None:
             params["fraction"] = min(max(float(fraction), 0.0), 1.0)
+        params.update({k: v for k, v in data.items() if v is not None})
         self._notify("$/progress", params)

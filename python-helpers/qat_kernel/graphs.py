@@ -44,6 +44,7 @@ class Group:
     ops: list = field(default_factory=list)   # reported op names, anchor first
     output: object = None                       # fx.Node whose value is compared
     anchor: object = None                       # the conv/linear fx.Node
+    nodes: list = field(default_factory=list)   # fx.Nodes from the anchor to the output
 
 
 def _single_user(node):
@@ -51,24 +52,45 @@ def _single_user(node):
     return users[0] if len(users) == 1 else None
 
 
-def _follow(anchor) -> Group:
+def _follow(anchor, skip_bn_arithmetic: bool = False) -> Group:
     group = Group(module=module_path(anchor) or anchor.name, op=ANCHORS[op_name(anchor)], anchor=anchor)
     group.ops.append(group.op)
+    group.nodes.append(anchor)
     node = anchor
     while (nxt := _single_user(node)) is not None:
         name = op_name(nxt)
         if name in FOLLOW:
             group.ops.append(FOLLOW[name])
+            group.nodes.append(nxt)
             node = nxt
             if name.startswith("_native_batch_norm"):  # returns a tuple: step onto getitem(…, 0)
                 item = _single_user(node)
                 if item is None or op_name(item) != "getitem":
                     break
+                group.nodes.append(item)
                 node = item
+        elif skip_bn_arithmetic and _qat_bn_prefix(nxt):
+            # prepare_qat_pt2e rewrites conv+BN as conv(x, w*bn_scale) / bn_scale [+ bias] -> BN
+            while op_name(nxt) in ("div", "add"):
+                group.nodes.append(nxt)
+                node, nxt = nxt, _single_user(nxt)
         else:
             break
     group.output = node
     return group
+
+
+def _qat_bn_prefix(node) -> bool:
+    """`node` starts the div [-> add] -> batch_norm chain of a QAT conv+BN pattern."""
+    for _ in range(2):
+        if op_name(node) not in ("div", "add"):
+            return False
+        node = _single_user(node)
+        if node is None:
+            return False
+        if op_name(node) in FOLLOW and "batch_norm" in op_name(node):
+            return True
+    return False
 
 
 def _is_quant_node(node, kind: str) -> bool:
@@ -145,3 +167,115 @@ def capture(gm, inputs, nodes) -> dict:
             for name, value in recorder.values.items():
                 parts[name].append(value)
     return {name: torch.cat(values) for name, values in parts.items() if values}
+
+
+# --- prepared (fake-quant) graphs -----------------------------------------------------------------
+
+# Ops that move values without computing new ones: fake quantizers on either side of them belong to
+# the layer that consumes their output (the x86 recipe quantizes max_pool/flatten in int8).
+PASSTHROUGH = {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "flatten", "reshape", "view",
+               "permute", "transpose", "contiguous", "clone", "dropout", "squeeze", "unsqueeze"}
+
+
+def fake_quant_module(gm, node):
+    """The fake-quant module a call_module node runs, else None."""
+    if getattr(node, "op", None) != "call_module":
+        return None
+    module = gm.get_submodule(node.target)
+    return module if hasattr(module, "fake_quant_enabled") else None
+
+
+def prepared_groups(gm) -> list[Group]:
+    """Groups of a prepare_qat_pt2e graph, output before the output fake quantizer."""
+    return [_follow(n, skip_bn_arithmetic=True) for n in gm.graph.nodes if op_name(n) in ANCHORS]
+
+
+@dataclass
+class FakeQuants:
+    """Names (module targets) of the fake quantizers that make one layer INT8."""
+    weight: list = field(default_factory=list)
+    input: list = field(default_factory=list)
+
+    @property
+    def all(self) -> list:
+        return self.weight + self.input
+
+
+def layer_fake_quants(gm, group: Group) -> FakeQuants:
+    """Weight fake quantizer of the anchor, and those on its activation input back to the producer."""
+    found = FakeQuants()
+    anchor = group.anchor
+    weight = anchor.args[1] if len(anchor.args) > 1 else anchor.kwargs.get("weight")
+    if fake_quant_module(gm, weight) is not None:
+        found.weight.append(weight.target)
+    node = anchor.args[0]
+    seen = set()
+    while hasattr(node, "op") and node not in seen:
+        seen.add(node)
+        if fake_quant_module(gm, node) is not None:
+            if node.target not in found.input:
+                found.input.append(node.target)
+        elif op_name(node) not in PASSTHROUGH:
+            break
+        node = node.args[0] if node.args else None
+    return found
+
+
+# --- converted (INT8) graphs: one layer fed another input ----------------------------------------
+
+def _is_qdq(node) -> bool:
+    return _is_quant_node(node, "quantize_per_") or _is_quant_node(node, "dequantize_per_")
+
+
+def _ancestors(node) -> set:
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.extend(n.all_input_nodes)
+    return seen
+
+
+@dataclass
+class Region:
+    """The INT8 nodes that turn `entry`'s value into the group output: input Q/DQ, the layer, output
+    Q/DQ. Re-running them with another value for `entry` gives the layer's "local" output."""
+    entry: object
+    nodes: list          # in graph order, entry excluded
+    weight: list         # weight dequantize chain (not fed by entry), for reporting
+
+
+def int8_region(group: Group) -> Region:
+    entry = group.anchor.args[0]
+    while _is_qdq(entry) and entry.args and hasattr(entry.args[0], "op"):
+        entry = entry.args[0]
+    ancestors = _ancestors(group.output)
+    downstream, stack = set(), [entry]
+    while stack:
+        n = stack.pop()
+        for user in n.users:
+            if user in ancestors and user not in downstream:
+                downstream.add(user)
+                stack.append(user)
+    order = {n: i for i, n in enumerate(group.output.graph.nodes)}
+    nodes = sorted(downstream, key=order.__getitem__)
+    weight = sorted((n for n in ancestors - downstream - _ancestors(entry) if _is_qdq(n)), key=order.__getitem__)
+    return Region(entry=entry, nodes=nodes, weight=weight)
+
+
+def run_region(interpreter, env: dict, region: Region, value):
+    """The group output when `region.entry` takes `value`; every other input comes from `env`."""
+    import torch.fx
+
+    local = {region.entry: value}
+
+    def lookup(n):
+        return local[n] if n in local else env[n]
+
+    for n in region.nodes:
+        args = torch.fx.node.map_arg(n.args, lookup)
+        kwargs = torch.fx.node.map_arg(n.kwargs, lookup)
+        local[n] = getattr(interpreter, n.op)(n.target, args, kwargs)
+    return local[region.nodes[-1]] if region.nodes else value

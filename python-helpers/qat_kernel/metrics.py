@@ -1,5 +1,5 @@
 """FP32-vs-INT8 metrics, defined exactly as torch.ao.ns.fx.utils (compute_sqnr,
-compute_cosine_similarity) so numbers agree with PyTorch's Numeric Suite. `x` is the FP32 signal."""
+compute_cosine_similarity, compute_normalized_l2_error) so numbers agree with PyTorch's Numeric Suite. `x` is the FP32 signal."""
 from __future__ import annotations
 
 
@@ -20,6 +20,13 @@ def sqnr(x, y) -> float:
     return (20 * torch.log10(torch.norm(x) / torch.norm(x - y))).item()
 
 
+def normalized_l2(x, y) -> float:
+    import torch
+
+    x, y = _float(x), _float(y)
+    return torch.sqrt(((x - y) ** 2).sum() / (x ** 2).sum()).item()
+
+
 def mse(x, y) -> float:
     return ((_float(x) - _float(y)) ** 2).mean().item()
 
@@ -29,4 +36,5 @@ def max_abs(x, y) -> float:
 
 
 def all_metrics(x, y) -> dict:
-    return {"cosine": cosine(x, y), "sqnr": sqnr(x, y), "mse": mse(x, y), "maxAbs": max_abs(x, y)}
+    return {"cosine": cosine(x, y), "sqnr": sqnr(x, y), "mse": mse(x, y), "maxAbs": max_abs(x, y),
+            "normalizedL2": normalized_l2(x, y)}

@@ -12,6 +12,7 @@ _WARNING_MESSAGES = [
     r".*_check_is_size.*deprecated.*",
     r".*LeafSpec.*is deprecated.*",                      # torch pytree, raised from copyreg
     r"Exporting a model while it is in training mode.*",  # a converted PT2E graph keeps .training=True
+    r"The input of \w+ is not quantized, skip annotate.*",  # x86 quantizer, next to a layer kept float
 ]
 _WARNING_CATEGORIES = [DeprecationWarning, FutureWarning]
 

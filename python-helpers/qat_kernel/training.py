@@ -48,12 +48,40 @@ def _cycle(batches):
             return
 
 
-def train_steps(model, optimizer, train, steps: int, ctx: RequestContext, stage: str) -> None:
-    """`steps` optimizer steps, cycling through the training batches as often as needed."""
+def make_scheduler(name: str, optimizer, total_steps: int):
+    """Stepped once per optimizer step. cosine: to 0 over the run; step: x0.1 at 1/2 and 3/4 of it."""
+    import torch
+
+    if name == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
+    if name == "step":
+        milestones = sorted({max(total_steps // 2, 1), max(total_steps * 3 // 4, 1)})
+        return torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=milestones, gamma=0.1)
+    return None
+
+
+def train_steps(model, optimizer, train, steps: int, ctx: RequestContext, stage: str,
+                steps_per_epoch: int | None = None, scheduler=None, on_epoch_end=None) -> None:
+    """`steps` optimizer steps, cycling through the training batches as often as needed.
+
+    An epoch is `steps_per_epoch` steps (len(train) when known); `on_epoch_end(epoch, step, loss)`
+    runs after each, and after the last step; `loss` is the epoch's mean."""
+    per_epoch = steps_per_epoch or steps
+    epochs = -(-steps // per_epoch)
+    losses: list[float] = []
     for step, (x, y) in enumerate(itertools.islice(_cycle(train), steps), start=1):
         ctx.check_cancelled()
         loss = _step(model, optimizer, x, y)
-        ctx.progress(stage, f"QAT step {step}/{steps}, loss {loss:.3f}", step / steps)
+        if scheduler is not None:
+            scheduler.step()
+        losses.append(loss)
+        epoch = -(-step // per_epoch)
+        lr = optimizer.param_groups[0]["lr"]
+        ctx.progress(stage, f"QAT epoch {epoch}/{epochs}, step {step}/{steps}, loss {loss:.3f}", step / steps,
+                     train={"epoch": epoch, "epochs": epochs, "step": step, "steps": steps, "loss": loss, "lr": lr})
+        if on_epoch_end is not None and (step % per_epoch == 0 or step == steps):
+            on_epoch_end(epoch, step, sum(losses) / len(losses))
+            losses.clear()
 
 
 def accuracy(model, val, ctx: RequestContext) -> tuple[float, int]:
@@ -78,3 +106,21 @@ def first_inputs(val, count: int):
         if have >= count:
             break
     return chunks
+
+
+def predict(model, val, ctx: RequestContext, limit: int | None = None):
+    """(logits, targets) of `model` on the validation batches (the first `limit` samples)."""
+    import torch
+
+    outputs, targets, have = [], [], 0
+    with torch.no_grad():
+        for x, y in val:
+            ctx.check_cancelled()
+            if limit is not None:
+                x, y = x[: limit - have], y[: limit - have]
+            outputs.append(model(x).float())
+            targets.append(y)
+            have += len(y)
+            if limit is not None and have >= limit:
+                break
+    return torch.cat(outputs), torch.cat(targets)

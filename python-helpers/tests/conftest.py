@@ -1,5 +1,6 @@
-"""Shared fixtures: one real kernel process for the session and one compare/layers run on a temp
-copy of examples/digits (QAT takes seconds; every compare test reads the same result)."""
+"""Shared fixtures: one real kernel process for the session and one run per scenario on temp copies
+of examples/digits (QAT takes seconds; every test of a scenario reads the same results, and methods
+called after a run on the same config reuse the kernel's trained model)."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -53,3 +55,35 @@ def compare_run(kernel, tmp_path_factory):
     request_id = kernel.request_async("compare/layers", {"config": str(config)})
     result = kernel.result(request_id, timeout=300)
     return request_id, result, config
+
+
+def edit_config(config: Path, mutate) -> Path:
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    mutate(data)
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return config
+
+
+# The planted bad layer: conv2 gets 2-bit weights (qint8 storage, range -2..1); fc1 is kept fp16.
+PLANTED_OVERRIDES = [
+    {"match": "conv2", "weight": {"quant_min": -2, "quant_max": 1}},
+    {"match": "fc1", "precision": "fp16"},
+]
+
+
+@pytest.fixture(scope="session")
+def planted_run(kernel, tmp_path_factory):
+    """(config, compare/layers result, analyze/sensitivity result) with the planted bad layer."""
+    config = copy_example(tmp_path_factory.mktemp("planted") / "digits")
+    edit_config(config, lambda d: d.update(overrides=PLANTED_OVERRIDES))
+    compare = kernel.request("compare/layers", {"config": str(config)})
+    sensitivity = kernel.request("analyze/sensitivity", {"config": str(config), "budget": 1.0})
+    return config, compare, sensitivity
+
+
+@pytest.fixture(scope="session")
+def eager_run(kernel, tmp_path_factory):
+    """(request id, compare/layers result, config) of examples/digits/eager.qat.yaml (flow: eager)."""
+    config = copy_example(tmp_path_factory.mktemp("eager") / "digits").parent / "eager.qat.yaml"
+    request_id = kernel.request_async("compare/layers", {"config": str(config)})
+    return request_id, kernel.result(request_id, timeout=300), config

@@ -108,14 +108,18 @@ class KernelClient:
             return [n["params"] for n in self._notifications
                     if n.get("method") == "$/progress" and n["params"].get("token") == request_id]
 
-    def wait_progress(self, request_id: int, timeout: float = 120) -> dict:
+    def wait_progress(self, request_id: int, timeout: float = 120, where=None) -> dict:
+        """The first $/progress of the request (for which `where(params)` holds, if given)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 found = [n["params"] for n in self._notifications
-                         if n.get("method") == "$/progress" and n["params"].get("token") == request_id]
+                         if n.get("method") == "$/progress" and n["params"].get("token") == request_id
+                         and (where is None or where(n["params"]))]
                 if found:
                     return found[0]
+                if request_id in self._responses:
+                    raise TimeoutError(f"request {request_id} finished without such progress")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError("no progress notification")

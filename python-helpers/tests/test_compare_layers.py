@@ -100,3 +100,34 @@ def test_onnx_runs_in_onnxruntime_like_torch_int8(compare_run):
         total += len(y)
     assert total == result["accuracy"]["samples"]
     assert abs(correct / total - result["accuracy"]["int8"]) <= 2 / total
+
+
+def test_reports_local_and_qat_float_references(compare_run):
+    _, result, _ = compare_run
+    assert result["references"] == ["fp32", "qatFloat"] and result["modes"] == ["propagated", "local"]
+    assert result["reused"] is False
+    first = result["layers"][0]
+    # The first layer's input is the model input, the same for every model: local == propagated.
+    for key in ("cosine", "sqnr", "mse", "maxAbs", "normalizedL2"):
+        assert first["local"][key] == first[key]
+        assert first["vsQatFloatLocal"][key] == first["vsQatFloat"][key]
+    for layer in result["layers"]:
+        # Quantization alone (vs the QAT-trained float model) is a smaller error than quantization
+        # plus QAT drift (vs the original FP32), on this model by a wide margin.
+        assert layer["vsQatFloat"]["sqnr"] > layer["sqnr"] + 5, layer
+        assert layer["vsQatFloatLocal"]["sqnr"] > 25, layer
+        # A layer fed exact inputs is never much worse than the same layer behind quantized ones.
+        assert layer["local"]["sqnr"] > layer["sqnr"] - 1, layer
+
+
+def test_layers_carry_int8_graph_node_ids(compare_run):
+    _, result, _ = compare_run
+    nodes = {layer["module"]: layer["nodes"] for layer in result["layers"]}
+    assert any(n.startswith("conv2d") for n in nodes["conv1"])
+    assert any(n.startswith("linear") for n in nodes["fc2"])
+    for names in nodes.values():
+        assert any(n.startswith("dequantize_per_channel") for n in names), names  # INT8 weight
+        assert any(n.startswith("quantize_per_tensor") for n in names), names     # input Q/DQ
+    all_names = [n for names in nodes.values() for n in names]
+    weight_dq = [n for n in all_names if n.startswith("dequantize_per_channel")]
+    assert len(weight_dq) == len(set(weight_dq)) == 4

@@ -20,6 +20,10 @@ def _write_config(config, mutate):
     (lambda d: d["qconfig"]["activation"].update(quant_min=255, quant_max=0), "qconfig.activation.quant_max"),
     (lambda d: d["train"].update(optimizer="rmsprop"), "train.optimizer"),
     (lambda d: d["model"].update(entry="missing.py:make_model"), "model.entry"),
+    (lambda d: d.update(overrides=[{"match": "conv1", "weight": {"observer": "MinMaxObserver",
+                                                                  "qscheme": "per_channel_symmetric"}}]),
+     "overrides.0.weight.qscheme"),
+    (lambda d: d.update(flow="eager", overrides=[{"match": "fc2", "precision": "fp32"}]), "overrides.0.precision"),
 ])
 def test_config_invalid(kernel, validate, tmp_path, mutate, path):
     config = copy_example(tmp_path / "digits")

@@ -2,7 +2,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from torch.ao.ns.fx.utils import compute_cosine_similarity, compute_sqnr
+from torch.ao.ns.fx.utils import compute_cosine_similarity, compute_normalized_l2_error, compute_sqnr
 
 from qat_kernel import metrics
 
@@ -24,3 +24,16 @@ def test_metrics_match_numeric_suite(x, y):
     assert metrics.sqnr(x, y) == pytest.approx(compute_sqnr(x, y).item(), abs=1e-6)
     assert metrics.mse(x, y) == pytest.approx(F.mse_loss(y, x).item(), abs=1e-6)
     assert metrics.max_abs(x, y) == pytest.approx((x - y).abs().max().item(), abs=1e-6)
+    assert metrics.normalized_l2(x, y) == pytest.approx(compute_normalized_l2_error(x, y).item(), abs=1e-6)
+    assert metrics.all_metrics(x, y)["normalizedL2"] == metrics.normalized_l2(x, y)
+
+
+def test_quantized_tensors_are_dequantized_first():
+    """Eager INT8 modules return quantized tensors; the Numeric Suite dequantizes them too."""
+    gen = torch.Generator().manual_seed(1)
+    x = torch.relu(torch.randn(8, 4, 5, 5, generator=gen))
+    q = torch.quantize_per_tensor(x, x.max().item() / 255, 0, torch.quint8)
+    ours = metrics.all_metrics(x, q)
+    assert ours["sqnr"] == pytest.approx(compute_sqnr(x, q).item(), abs=1e-6)
+    assert ours["cosine"] == pytest.approx(compute_cosine_similarity(x, q).item(), abs=1e-6)
+    assert ours["normalizedL2"] == pytest.approx(compute_normalized_l2_error(x, q).item(), abs=1e-6)

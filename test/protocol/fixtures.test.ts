@@ -11,7 +11,14 @@ import { parse } from 'yaml';
 const root = path.resolve(__dirname, '..', '..', '..');
 const fixtures = path.join(root, 'protocol', 'fixtures', 'rpc');
 const definitionFor = (file: string) =>
-  ({ 'kernel-info.result': 'KernelInfoResult', 'compare-layers.params': 'CompareLayersParams', 'compare-layers.result': 'CompareLayersResult', progress: 'ProgressParams' } as Record<string, string>)[file.replace(/\.json$/, '')]
+  ({
+    'kernel-info.result': 'KernelInfoResult', 'compare-layers.params': 'CompareLayersParams', 'compare-layers.result': 'CompareLayersResult', progress: 'ProgressParams',
+    'progress-train-step': 'ProgressParams', 'progress-epoch': 'ProgressParams',
+    'qat-train.params': 'QatTrainParams', 'qat-train.result': 'QatTrainResult',
+    'eval-accuracy.params': 'EvalAccuracyParams', 'eval-accuracy.result': 'EvalAccuracyResult',
+    'export-onnx.params': 'ExportOnnxParams', 'export-onnx.result': 'ExportOnnxResult',
+    'sensitivity.params': 'SensitivityParams', 'sensitivity.result': 'SensitivityResult',
+  } as Record<string, string>)[file.replace(/\.json$/, '')]
   ?? (file.startsWith('error-') ? 'KernelErrorData' : undefined);
 
 const ajv = new Ajv({ allErrors: true, strict: false });

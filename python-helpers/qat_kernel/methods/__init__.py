@@ -2,9 +2,13 @@
 
 Handler modules import only the standard library at load time; heavy packages are imported inside
 the handlers, so the kernel starts fast."""
-from . import compare_layers, kernel_info
+from . import compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
 
 METHODS = {
     "kernel/info": kernel_info.run,
     "compare/layers": compare_layers.run,
+    "qat/train": qat_train.run,
+    "eval/accuracy": eval_accuracy.run,
+    "export/onnx": export_onnx.run,
+    "analyze/sensitivity": sensitivity.run,
 }

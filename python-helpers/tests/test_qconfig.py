@@ -1,0 +1,130 @@
+"""The YAML qconfig/overrides reach the fake quantizers of a prepared PT2E graph (no RPC, no training)."""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from conftest import EXAMPLE, PROTOCOL
+from qat_kernel import graphs, pt2e_flow, qconfig
+from qat_kernel.config import Config
+from qat_kernel.errors import ConfigInvalid
+
+
+def _config(data: dict) -> Config:
+    return Config(path=Path("/nowhere/x.qat.yaml"), folder=Path("/nowhere"), data=data)
+
+
+def _digits():
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        from model import make_model
+    finally:
+        sys.path.remove(str(EXAMPLE))
+    return make_model()
+
+
+CUSTOM = {
+    "qconfig": {
+        "activation": {"observer": "MinMaxObserver", "quant_min": 0, "quant_max": 127, "eps": 0.001},
+        "weight": {"observer": "PerChannelMinMaxObserver", "dtype": "qint8", "qscheme": "per_channel_symmetric",
+                   "quant_min": -127, "quant_max": 127},
+    },
+    "overrides": [
+        {"match": "conv2", "precision": "fp32"},
+        {"match": "fc.", "activation": {"observer": "MovingAverageMinMaxObserver", "averaging_constant": 0.5}},
+        {"match": "fc2", "precision": "bf16"},  # never reached: the fc. override matches first
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    qat = pt2e_flow.Pt2eQat(_digits(), torch.randn(2, 1, 8, 8), qconfig.plan(_config(CUSTOM)))
+    fqs = qat.fake_quants()
+    return {layer.module: (fqs, found) for layer, found in qat.layers()}, qat
+
+
+def test_global_specs_reach_the_fake_quantizers(prepared):
+    layers, _ = prepared
+    fqs, found = layers["conv1"]
+    act = fqs[found.input[0]]
+    assert type(act).__name__ == "FakeQuantize"
+    assert type(act.activation_post_process).__name__ == "MinMaxObserver"
+    assert (act.quant_min, act.quant_max, act.dtype) == (0, 127, torch.uint8)
+    assert act.activation_post_process.eps.item() == pytest.approx(0.001)
+    weight = fqs[found.weight[0]]
+    assert type(weight.activation_post_process).__name__ == "PerChannelMinMaxObserver"
+    assert (weight.quant_min, weight.quant_max, weight.qscheme) == (-127, 127, torch.per_channel_symmetric)
+
+
+def test_overrides_first_match_wins_and_fp32_stays_float(prepared):
+    layers, _ = prepared
+    assert set(layers) == {"conv1", "fc1", "fc2"}  # conv2: no weight fake quantizer
+    for name in ("fc1", "fc2"):
+        fqs, found = layers[name]
+        act = fqs[found.input[-1]]
+        assert type(act).__name__ == "FusedMovingAvgObsFakeQuantize", name
+        assert act.activation_post_process.averaging_constant == 0.5
+        # The override's activation keys replace the global ones; the rest is inherited.
+        assert (act.quant_min, act.quant_max) == (0, 127)
+
+
+def test_kept_float_layer_has_no_quantizers_on_its_group(prepared):
+    _, qat = prepared
+    conv2 = next(g for g in graphs.prepared_groups(qat.model) if g.module == "conv2")
+    assert graphs.layer_fake_quants(qat.model, conv2).weight == []
+    # Neither the BN nor the ReLU of conv2's group got the global config's output quantizer.
+    assert graphs.fake_quant_module(qat.model, next(iter(conv2.output.users))) is None
+
+
+@pytest.mark.parametrize("data,path", [
+    ({"qconfig": {"weight": {"observer": "MinMaxObserver", "qscheme": "per_channel_symmetric"}}},
+     "qconfig.weight.qscheme"),
+    ({"qconfig": {"activation": {"qscheme": "per_channel_affine", "observer": "PerChannelMinMaxObserver"}}},
+     "qconfig.activation.qscheme"),
+    ({"qconfig": {"activation": {"observer": "PlaceholderObserver"}}}, "qconfig.activation.observer"),
+    ({"qconfig": {"weight": {"dtype": "qint32"}}}, "qconfig.weight.dtype"),
+    ({"qconfig": {}, "overrides": [{"match": "conv(", "precision": "fp32"}]}, "overrides.0.match"),
+    ({"qconfig": {}, "overrides": [{"match": "x", "weight": {"averaging_constant": 2}}]},
+     "overrides.0.weight.averaging_constant"),
+])
+def test_bad_specs_are_config_errors_with_their_path(data, path):
+    with pytest.raises(ConfigInvalid) as err:
+        qconfig.plan(_config(data))
+    assert err.value.data["path"] == path
+
+
+def test_reduce_range_halves_the_activation_range():
+    spec = qconfig.resolve_spec("activation", {"reduce_range": True}, None, "qconfig.activation")
+    assert (spec.quant_min, spec.quant_max) == (0, 127)
+
+
+def test_overrides_match_parent_module_paths():
+    plan = qconfig.plan(_config({"qconfig": {}, "overrides": [{"match": "layer4", "precision": "fp16"}]}))
+    assert plan.for_module("layer4.0.conv1").precision == "fp16"
+    assert plan.for_module("layer40.conv1").quantized
+    assert plan.unused_overrides() == []
+
+
+def test_example_configs_validate():
+    import jsonschema
+
+    schema = yaml.safe_load((PROTOCOL / "qat-config.schema.json").read_text())
+    for path in sorted(EXAMPLE.glob("*.qat.yaml")):
+        jsonschema.Draft7Validator(schema).validate(yaml.safe_load(path.read_text()))
+        qconfig.plan(_config(yaml.safe_load(path.read_text())))
+
+
+def test_suggestion_keeps_the_most_helpful_layers_float():
+    from qat_kernel.methods.sensitivity import suggest
+
+    rows = [{"module": m, "keptFloat": {"accuracy": a, "sqnr": 20}, "fakeQuants": [m]}
+            for m, a in (("a", 0.90), ("b", 0.95), ("c", 0.93))]
+    gains = {"a": 0.0, "b": 0.04, "c": 0.02}
+    measure = lambda off: {"accuracy": 0.90 + sum(gains[m] for m in off), "sqnr": 20}  # noqa: E731
+    chosen, last = suggest(rows, {"accuracy": 0.90, "sqnr": 10}, 0.955, measure)
+    assert [r["module"] for r in chosen] == ["b", "c"] and last["accuracy"] == pytest.approx(0.96)
+    chosen, last = suggest(rows, {"accuracy": 0.97, "sqnr": 10}, 0.955, measure)
+    assert chosen == [] and last["accuracy"] == 0.97

@@ -1,0 +1,88 @@
+"""qat/train: progress per step and per epoch (accuracy, observer scale/zero-point), atomic per-epoch
+checkpoints, cancel keeps the last one, and later methods reuse the trained model."""
+import pytest
+import torch
+
+from conftest import copy_example, edit_config
+
+STEPS = 40  # two epochs of the 20 digits batches
+
+
+@pytest.fixture(scope="module")
+def train_run(kernel, tmp_path_factory, validate):
+    config = copy_example(tmp_path_factory.mktemp("train") / "digits")
+    edit_config(config, lambda d: d["train"].update(steps=STEPS, scheduler="cosine", freeze_bn_after=1,
+                                                    freeze_observer_after=1))
+    request_id = kernel.request_async("qat/train", {"config": str(config)})
+    result = kernel.result(request_id)
+    validate("QatTrainResult", result)
+    return request_id, result, config
+
+
+def test_history_and_accuracy(train_run):
+    _, result, _ = train_run
+    assert (result["epochs"], result["steps"]) == (2, STEPS)
+    assert [h["epoch"] for h in result["history"]] == [1, 2]
+    assert [h["step"] for h in result["history"]] == [20, 40]
+    assert result["accuracy"]["fakeQuant"] >= result["accuracy"]["fp32"] - 0.01
+    assert result["history"][-1]["accuracy"] == result["accuracy"]["fakeQuant"]
+
+
+def test_progress_per_step_and_epoch(train_run, kernel, validate):
+    request_id, result, config = train_run
+    progress = kernel.progress(request_id)
+    for params in progress:
+        validate("ProgressParams", params)
+    steps = [p["train"] for p in progress if p["stage"] == "qat" and "train" in p]
+    assert [s["step"] for s in steps] == list(range(1, STEPS + 1))
+    assert steps[0]["lr"] > steps[-1]["lr"]  # cosine schedule
+    epochs = [p["train"] for p in progress if p["stage"] == "epoch"]
+    assert [e["epoch"] for e in epochs] == [1, 2]
+    for epoch in epochs:
+        assert 0 < epoch["accuracy"] <= 1
+        assert epoch["checkpoint"] == result["checkpoint"]
+        roles = {(o["module"], o["role"]) for o in epoch["observers"]}
+        assert {("conv1", "weight"), ("conv1", "activation"), ("fc2", "weight")} <= roles
+    conv1 = next(o for o in epochs[0]["observers"] if (o["module"], o["role"]) == ("conv1", "weight"))
+    assert len(conv1["scale"]) == 16 and len(conv1["zeroPoint"]) == 16  # per channel
+    assert any("frozen after epoch 1" in p["message"] for p in progress)
+
+
+def test_observers_frozen_after_epoch_one(train_run, kernel):
+    request_id, _, _ = train_run
+    epochs = [p["train"] for p in kernel.progress(request_id) if p["stage"] == "epoch"]
+    # freeze_observer_after: 1 -> scales do not move during epoch 2.
+    assert epochs[0]["observers"] == epochs[1]["observers"]
+
+
+def test_checkpoint_is_the_last_epoch(train_run):
+    _, result, config = train_run
+    checkpoint = config.parent / "out" / "digits.qat.pt"
+    assert result["checkpoint"] == str(checkpoint)
+    saved = torch.load(checkpoint, weights_only=False)
+    assert (saved["epoch"], saved["step"], saved["flow"]) == (2, STEPS, "pt2e")
+    assert any(k.startswith("activation_post_process") for k in saved["state_dict"])
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt"]
+
+
+def test_compare_after_train_reuses_the_model(train_run, kernel, validate):
+    _, trained, config = train_run
+    request_id = kernel.request_async("compare/layers", {"config": str(config)})
+    result = kernel.result(request_id)
+    validate("CompareLayersResult", result)
+    assert result["reused"] is True
+    assert "qat" not in {p["stage"] for p in kernel.progress(request_id)}
+
+
+def test_cancel_keeps_the_last_checkpoint(kernel, tmp_path):
+    config = copy_example(tmp_path / "digits")
+    request_id = kernel.request_async("qat/train", {"config": str(config), "steps": 1_000_000})
+    first = kernel.wait_progress(request_id, timeout=120, where=lambda p: p["stage"] == "epoch")
+    kernel.notify("$/cancelRequest", {"id": request_id})
+    response = kernel.wait_response(request_id, timeout=120)
+    assert response["error"]["data"]["kind"] == "cancelled", response
+    checkpoint = config.parent / "out" / "digits.qat.pt"
+    assert first["train"]["checkpoint"] == str(checkpoint)
+    saved = torch.load(checkpoint, weights_only=False)
+    assert saved["epoch"] >= 1 and saved["step"] == saved["epoch"] * 20
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt"]  # no temp files
