@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayers } from './commands/compareLayers';
+import { analyzeSensitivity } from './commands/sensitivity';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { OnnxEditorProvider } from './editors/onnxEditor';
@@ -35,6 +36,7 @@ export class Ctx implements vscode.Disposable {
   async activate(): Promise<void> {
     const commands: Record<string, (ctx: Ctx) => (...args: never[]) => unknown> = {
       'qatStudio.compareLayers': compareLayers,
+      'qatStudio.analyzeSensitivity': analyzeSensitivity,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
     };

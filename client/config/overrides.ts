@@ -33,3 +33,12 @@ export function addPrecisionOverride(text: string, module: string, precision: 'f
   }
   throw new Error('`overrides` in this config is not a list; add the override by hand.');
 }
+
+/** The config text with an FP16/FP32 override for each module, the first listed ending up first. */
+export function withOverrides(text: string, modules: Array<{ match: string; precision: 'fp16' | 'bf16' | 'fp32' }>): string {
+  for (const m of [...modules].reverse()) {
+    const e = addPrecisionOverride(text, m.match, m.precision);
+    text = text.slice(0, e.offset) + e.text + text.slice(e.offset);
+  }
+  return text;
+}

@@ -1,5 +1,7 @@
 // The kernel jobs a `qat` task can run: which method, its params from the config path, and a summary.
-import type { CompareLayersResult, KernelInfoResult, KernelMethod } from '../../protocol/kernel';
+import type {
+  CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
+} from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 
 export interface Job<R> {
@@ -13,7 +15,38 @@ export interface Job<R> {
 
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
 
-export const JOBS: Record<'compare' | 'info', Job<never>> = {
+export type JobName = 'train' | 'evaluate' | 'export' | 'compare' | 'sensitivity' | 'info';
+
+export const JOBS: Record<JobName, Job<never>> = {
+  train: {
+    method: 'qat/train',
+    params: (config) => ({ config }),
+    summary: (r) => [
+      `${r.flow} QAT: ${r.epochs} epochs, ${r.steps} steps${r.seconds ? ` in ${r.seconds.toFixed(1)} s` : ''}`,
+      `accuracy FP32 ${pct(r.accuracy.fp32)} · fake-quant ${pct(r.accuracy.fakeQuant)} on ${r.accuracy.samples} samples`,
+      r.checkpoint ? `checkpoint: ${r.checkpoint}` : 'no checkpoint written',
+      ...(r.warnings ?? []).map((w) => `warning: ${w}`),
+    ],
+  } satisfies Job<QatTrainResult> as Job<never>,
+  evaluate: {
+    method: 'eval/accuracy',
+    params: (config) => ({ config }),
+    summary: (r) => [
+      `accuracy on ${r.samples} samples (${r.flow}): FP32 ${pct(r.fp32)} · QAT float ${pct(r.qatFloat)} · fake-quant ${pct(r.fakeQuant)} · INT8 ${pct(r.int8)}` +
+        (r.ptq !== undefined ? ` · PTQ INT8 ${pct(r.ptq)}` : ''),
+    ],
+  } satisfies Job<EvalAccuracyResult> as Job<never>,
+  export: {
+    method: 'export/onnx',
+    params: (config) => ({ config }),
+    summary: (r) => [
+      r.path ? `QDQ ONNX (opset ${r.opset}): ${r.path}` : `export failed: ${r.error}`,
+      ...(r.size ? [`size: FP32 ${(r.size.fp32Bytes / 1024).toFixed(1)} KiB -> INT8 ${(r.size.int8Bytes / 1024).toFixed(1)} KiB (${r.size.ratio.toFixed(2)}x smaller), ONNX file ${(r.size.onnxFileBytes / 1024).toFixed(1)} KiB`] : []),
+      ...(r.verify ? [`ONNX Runtime vs PyTorch INT8 on ${r.verify.samples} samples: max |Δ| ${r.verify.maxAbs.toExponential(2)}` +
+        (r.verify.maxSteps !== undefined ? ` = ${r.verify.maxSteps.toFixed(2)} quantization steps` : '') +
+        `, same prediction ${pct(r.verify.predictionsEqual)}, ORT accuracy ${pct(r.verify.ortAccuracy)}`] : []),
+    ],
+  } satisfies Job<ExportOnnxResult> as Job<never>,
   compare: {
     method: 'compare/layers',
     params: (config) => ({ config }),
@@ -34,6 +67,16 @@ export const JOBS: Record<'compare' | 'info', Job<never>> = {
     params: () => ({}),
     summary: (r) => [`Python ${r.python} (${r.executable})`, ...Object.entries(r.packages).map(([n, p]) => `${n.padEnd(12)} ${p.version ?? `missing: ${p.error}`}`)],
   } satisfies Job<KernelInfoResult> as Job<never>,
+  sensitivity: {
+    method: 'analyze/sensitivity',
+    params: (config) => ({ config }),
+    summary: (r) => [
+      `fake-quant ${pct(r.accuracy.fakeQuant)} vs QAT float ${pct(r.accuracy.qatFloat)}; budget ${r.budget} points`,
+      'rank layer            quantized alone      kept float',
+      ...r.layers.map((l) => `${String(l.rank).padStart(4)} ${l.module.padEnd(16)} ${pct(l.quantizedAlone.accuracy).padStart(8)} ${l.quantizedAlone.sqnr.toFixed(1).padStart(6)} dB   ${pct(l.keptFloat.accuracy).padStart(8)} ${l.keptFloat.sqnr.toFixed(1).padStart(6)} dB`),
+      r.suggestion.overrides.length
+        ? `suggested: keep ${r.suggestion.overrides.map((o) => `${o.match} ${o.precision}`).join(', ')} -> ${pct(r.suggestion.accuracy)}${r.suggestion.withinBudget ? ' (within budget)' : ' (still over budget)'}`
+        : 'no override needed within the budget',
+    ],
+  } satisfies Job<SensitivityResult> as Job<never>,
 };
-
-export type JobName = keyof typeof JOBS;
