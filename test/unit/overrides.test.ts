@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { addPrecisionOverride } from '../../client/config/overrides';
+import { addPrecisionOverride, withOverrides } from '../../client/config/overrides';
 
 const apply = (text: string, module: string) => {
   const e = addPrecisionOverride(text, module, 'fp16');
@@ -36,4 +36,9 @@ test('the inserted regex matches only that module', () => {
 
 test('refuses a non-list overrides value instead of corrupting it', () => {
   assert.throws(() => addPrecisionOverride('overrides: {a: 1}\n', 'x', 'fp16'), /not a list/);
+});
+
+test('several overrides keep the given order, first listed first', () => {
+  const out = withOverrides('version: 1\noverrides:\n  - {match: old, precision: fp32}\n', [{ match: 'fc2', precision: 'fp16' }, { match: 'conv2', precision: 'fp16' }]);
+  assert.deepEqual(parse(out).overrides.map((o: { match: string }) => o.match), ['fc2', 'conv2', 'old']);
 });
