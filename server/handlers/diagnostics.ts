@@ -4,7 +4,8 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnosticsFor, forgetDocument } from '../services/diagnostics';
 import type { Settings } from '../services/settings';
 
-const DEBOUNCE_MS = 30;
+// Short: typing bursts still coalesce (keys come ~100 ms apart), and the 50 ms republish goal leaves room for the rules.
+const DEBOUNCE_MS = 10;
 
 export class DiagnosticsHandler {
   private timers = new Map<string, NodeJS.Timeout>();

@@ -96,4 +96,15 @@ describe('QAT Studio in the extension host', () => {
     assert.equal(hit.range.start.line, 1);
     assert.match(hit.message, /planted failure in make_model/);
   });
+
+  it('QAT: Analyze Sensitivity ranks every quantized layer, and the evaluate task reuses the trained model', async () => {
+    const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
+    const result = await vscode.commands.executeCommand<{ layers: Array<{ module: string; rank: number }>; suggestion: { overrides: unknown[] } }>(
+      'qatStudio.analyzeSensitivity', config, { budget: 1, apply: 'none' });
+    assert.ok(result, 'no sensitivity result');
+    assert.deepEqual(result.layers.map((l) => l.module).sort(), ['conv1', 'conv2', 'fc1', 'fc2']);
+    assert.deepEqual(result.layers.map((l) => l.rank), [1, 2, 3, 4]);
+    assert.ok(Array.isArray(result.suggestion.overrides));
+    assert.equal(await runTask('evaluate', 'digits.qat.yaml'), 0);
+  });
 });
