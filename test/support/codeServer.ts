@@ -39,14 +39,16 @@ export function exampleWorkspace(extra: Record<string, string> = {}): string {
   return ws;
 }
 
-export async function startCodeServer(workspace: string, opts: { smokeTestDriver?: boolean } = {}): Promise<CodeServer> {
+/** `workspaceTrust: true` keeps VS Code's Workspace Trust on, so the folder opens in Restricted Mode. */
+export async function startCodeServer(workspace: string, opts: { smokeTestDriver?: boolean; workspaceTrust?: boolean } = {}): Promise<CodeServer> {
   const port = await freePort();
   const home = mkdtempSync(path.join(tmpdir(), 'qat-cs-'));
   const userData = path.join(home, 'user-data');
   mkdirSync(path.join(userData, 'User'), { recursive: true });
-  writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
+  const settings = opts.workspaceTrust ? { ...userSettings, 'security.workspace.trust.enabled': true } : userSettings;
+  writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   const args = [codeServerEntry, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--disable-update-check', ...(opts.workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override',
     '--extensions-dir', path.join(home, 'extensions'), '--user-data-dir', userData];
   if (opts.smokeTestDriver) args.push('--vscode-option', 'enable-smoke-test-driver');
   args.push(workspace);
