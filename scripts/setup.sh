@@ -17,6 +17,8 @@ setup_apt() {
   local missing=()
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
+  # The aarch64 cross compiler for TVM builds targeting Arm boards.
+  command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
   [ ${#missing[@]} -eq 0 ] && return 0
   log "apt-get install ${missing[*]}"
   as_root apt-get update -qq
