@@ -1,13 +1,13 @@
 // The kernel RPC contract as TypeScript: method names, error codes and the types generated from
 // kernel-rpc.schema.json (the one declaration both sides check against).
 import type {
-  CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
+  BuildTvmParams, BuildTvmResult, CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
   KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
   QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
 } from '../build/generated/kernel-rpc';
 
 export type {
-  CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
+  BuildTvmParams, BuildTvmResult, CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
   KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
   QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
 };
@@ -19,6 +19,7 @@ export interface KernelMethods {
   'eval/accuracy': { params: EvalAccuracyParams; result: EvalAccuracyResult };
   'export/onnx': { params: ExportOnnxParams; result: ExportOnnxResult };
   'analyze/sensitivity': { params: SensitivityParams; result: SensitivityResult };
+  'build/tvm': { params: BuildTvmParams; result: BuildTvmResult };
 }
 export type KernelMethod = keyof KernelMethods;
 

@@ -7,9 +7,11 @@ and accuracies are computed on first use.
 
 The kernel lives as long as the editor session, so a `Trained` is kept, keyed by the config file and
 the .py files beside it (path + mtime + size) and the training overrides of the request:
-compare/layers, analyze/sensitivity, eval/accuracy and export/onnx after a qat/train (or after each
-other) reuse the trained model instead of training again. Editing the config or a .py file next to
-it, or asking for other steps/epochs, trains anew."""
+compare/layers, analyze/sensitivity, eval/accuracy, export/onnx and build/tvm after a qat/train (or
+after each other) reuse the trained model instead of training again. Editing the config or a .py file
+next to it, or asking for other steps/epochs, trains anew. A `Trained` also remembers the QDQ ONNX
+files exported from it (record_export/exported), so build/tvm compiles the file compare/layers wrote
+instead of exporting again."""
 from __future__ import annotations
 
 import collections
@@ -107,6 +109,8 @@ class Trained:
     warnings: list = field(default_factory=list)
     history: list = field(default_factory=list)      # per epoch: {epoch, step, loss, accuracy?}
     seconds: float = 0.0
+    # QDQ ONNX files exported from this model: path -> (mtime_ns, size, opset) when written
+    exports: dict = field(default_factory=dict)
     _converted: Any = None
     _fp32_graph: Any = None
     _accuracy: dict = field(default_factory=dict)
@@ -376,6 +380,22 @@ def convert(trained: Trained, ctx: RequestContext):
         trained.converted  # noqa: B018
         ctx.check_cancelled()
     return trained.converted
+
+
+def record_export(trained: Trained, path, opset: int) -> None:
+    """Remember that `path` holds this model's QDQ ONNX export (opset), as the file is now."""
+    st = Path(path).stat()
+    trained.exports[str(Path(path))] = (st.st_mtime_ns, st.st_size, opset)
+
+
+def exported(trained: Trained, path, opset: int) -> bool:
+    """True when `path` still is the file this model was exported to with `opset` (not rewritten
+    or replaced since)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return False
+    return trained.exports.get(str(Path(path))) == (st.st_mtime_ns, st.st_size, opset)
 
 
 def out_path(cfg: Config, name: str) -> Path:

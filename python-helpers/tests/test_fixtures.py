@@ -20,6 +20,8 @@ DEFINITIONS = {
     "export-onnx.result": "ExportOnnxResult",
     "sensitivity.params": "SensitivityParams",
     "sensitivity.result": "SensitivityResult",
+    "build-tvm.params": "BuildTvmParams",
+    "build-tvm.result": "BuildTvmResult",
 }
 FIXTURES = sorted((PROTOCOL / "fixtures" / "rpc").glob("*.json"))
 

@@ -18,6 +18,7 @@ const definitionFor = (file: string) =>
     'eval-accuracy.params': 'EvalAccuracyParams', 'eval-accuracy.result': 'EvalAccuracyResult',
     'export-onnx.params': 'ExportOnnxParams', 'export-onnx.result': 'ExportOnnxResult',
     'sensitivity.params': 'SensitivityParams', 'sensitivity.result': 'SensitivityResult',
+    'build-tvm.params': 'BuildTvmParams', 'build-tvm.result': 'BuildTvmResult',
   } as Record<string, string>)[file.replace(/\.json$/, '')]
   ?? (file.startsWith('error-') ? 'KernelErrorData' : undefined);
 

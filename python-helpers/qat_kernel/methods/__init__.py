@@ -2,7 +2,7 @@
 
 Handler modules import only the standard library at load time; heavy packages are imported inside
 the handlers, so the kernel starts fast."""
-from . import compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
+from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
 
 METHODS = {
     "kernel/info": kernel_info.run,
@@ -11,4 +11,5 @@ METHODS = {
     "eval/accuracy": eval_accuracy.run,
     "export/onnx": export_onnx.run,
     "analyze/sensitivity": sensitivity.run,
+    "build/tvm": build_tvm.run,
 }

@@ -65,7 +65,10 @@ def run(ctx: RequestContext) -> dict:
     ctx.check_cancelled()
 
     if trained.flow == "pt2e":
-        onnx = export_onnx(cfg, converted, trained.example, ctx)
+        opset = cfg.get("export.onnx.opset", DEFAULT_OPSET)
+        onnx = export_onnx(cfg, converted, trained.example, ctx, opset)
+        if onnx["path"] is not None:
+            session.record_export(trained, onnx["path"], opset)
     else:
         onnx = {"path": None, "error": "ONNX export of eager INT8 models is not supported (the dynamo "
                                        "exporter cannot flatten packed params); use flow: pt2e"}

@@ -156,6 +156,7 @@ def run(ctx: RequestContext) -> dict:
         return {"path": None, "error": exported["error"], "opset": opset, "reused": reused,
                 "seconds": round(time.monotonic() - started, 2)}
     path = Path(exported["path"])
+    session.record_export(trained, path, opset)
     model = onnx.load(str(path))
     ops = [n.op_type for n in model.graph.node]
     fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)

@@ -1,0 +1,473 @@
+"""build/tvm: the config's INT8 model compiled with TVM (Relax) for a target, checked and timed.
+
+Flow: load the config -> resolve the target (a preset of tvm_build.PRESETS or the `name` of an entry
+of the config's `targets`; a missing toolchain fails here, before any training) -> the trained model
+(reused from the session cache, else trained) -> its QDQ ONNX export (the file compare/layers or
+export/onnx wrote for this very model is reused, else exported now to export.onnx.path) ->
+tvm_build.build_tvm with our int8 fold -> parity on real validation samples against ONNX Runtime and
+the PyTorch INT8 model (`verify`, default on; only where the library runs on this machine) ->
+latency of TVM INT8 against TVM FP32, ONNX Runtime and PyTorch FP32/INT8 at batch 1 and 16
+(`bench`, default off).
+
+Everything is written into a staging folder next to <config folder>/out/tvm-<target name>/ and moved
+into place when the request succeeds, so a cancelled or failed request leaves no folder (and an
+earlier build untouched). The folder: model.so, build-report.json (build_tvm's report plus parity,
+bench and summary) and, with bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed).
+
+Stages (`stage` of $/progress): load, fp32, export, qat, convert (training, when not reused),
+target, onnx, build, verify, bench."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+from .. import session
+from ..config import Config
+from ..context import RequestContext
+from ..errors import ConfigInvalid
+from . import compare_layers
+
+BATCHES = (1, 16)
+DEFAULT_PARITY_SAMPLES = 1024
+DEFAULT_BENCH_RUNS = 100
+# TVM target options whose value is a list (TVM 0.27 rejects a plain string for them).
+LIST_OPTIONS = {"mattr", "keys", "libs", "cl-opt"}
+
+ROW_LABELS = {
+    "torch-fp32": "PyTorch FP32 (eager)",
+    "torch-int8": "PyTorch INT8 (PT2E converted)",
+    "tvm-int8": "TVM INT8 (int8 fold)",
+    "tvm-qdq-fp32": "TVM QDQ, no fold (fp32 math)",
+    "tvm-fp32": "TVM FP32",
+    "ort-int8": "ONNX Runtime INT8 (QDQ)",
+    "ort-fp32": "ONNX Runtime FP32",
+}
+
+
+# ------------------------------------------------------------------------------------- targets
+
+def parse_target_string(text: str):
+    """A config's `tvm` string -> what tvm_build.resolve_target takes: a preset name, "llvm"/"cuda",
+    JSON text, or a TVM CLI string ("llvm -mcpu=cortex-a72 -mattr=+neon,+dotprod"), which TVM 0.27 no
+    longer parses, converted to its dict form ({"kind": "llvm", "mcpu": ..., "mattr": [...]}).
+    Raises ValueError when the string cannot be read."""
+    from ..tvm_build import PRESETS
+
+    text = text.strip()
+    if not text:
+        raise ValueError("empty target")
+    if text in PRESETS or text in ("x86_64", "arm64") or text.startswith("{"):
+        return text
+    tokens = shlex.split(text)
+    kind, options = tokens[0], tokens[1:]
+    if kind.startswith("-"):
+        raise ValueError(f"{text!r} does not start with a target kind (llvm, cuda, ...)")
+    spec: dict = {"kind": kind}
+    for token in options:
+        if not token.startswith("-"):
+            raise ValueError(f"{token!r} in {text!r} is not a -key=value option")
+        key, eq, value = token.lstrip("-").partition("=")
+        if not key:
+            raise ValueError(f"empty option in {text!r}")
+        if not eq:
+            spec[key] = True
+        elif key in LIST_OPTIONS:
+            spec[key] = [v for v in value.split(",") if v]
+        elif re.fullmatch(r"-?\d+", value):
+            spec[key] = int(value)
+        elif value.lower() in ("true", "false"):
+            spec[key] = value.lower() == "true"
+        else:
+            spec[key] = value
+    return spec if len(spec) > 1 else kind
+
+
+def config_target(cfg: Config, name: str):
+    """(what to build for, where it came from, YAML path): a config `targets` entry named `name`
+    first, else a preset. ConfigInvalid(path="targets") when it is neither."""
+    from ..tvm_build import PRESETS
+
+    entries = cfg.get("targets") or []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("name") == name:
+            value = entry.get("tvm")
+            path = f"targets.{i}.tvm"
+            if isinstance(value, dict):
+                return dict(value), "config", path
+            try:
+                return parse_target_string(str(value)), "config", path
+            except ValueError as exc:
+                raise ConfigInvalid(f"{path}: cannot read target {value!r}: {exc}", path=path) from exc
+    if name in PRESETS:
+        return name, "preset", None
+    names = [e.get("name") for e in entries if isinstance(e, dict)]
+    known = f"targets in {cfg.path.name}: {', '.join(names)}" if names else f"no targets in {cfg.path.name}"
+    raise ConfigInvalid(f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under "
+                        f"targets ({known})", path="targets")
+
+
+def resolve(cfg: Config, name: str):
+    """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
+    command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
+    from ..tvm_build import TvmBuildError, resolve_target
+
+    spec, source, path = config_target(cfg, name)
+    where = path or "targets"
+    try:
+        resolved = resolve_target(spec)  # ToolchainMissing (a PackageMissing) goes out as it is
+    except TvmBuildError as exc:
+        raise ConfigInvalid(f"{where}: {exc.message}", path=where) from exc
+    try:
+        resolved.tvm_target()  # TVM's own check of the options (names and types)
+    except Exception as exc:  # noqa: BLE001 - tvm.target.Target rejecting an option
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigInvalid(f"{where}: TVM rejects the target {json.dumps(spec)}: {first}", path=where) from exc
+    return spec, source, resolved
+
+
+def out_dir_for(cfg: Config, name: str) -> Path:
+    return cfg.folder / "out" / ("tvm-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name))
+
+
+# ------------------------------------------------------------------------------------------ ONNX
+
+def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path, bool]:
+    """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
+    model was exported there (same opset) and the file is unchanged since."""
+    from .. import onnx_export, pt2e_flow
+
+    relative, path = compare_layers.onnx_path(cfg)
+    opset = cfg.get("export.onnx.opset", compare_layers.DEFAULT_OPSET)
+    if session.exported(trained, path, opset):
+        ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
+        return path, True
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
+    onnx_export.export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
+    session.record_export(trained, path, opset)
+    ctx.check_cancelled()
+    return path, False
+
+
+# ----------------------------------------------------------------------------------------- verify
+
+def _validation(trained, limit: int, converted, ctx: RequestContext):
+    """(inputs float32 [N,...], labels int64 [N], PyTorch INT8 outputs [N,...]) of the first
+    `limit` validation samples."""
+    import numpy as np
+    import torch
+
+    xs, ys, refs, have = [], [], [], 0
+    with torch.no_grad():
+        for x, y in trained.val:
+            ctx.check_cancelled()
+            x, y = x[: limit - have], y[: limit - have]
+            xs.append(x.float())
+            ys.append(y)
+            refs.append(converted(x).float())
+            have += len(y)
+            if have >= limit:
+                break
+    if not xs:
+        raise ConfigInvalid("data: the validation batches are empty; build/tvm verifies on them", path="data")
+    return (np.ascontiguousarray(torch.cat(xs).numpy(), dtype=np.float32), torch.cat(ys).numpy(),
+            torch.cat(refs).numpy())
+
+
+def _metrics(c: dict | None) -> dict | None:
+    if c is None:
+        return None
+    out = {"samples": c["samples"], "maxAbsDiff": c["max_abs_diff"], "meanAbsDiff": c["mean_abs_diff"],
+           "cosineMin": c["cosine_min"], "cosineMean": c["cosine_mean"]}
+    if c.get("max_diff_steps") is not None:
+        out["maxDiffSteps"] = c["max_diff_steps"]
+        out["withinOneStep"] = c["within_one_step"]
+    if "top1_agreement" in c:
+        out["top1Agreement"] = c["top1_agreement"]
+        out["top1Mismatches"] = c["top1_mismatches"]
+    return out
+
+
+def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext) -> dict:
+    """tvm_build.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
+    INT8) plus each one's top-1 accuracy against the labels."""
+    import numpy as np
+
+    from ..tvm_build import compare, output_step, run_ort, run_tvm
+
+    ctx.progress("verify", f"running the TVM library on {len(x)} validation samples", 0.1)
+    out = run_tvm(artifact, x)
+    ctx.check_cancelled()
+    ctx.progress("verify", "running ONNX Runtime on the same samples", 0.5)
+    ref = run_ort(onnx_file, x)
+    ctx.check_cancelled()
+    step = output_step(onnx_file)
+    parity: dict = {"samples": int(len(x)), "outputKind": step["kind"]}
+    if step["step"] is not None:
+        parity["outputStep"] = float(np.min(step["step"]))
+    parity["vsOrt"] = _metrics(compare(out, ref, step["step"]))
+    if torch_out is not None:
+        parity["vsTorch"] = _metrics(compare(out, torch_out, step["step"]))
+        parity["ortVsTorch"] = _metrics(compare(ref, torch_out, step["step"]))
+    if out.ndim == 2 and out.shape[-1] > 1 and labels is not None:
+        parity["accuracy"] = {"tvm": float((out.argmax(-1) == labels).mean()),
+                              "ort": float((ref.argmax(-1) == labels).mean())}
+        if torch_out is not None:
+            parity["accuracy"]["torch"] = float((torch_out.argmax(-1) == labels).mean())
+    ctx.progress("verify", "parity checked", 1.0)
+    return parity
+
+
+# ------------------------------------------------------------------------------------------ bench
+
+def _latency(stats: dict) -> dict:
+    return {"medianMs": stats["median_ms"], "p10Ms": stats["p10_ms"], "p90Ms": stats["p90_ms"],
+            "minMs": stats["min_ms"], "runs": stats["runs"], "throughputPerS": stats["throughput_per_s"]}
+
+
+def bench(onnx_file: Path, artifact: Path, report: dict, spec, work: Path, x, trained, converted,
+          runs: int, ctx: RequestContext) -> dict:
+    """compare_backends' rows (TVM without the fold, TVM FP32, ONNX Runtime INT8/FP32) plus the
+    library just built and PyTorch FP32/INT8 of the session's model, each at batch 1 and 16 on real
+    validation inputs; speedups against PyTorch FP32."""
+    import numpy as np
+    import torch
+
+    from ..tvm_build import bench_latency, compare_backends, load_tvm
+    from .export_onnx import model_bytes
+
+    warmup = max(3, runs // 10)
+    reps = int(np.ceil(max(BATCHES) / len(x)))
+    pool = np.concatenate([x] * reps) if reps > 1 else x
+    inputs = {b: np.ascontiguousarray(pool[:b]) for b in BATCHES}
+    main_name = "tvm-int8" if report["fold_int8"] else "tvm-qdq-fp32"
+    others = tuple(r for r in ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
+                   if r not in (main_name, "tvm-int8"))
+    rows: list = []
+
+    def timed(name, fn, nbytes, artifact_path=None, ops=None):
+        ctx.progress("bench", f"timing {ROW_LABELS[name]}")
+        row = {"name": name, "label": ROW_LABELS[name], "bytes": int(nbytes)}
+        if artifact_path is not None:
+            row["artifact"] = str(artifact_path)
+        if ops is not None:
+            row["opsPerPrecision"] = ops
+        row["latency"] = {}
+        for b in BATCHES:
+            ctx.check_cancelled()
+            row["latency"][f"b{b}"] = _latency(bench_latency(fn, inputs[b], warmup, runs))
+        rows.append(row)
+
+    with torch.no_grad():
+        timed("torch-fp32", lambda a: trained.fp32(torch.from_numpy(a)), model_bytes(trained.fp32))
+        timed("torch-int8", lambda a: converted(torch.from_numpy(a)), model_bytes(converted))
+    timed(main_name, load_tvm(artifact), report["artifact_bytes"], artifact, report["ops_per_precision"])
+
+    def progress(stage, message, fraction):
+        ctx.progress("bench", message, fraction)
+
+    compared = compare_backends(onnx_file, work, inputs, target=spec, warmup=warmup, runs=runs, rows=others,
+                                progress=progress, check_cancelled=ctx.check_cancelled)
+    for r in compared["rows"]:
+        row = {"name": r["name"], "label": ROW_LABELS[r["name"]], "bytes": int(r["bytes"]),
+               "artifact": r["artifact"]}
+        if r.get("ops_per_precision") is not None:
+            row["opsPerPrecision"] = r["ops_per_precision"]
+        row["latency"] = {f"b{b}": _latency(r["latency"][str(b)]) for b in BATCHES}
+        rows.append(row)
+    base = rows[0]["latency"]
+    for row in rows:
+        row["speedupVsTorchFp32"] = {k: base[k]["medianMs"] / row["latency"][k]["medianMs"]
+                                     for k in base if row["latency"][k]["medianMs"] > 0}
+    fastest = {f"b{b}": min(rows, key=lambda r: r["latency"][f"b{b}"]["medianMs"])["name"] for b in BATCHES}
+    ctx.progress("bench", "benchmarked", 1.0)
+    return {"baseline": "torch-fp32", "warmup": warmup, "runs": runs, "rows": rows, "fastest": fastest}
+
+
+# ---------------------------------------------------------------------------------------- summary
+
+def _precision_counts(counts: dict) -> str:
+    order = ["int8", "int16", "int32", "float16", "float32"]
+    keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
+    return ", ".join(f"{k} {counts[k]}" for k in keys)
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.2f}%"
+
+
+def _parity_line(title: str, m: dict) -> str:
+    parts = [f"{title} ({m['samples']} validation samples):"]
+    if "top1Agreement" in m:
+        parts.append(f"top-1 agreement {_pct(m['top1Agreement'])},")
+    if "maxDiffSteps" in m:
+        parts.append(f"max diff {m['maxDiffSteps']:.2f} steps ({_pct(m['withinOneStep'])} of samples "
+                     f"within one step),")
+    parts.append(f"max |diff| {m['maxAbsDiff']:.3g}, cosine min {m['cosineMin']:.6f}")
+    return " ".join(parts)
+
+
+def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
+    """The lines the VS Code task prints, as they are."""
+    runs_here = "runs on this machine" if report["runnable_here"] else "cross-built: does not run on this machine"
+    where = "preset" if source == "preset" else "from the config's targets"
+    lines = [f"TVM {report['tvm_version']} build for {name} ({where}): {report['target']} "
+             f"[{report['arch']}, {report['device']}, {runs_here}]"]
+    before, after = result["opsPerPrecision"]["before"], result["opsPerPrecision"]["after"]
+    a_before, a_after = result["anchorsPerPrecision"]["before"], result["anchorsPerPrecision"]["after"]
+    lines.append(f"Compute ops before the int8 fold: {_precision_counts(before)} "
+                 f"(conv/matmul: {_precision_counts(a_before)})")
+    fold = "after the int8 fold" if report["fold_int8"] else "built without the fold (foldInt8: false)"
+    lines.append(f"Compute ops {fold}: {_precision_counts(after)} (conv/matmul: {_precision_counts(a_after)})")
+    ops = result["ops"]
+    per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "folded", "fp32")}
+    lines.append(f"ONNX nodes: {per['int8']} run in int8, {per['folded']} folded away, {per['fp32']} stay fp32")
+    fp32 = [o for o in ops if o["precision"] == "fp32"]
+    for o in fp32[:5]:
+        lines.append(f"  fp32: {o['opType']} {o['onnxNode']}: {o.get('reason') or 'no reason given'}")
+    if len(fp32) > 5:
+        lines.append(f"  ... and {len(fp32) - 5} more fp32 nodes (see the report)")
+    parity = result.get("parity")
+    if parity is not None:
+        lines.append(_parity_line("Parity vs ONNX Runtime", parity["vsOrt"]))
+        if "vsTorch" in parity:
+            lines.append(_parity_line("Parity vs PyTorch INT8", parity["vsTorch"]))
+        acc = parity.get("accuracy")
+        if acc:
+            text = f"Top-1 accuracy: TVM {_pct(acc['tvm'])}, ONNX Runtime {_pct(acc['ort'])}"
+            if "torch" in acc:
+                text += f", PyTorch INT8 {_pct(acc['torch'])}"
+            lines.append(text)
+    bench_result = result.get("bench")
+    if bench_result is not None:
+        width = max(len(r["label"]) for r in bench_result["rows"])
+        lines.append(f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
+                     f"{'vs FP32':>8}  {'size':>11}")
+        for r in bench_result["rows"]:
+            cells = []
+            for k in ("b1", "b16"):
+                cells.append(f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x")
+            lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
+        fastest = bench_result["fastest"]
+        lines.append(f"Fastest: batch 1 {ROW_LABELS[fastest['b1']]}, batch 16 {ROW_LABELS[fastest['b16']]}")
+    lines.append(f"Artifact: {result['artifact']} ({result['artifactBytes']:,} bytes), built in "
+                 f"{result['buildSeconds']:.1f} s; report {result['reportPath']}")
+    for note in result.get("notes", []):
+        lines.append(f"Note: {note}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------- run
+
+def _rebase(obj, old: str, new: str):
+    """Every string under obj that is a path inside `old`, moved to `new`."""
+    if isinstance(obj, str):
+        return new + obj[len(old):] if obj == old or obj.startswith(old + os.sep) else obj
+    if isinstance(obj, dict):
+        return {k: _rebase(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rebase(v, old, new) for v in obj]
+    return obj
+
+
+def _forget_vms(folder: Path) -> None:
+    """Drop the Relax VMs load_tvm cached for libraries in `folder` (a staging folder that is moved)."""
+    from ..tvm_build import run as tvm_run
+
+    prefix = str(folder.resolve()) + os.sep
+    for key in [k for k in tvm_run._VMS if str(k[0]).startswith(prefix)]:
+        tvm_run._VMS.pop(key, None)
+
+
+def run(ctx: RequestContext) -> dict:
+    from ..tvm_build import build as tvm_build_mod
+    from ..tvm_build import build_tvm
+
+    started = time.monotonic()
+    params = ctx.params
+    cfg = session.load(params, ctx)
+    name = params["target"]
+    fold_int8 = params.get("foldInt8", True)
+    ctx.progress("target", f"resolving target {name}")
+    spec, source, resolved = resolve(cfg, name)
+    if cfg.get("flow", "pt2e") != "pt2e":
+        raise ConfigInvalid("flow: build/tvm compiles the QDQ ONNX export, which needs the pt2e flow", path="flow")
+    ctx.check_cancelled()
+
+    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
+    converted = session.convert(trained, ctx)
+    onnx_file, onnx_reused = qdq_onnx(cfg, trained, converted, ctx)
+
+    out_dir = out_dir_for(cfg, name)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.staging")
+    notes: list = []
+    try:
+        def build_progress(_stage: str, message: str, fraction: float) -> None:
+            ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
+
+        report = build_tvm(onnx_file, spec, stage, fold_int8=fold_int8, progress=build_progress,
+                           check_cancelled=ctx.check_cancelled)
+        artifact = stage / tvm_build_mod.ARTIFACT
+        result: dict = {
+            "target": name, "targetSource": source, "tvmTarget": report["target"], "arch": report["arch"],
+            "device": report["device"], "runnableHere": bool(report["runnable_here"]),
+            "tvmVersion": report["tvm_version"], "foldInt8": bool(fold_int8),
+            "onnx": str(onnx_file), "onnxReused": onnx_reused, "reused": reused,
+            "artifact": str(artifact), "artifactBytes": report["artifact_bytes"],
+            "outDir": str(out_dir), "reportPath": str(out_dir / tvm_build_mod.REPORT),
+            "buildSeconds": report["build_time_s"],
+            "times": {k: report["times_s"][k] for k in ("import", "fold", "compile", "export")},
+            "opsPerPrecision": {"before": report["ops_before"]["per_precision"],
+                                "after": report["ops_after"]["per_precision"]},
+            "anchorsPerPrecision": {"before": report["ops_before"]["anchors_per_precision"],
+                                    "after": report["ops_after"]["anchors_per_precision"]},
+            "kernelsPerPrecision": report["kernels_per_precision"],
+            "ops": [{"onnxNode": o["onnx_node"], "opType": o["op_type"], "precision": o["precision"],
+                     **({"detail": o["detail"]} if o.get("detail") else {}),
+                     **({"reason": o["reason"]} if o.get("reason") else {})} for o in report["ops"]],
+        }
+        if report.get("cross_compiler"):
+            result["crossCompiler"] = report["cross_compiler"]
+        notes.extend(report.get("notes") or [])
+
+        want_verify, want_bench = params.get("verify", True), params.get("bench", False)
+        if (want_verify or want_bench) and not report["runnable_here"]:
+            skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
+            notes.append(f"{skipped} not measured: the {report['arch']} library does not run on this machine "
+                         "(run it on the board through TVM RPC, or under qemu-user)")
+        elif want_verify or want_bench:
+            limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
+            ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
+            x, labels, torch_out = _validation(trained, limit, converted, ctx)
+            if want_verify:
+                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx)
+            if want_bench:
+                runs = params.get("benchRuns") or DEFAULT_BENCH_RUNS
+                result["bench"] = bench(onnx_file, artifact, report, spec, stage / "bench", x, trained,
+                                        converted, runs, ctx)
+        ctx.check_cancelled()
+
+        result = _rebase(result, str(stage), str(out_dir))
+        result["notes"] = notes
+        result["summary"] = summary(name, source, report, result)
+        result["seconds"] = round(time.monotonic() - started, 2)
+        full = _rebase(report, str(stage), str(out_dir))
+        full.update({"request": {"target": name, "targetSource": source, "foldInt8": bool(fold_int8),
+                                 "config": str(cfg.path)},
+                     "parity": result.get("parity"), "bench": result.get("bench"), "notes": notes,
+                     "summary": result["summary"]})
+        (stage / tvm_build_mod.REPORT).write_text(json.dumps(full, indent=2), encoding="utf-8")
+        ctx.check_cancelled()
+        _forget_vms(stage)
+        tvm_build_mod._replace_dir(stage, out_dir)
+    finally:
+        if stage.exists():
+            _forget_vms(stage)
+            shutil.rmtree(stage, ignore_errors=True)
+    return result
