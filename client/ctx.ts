@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
+import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { OnnxEditorProvider } from './editors/onnxEditor';
@@ -45,7 +46,9 @@ export class Ctx implements vscode.Disposable {
     this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
     this.track(this.onnxEditor.register());
-    this.track(new QatTaskProvider(this).register());
+    const tasks = new QatTaskProvider(this);
+    this.track(tasks.register());
+    this.track(vscode.commands.registerCommand('qatStudio.buildForTarget', requireTrust(buildForTarget(this, tasks))));
     this.track(kernelStatusBar(this.kernel));
     this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
     this.track(vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')));

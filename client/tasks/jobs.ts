@@ -1,6 +1,9 @@
 // The kernel jobs a `qat` task can run: which method, its params from the config path, and a summary.
+import { writeFile, rename } from 'node:fs/promises';
+import path from 'node:path';
+import * as vscode from 'vscode';
 import type {
-  CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
+  BuildTvmResult, CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
 } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 
@@ -8,14 +11,14 @@ export interface Job<R> {
   method: KernelMethod;
   /** False for methods whose params take no progressToken (they report no progress). */
   progress?: boolean;
-  params(config: string): object;
+  params(config: string, def: { target?: string }): object;
   summary(result: R): string[];
   after?(ctx: Ctx, result: R, config: string): Promise<void>;
 }
 
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
 
-export type JobName = 'train' | 'evaluate' | 'export' | 'compare' | 'sensitivity' | 'info';
+export type JobName = 'train' | 'evaluate' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
 
 export const JOBS: Record<JobName, Job<never>> = {
   train: {
@@ -79,4 +82,28 @@ export const JOBS: Record<JobName, Job<never>> = {
         : 'no override needed within the budget',
     ],
   } satisfies Job<SensitivityResult> as Job<never>,
+  build: {
+    method: 'build/tvm',
+    params: (config, def) => ({ config, target: def.target ?? 'x86-64', verify: true }),
+    summary: (r) => r.summary,
+    after: async (_ctx, r) => {
+      // A readable report beside the kernel's JSON one, opened in the Markdown preview.
+      const md = buildReportMarkdown(r);
+      const file = path.join(r.outDir, 'build-report.md');
+      await writeFile(file + '.tmp', md);
+      await rename(file + '.tmp', file);
+      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(file));
+    },
+  } satisfies Job<BuildTvmResult> as Job<never>,
 };
+
+export function buildReportMarkdown(r: BuildTvmResult): string {
+  const rows = r.ops.map((o) => `| ${o.onnxNode} | ${o.opType} | ${o.precision} | ${(o.reason ?? o.detail ?? '').replace(/\|/g, '\\|')} |`);
+  return [
+    `# TVM build: ${r.target}`, '',
+    ...r.summary.map((l) => `    ${l}`), '',
+    `Artifact: [${path.basename(r.artifact)}](${vscode.Uri.file(r.artifact).toString()}) (${(r.artifactBytes / 1024).toFixed(1)} KiB) in [${r.outDir}](${vscode.Uri.file(r.outDir).toString()})`, '',
+    '## Precision of each op as built', '',
+    '| ONNX node | op | precision | why |', '|---|---|---|---|', ...rows, '',
+  ].join('\n');
+}

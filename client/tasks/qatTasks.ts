@@ -13,6 +13,8 @@ export interface QatTaskDefinition extends vscode.TaskDefinition {
   job: JobName;
   /** The config file, relative to the workspace folder. */
   config: string;
+  /** build: a preset (x86-64, aarch64, cuda) or the name of one of the config's targets. */
+  target?: string;
 }
 
 const CRLF = (s: string) => s.replace(/\r?\n/g, '\r\n');
@@ -52,7 +54,7 @@ class JobTerminal implements vscode.Pseudoterminal {
     }
     this.line(`> ${job.method} ${this.configPath}`);
     try {
-      const result = await this.ctx.kernel.request(job.method, job.params(this.configPath) as never, {
+      const result = await this.ctx.kernel.request(job.method, job.params(this.configPath, this.def) as never, {
         token: this.cts.token,
         onProgress: job.progress === false ? undefined : (p) => this.line(`[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`),
       });
@@ -94,7 +96,9 @@ export class QatTaskProvider implements vscode.TaskProvider {
       const folder = vscode.workspace.getWorkspaceFolder(uri);
       if (!folder) continue;
       const config = path.relative(folder.uri.fsPath, uri.fsPath);
-      for (const job of Object.keys(JOBS) as JobName[]) tasks.push(this.makeTask({ type: 'qat', job, config }, folder));
+      for (const job of Object.keys(JOBS) as JobName[]) {
+        tasks.push(this.makeTask({ type: 'qat', job, config, ...(job === 'build' ? { target: 'x86-64' } : {}) }, folder));
+      }
     }
     return tasks;
   }
@@ -109,7 +113,7 @@ export class QatTaskProvider implements vscode.TaskProvider {
   makeTask(def: QatTaskDefinition, folder: vscode.WorkspaceFolder, base?: vscode.Task): vscode.Task {
     const configPath = path.resolve(folder.uri.fsPath, def.config);
     const execution = new vscode.CustomExecution(async () => new JobTerminal(this.ctx, def, configPath));
-    const task = new vscode.Task(def, folder, base?.name ?? `${def.job}: ${def.config}`, 'qat', execution, base?.problemMatchers ?? ['$qat']);
+    const task = new vscode.Task(def, folder, base?.name ?? `${def.job}${def.target ? ` ${def.target}` : ''}: ${def.config}`, 'qat', execution, base?.problemMatchers ?? ['$qat']);
     task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.Dedicated, clear: true };
     return task;
   }
