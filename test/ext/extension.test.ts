@@ -107,4 +107,16 @@ describe('QAT Studio in the extension host', () => {
     assert.ok(Array.isArray(result.suggestion.overrides));
     assert.equal(await runTask('evaluate', 'digits.qat.yaml'), 0);
   });
+
+  it('QAT: Build for Target builds the INT8 model with TVM as a task and writes the build report', async () => {
+    const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
+    const exit = await vscode.commands.executeCommand<number>('qatStudio.buildForTarget', config, 'x86-64');
+    assert.equal(exit, 0);
+    const report = vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'build-report.md');
+    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(report));
+    assert.match(text, /^# TVM build: x86-64/);
+    assert.match(text, /Compute ops after the int8 fold: int8 [1-9]/);
+    assert.match(text, /\| Conv \| int8 \|/);
+    await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
+  });
 });
