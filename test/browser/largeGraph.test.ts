@@ -90,3 +90,17 @@ test('a large model with module scopes opens as collapsed groups; clicking one o
   await page.screenshot({ path: path.join(artifactsDir, 'webview-groups.png') });
   await page.close();
 });
+
+test('a 100k-node model opens as ~1,100 module groups (dagre ran out of stack in the worker here once)', { timeout: 120_000 }, async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g100k.onnx');
+  execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '100000', '--out', file]);
+  const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
+  await postToWebview(page, { type: 'showGraph', title: 'g100k.onnx', onnxBase64: readFileSync(file).toString('base64'), layers: [], threshold: 0.99 });
+  const rendered = await waitForSent<{ groups: number; total: number }>(page, 'rendered', 90_000).catch(async (err) => {
+    throw new Error(`${(err as Error).message}\n${await page.locator('#canvas').textContent()}`);
+  });
+  assert.ok(rendered.total > 100_000);
+  assert.ok(rendered.groups > 1000, `${rendered.groups} groups`);
+  assert.deepEqual(violations, []);
+  await page.close();
+});

@@ -50,6 +50,16 @@ export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, opti
   const t1 = performance.now();
   const renderer = options.renderer ?? 'auto';
   const big = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
-  const layout = big ? fastLayout(graph) : dagreLayout(graph);
+  const layout = big ? fastLayout(graph) : dagreOrFast(graph);
   return { graph, layout, big, expanded, total: full.nodes.length, timings: { decode: t1 - t0, layout: performance.now() - t1 } };
+}
+
+/** dagre recurses along long chains and can exhaust a worker's smaller stack; the layered layout cannot. */
+function dagreOrFast(graph: Graph): Layout {
+  try {
+    return dagreLayout(graph);
+  } catch (err) {
+    if (err instanceof RangeError) return fastLayout(graph);
+    throw err;
+  }
 }
