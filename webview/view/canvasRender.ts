@@ -2,26 +2,10 @@
 // pan/zoom redraws on the next animation frame. Same result shape as the SVG renderer.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph } from '../importers/types';
-import type { Layout } from './layout';
+import { colourResolver } from './colours';
+import { fitView, type Layout } from './layout';
 import { bandOf, layerFor } from './metrics';
 import type { Rendered, RenderOptions, RenderStats } from './render';
-
-/** Resolves `var(--x, fallback)` colours to concrete ones the canvas understands. */
-function colourResolver(host: HTMLElement): (css: string) => string {
-  const probe = document.createElement('span');
-  probe.style.display = 'none';
-  host.append(probe);
-  const cache = new Map<string, string>();
-  return (css) => {
-    let c = cache.get(css);
-    if (!c) {
-      probe.style.color = css;
-      c = getComputedStyle(probe).color;
-      cache.set(css, c);
-    }
-    return c;
-  };
-}
 
 export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
   const canvas = document.createElement('canvas');
@@ -31,7 +15,7 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   canvas.style.height = '100%';
   canvas.style.display = 'block';
   host.replaceChildren(canvas);
-  const colour = colourResolver(host);
+  const colour = colourResolver();
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
 
@@ -122,11 +106,8 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   const redraw = () => { if (!pending) pending = requestAnimationFrame(draw); };
 
   const fit = () => {
-    const r = canvas.getBoundingClientRect();
-    const W = layout.width || 1, H = layout.height || 1;
-    let scale = Math.min(r.width / W, r.height / H) || 1;
-    if (scale < 0.6) scale = Math.min(1, r.width / W);
-    view = { scale, x: W / 2 - r.width / scale / 2, y: scale * H < r.height ? H / 2 - r.height / scale / 2 : 0 };
+    const { scale, x, y } = fitView(canvas.getBoundingClientRect(), layout);
+    view = { scale, x, y };
     redraw();
   };
 

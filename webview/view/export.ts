@@ -1,6 +1,7 @@
 // Export of the current view: SVG (styles inlined, so it renders outside VS Code), PNG, and a standalone
 // HTML report (graph + per-layer table + cosine bar chart) with no scripts, which opens offline anywhere.
 import type { LayerResult } from '../../protocol/kernel';
+import { colourResolver } from './colours';
 import { bandOf } from './metrics';
 
 const STYLE_PROPS = ['fill', 'stroke', 'stroke-width', 'stroke-dasharray', 'opacity', 'font-size', 'font-family', 'font-weight'];
@@ -51,8 +52,9 @@ export function barChart(layers: LayerResult[], threshold: number): string {
   const w = 640, rowH = 18, left = 140;
   const min = Math.min(threshold - 0.02, ...layers.map((l) => l.cosine));
   const x = (v: number) => left + ((v - min) / (1 - min || 1)) * (w - left - 60);
+  const resolve = colourResolver();
   const rows = layers.map((l, i) => {
-    const colour = getComputedColour(bandOf(l.cosine, threshold).colour);
+    const colour = resolve(bandOf(l.cosine, threshold).colour);
     return `<text x="${left - 6}" y="${i * rowH + 13}" text-anchor="end" font-size="11">${esc(l.module)}</text>` +
       `<rect x="${left}" y="${i * rowH + 3}" width="${Math.max(1, x(l.cosine) - left)}" height="${rowH - 6}" fill="${colour}"/>` +
       `<text x="${x(l.cosine) + 4}" y="${i * rowH + 13}" font-size="10">${l.cosine.toFixed(4)}</text>`;
@@ -61,15 +63,6 @@ export function barChart(layers: LayerResult[], threshold: number): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${layers.length * rowH + 20}" role="img" aria-label="Cosine similarity per layer">${rows}` +
     `<line x1="${t}" x2="${t}" y1="0" y2="${layers.length * rowH}" stroke="#e51400" stroke-dasharray="4 2"/>` +
     `<text x="${t + 3}" y="${layers.length * rowH + 14}" font-size="10" fill="#e51400">threshold ${threshold}</text></svg>`;
-}
-
-function getComputedColour(css: string): string {
-  const probe = document.createElement('span');
-  probe.style.color = css;
-  document.body.append(probe);
-  const c = getComputedStyle(probe).color;
-  probe.remove();
-  return c;
 }
 
 export function htmlReport(title: string, graphSvg: string | undefined, graphPng: string | undefined, layers: LayerResult[], threshold: number): string {

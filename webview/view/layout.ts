@@ -25,3 +25,15 @@ export function dagreLayout(graph: Graph): Layout {
   const { width = 0, height = 0 } = g.graph();
   return { nodes, edges, width, height };
 }
+
+/**
+ * The view that fits the whole graph into the viewport, unless that makes it unreadable: then the width fits
+ * (at most 1:1) and the top of the graph shows. x, y: top-left in graph units; w, h: the visible extent.
+ */
+export function fitView(viewport: { width: number; height: number }, layout: Layout): { scale: number; x: number; y: number; w: number; h: number } {
+  const W = layout.width || 1, H = layout.height || 1;
+  let scale = Math.min(viewport.width / W, viewport.height / H) || 1;
+  if (scale < 0.6) scale = Math.min(1, viewport.width / W);
+  const w = (viewport.width || W) / scale, h = (viewport.height || H) / scale;
+  return { scale, x: (W - w) / 2, y: scale * H < viewport.height ? (H - h) / 2 : 0, w, h };
+}

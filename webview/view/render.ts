@@ -1,7 +1,7 @@
 // SVG rendering with pan (drag) and zoom (wheel) through the viewBox.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph, type GraphNode } from '../importers/types';
-import type { Layout } from './layout';
+import { fitView, type Layout } from './layout';
 import { bandOf, layerFor } from './metrics';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -79,14 +79,9 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
   host.replaceChildren(svg);
   let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
   const apply = () => svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
-  // Fit the whole graph, unless that makes it unreadable: then fit the width (at most 1:1) from the top.
   const fit = () => {
-    const r = host.getBoundingClientRect();
-    const W = layout.width || 1, H = layout.height || 1;
-    let scale = Math.min(r.width / W, r.height / H) || 1;
-    if (scale < 0.6) scale = Math.min(1, r.width / W);
-    const w = (r.width || W) / scale, h = (r.height || H) / scale;
-    view = { x: (W - w) / 2, y: scale * H < r.height ? (H - h) / 2 : 0, w, h };
+    const { x, y, w, h } = fitView(host.getBoundingClientRect(), layout);
+    view = { x, y, w, h };
     apply();
   };
   fit();
