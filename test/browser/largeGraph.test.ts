@@ -1,38 +1,26 @@
 // A synthetic 5,000-node QDQ graph goes through the large-graph path: layered layout + canvas.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { launchChromium } from '../support/browser';
+import { test } from 'node:test';
 import { artifactsDir, repoRoot, venvPython } from '../support/paths';
-import { openWebview, postToWebview, serveWebview, waitForSent, type WebviewServer } from '../support/webviewPage';
+import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 
-let server: WebviewServer;
-let browser: Browser;
 let onnxBase64: string;
 let counts: { nodes: number; qdq: number };
 
-before(async () => {
+const harness = useWebviewHarness(() => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g5k.onnx');
   execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '5000', '--out', file]);
   counts = JSON.parse(execFileSync(venvPython, ['-c', `import onnx, json; g = onnx.load(${JSON.stringify(file)}).graph
 print(json.dumps({"nodes": len(g.node), "qdq": sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in g.node)}))`], { encoding: 'utf8' }));
   onnxBase64 = readFileSync(file).toString('base64');
-  server = await serveWebview();
-  browser = await launchChromium();
-  mkdirSync(artifactsDir, { recursive: true });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
 });
 
 test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
-  const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
+  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
   await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99, groups: 'flat' });
   const rendered = await waitForSent<{ nodes: number; qdq: number; renderer: string; inWorker: boolean; timings: Record<string, number> }>(page, 'rendered', 30_000);
   assert.equal(rendered.renderer, 'canvas');
@@ -57,7 +45,7 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
 });
 
 test('a large model with module scopes opens as collapsed groups; clicking one opens it, and it collapses again', async () => {
-  const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
+  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
   await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
   const first = await waitForSent<{ nodes: number; groups: number; total: number; renderer: string }>(page, 'rendered', 30_000);
   assert.equal(first.total, counts.nodes + 2);
@@ -94,7 +82,7 @@ test('a large model with module scopes opens as collapsed groups; clicking one o
 test('a 100k-node model opens as ~1,100 module groups (dagre ran out of stack in the worker here once)', { timeout: 120_000 }, async () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g100k.onnx');
   execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '100000', '--out', file]);
-  const { page, violations } = await openWebview(browser, server.origin, { width: 1000, height: 800 });
+  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
   await postToWebview(page, { type: 'showGraph', title: 'g100k.onnx', onnxBase64: readFileSync(file).toString('base64'), layers: [], threshold: 0.99 });
   const rendered = await waitForSent<{ groups: number; total: number }>(page, 'rendered', 90_000).catch(async (err) => {
     throw new Error(`${(err as Error).message}\n${await page.locator('#canvas').textContent()}`);

@@ -1,42 +1,35 @@
 // The graph webview in Debian Chromium: real QDQ ONNX from the kernel, coloured by real compare/layers results.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { test } from 'node:test';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import { webviewHtml } from '../../webview/html';
 import { BANDS, bandOf } from '../../webview/view/metrics';
-import { launchChromium } from '../support/browser';
 import { artifactsDir, repoRoot } from '../support/paths';
-import { openWebview, postToWebview, serveWebview, waitForSent, type WebviewServer } from '../support/webviewPage';
+import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
 const onnxSummary = JSON.parse(readFileSync(path.join(fixtures, 'onnx-summary.json'), 'utf8')) as { ops: Record<string, number> };
 const onnxBase64 = readFileSync(path.join(fixtures, 'digits.qdq.onnx')).toString('base64');
 
-let server: WebviewServer;
-let browser: Browser;
-
-before(async () => {
-  server = await serveWebview();
-  browser = await launchChromium();
-  mkdirSync(artifactsDir, { recursive: true });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-const openPage = () => openWebview(browser, server.origin);
+const harness = useWebviewHarness();
+const openPage = () => openWebview(harness.browser, harness.server.origin);
 const post = postToWebview;
 
-test('renders the example QDQ graph with Q/DQ marked and every compared layer coloured by cosine', async () => {
-  const { page, violations } = await openPage();
+/** A page showing the example's QDQ graph with its compare results, once the layers are drawn. */
+async function openDigits() {
+  const opened = await openPage();
+  const { page } = opened;
   await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' }).catch(async (e) => { throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`); });
+  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' })
+    .catch(async (e) => { throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`); });
+  return opened;
+}
+
+test('renders the example QDQ graph with Q/DQ marked and every compared layer coloured by cosine', async () => {
+  const { page, violations } = await openDigits();
   const rendered = await waitForSent<{ qdq: number; renderer: string; inWorker: boolean }>(page, 'rendered', 5_000);
   assert.equal(rendered.renderer, 'svg');
   assert.equal(rendered.inWorker, true, 'decode and layout should run in the worker');
@@ -65,9 +58,7 @@ test('renders the example QDQ graph with Q/DQ marked and every compared layer co
 });
 
 test('clicking a node shows its properties: quantization parameters for Q/DQ, metrics for a layer', async () => {
-  const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const { page, violations } = await openDigits();
   const props = page.locator('#props');
   assert.equal(await props.isHidden(), true);
 
@@ -98,9 +89,7 @@ test('clicking a node shows its properties: quantization parameters for Q/DQ, me
 });
 
 test('precision badges, the Q/DQ collapse toggle and search', async () => {
-  const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const { page, violations } = await openDigits();
   // Convs and Gemms read only dequantized inputs: QDQ backends run them in int8.
   for (const op of ['Conv', 'Gemm']) {
     const badges = await page.locator(`svg g.node[data-op="${op}"] text.badge`).allTextContents();
@@ -135,9 +124,7 @@ test('precision badges, the Q/DQ collapse toggle and search', async () => {
 });
 
 test('exports SVG and PNG of the view and a standalone HTML report with no scripts', async () => {
-  const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const { page, violations } = await openDigits();
   const exported = async (format: string) => {
     await page.evaluate(() => { (window as unknown as { __sent: Array<{ type: string }> }).__sent = []; });
     await page.locator(`#export-${format}`).click();
@@ -156,7 +143,7 @@ test('exports SVG and PNG of the view and a standalone HTML report with no scrip
   const html = await exported('html');
   assert.equal(html.fileName, 'digits.qdq.report.html');
   assert.ok(!/<script/i.test(html.data), 'the report must not need scripts');
-  const report = await browser.newPage();
+  const report = await harness.browser.newPage();
   await report.setContent(html.data);
   assert.equal(await report.locator('table tbody tr').count(), result.layers.length);
   assert.equal(await report.locator('table tbody tr').first().locator('td').first().textContent(), [...result.layers].sort((a, b) => a.cosine - b.cosine)[0].module);
@@ -169,9 +156,7 @@ test('exports SVG and PNG of the view and a standalone HTML report with no scrip
 });
 
 test('the layer table sorts by column, and a row click selects the layer and asks to reveal its source', async () => {
-  const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const { page, violations } = await openDigits();
   const modules = () => page.locator('#layers tr[data-module]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.module));
   assert.deepEqual(await modules(), [...result.layers].sort((a, b) => a.cosine - b.cosine).map((l) => l.module), 'worst first by default');
   await page.locator('#layers th', { hasText: /^layer/ }).click();
@@ -191,9 +176,7 @@ test('the layer table sorts by column, and a row click selects the layer and ask
 });
 
 test('keyboard: arrows walk the graph along its edges, Escape clears the selection', async () => {
-  const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { state: 'attached', timeout: 15_000 });
+  const { page, violations } = await openDigits();
   await page.locator('#canvas').focus();
   const selectedOp = () => page.locator('svg g.node.selected').getAttribute('data-op');
   await page.keyboard.press('ArrowDown');

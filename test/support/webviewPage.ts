@@ -3,10 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { after, before } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { ToWebview } from '../../protocol/webview';
 import { webviewHtml } from '../../webview/html';
-import { repoRoot } from './paths';
+import { launchChromium } from './browser';
+import { artifactsDir, repoRoot } from './paths';
 
 export interface WebviewServer { origin: string; close(): void }
 
@@ -57,4 +60,21 @@ export const postToWebview = (page: Page, msg: ToWebview) => page.evaluate((m) =
 export async function waitForSent<T>(page: Page, type: string, timeoutMs: number): Promise<T> {
   const handle = await page.waitForFunction((t) => (window as unknown as { __sent: Array<{ type: string }> }).__sent.filter((m) => m.type === t).pop(), type, { timeout: timeoutMs, polling: 50 });
   return handle.jsonValue() as Promise<T>;
+}
+
+/** For a browser test file: one page server and one Chromium, started before its tests and closed after. */
+export function useWebviewHarness(setup?: () => void | Promise<void>): { readonly server: WebviewServer; readonly browser: Browser } {
+  let server: WebviewServer | undefined;
+  let browser: Browser | undefined;
+  before(async () => {
+    await setup?.();
+    server = await serveWebview();
+    browser = await launchChromium();
+    mkdirSync(artifactsDir, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    server?.close();
+  });
+  return { get server() { return server!; }, get browser() { return browser!; } };
 }
