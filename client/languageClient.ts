@@ -8,6 +8,8 @@ export function createLanguageClient(context: vscode.ExtensionContext, log: vsco
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
   };
+  const watcher = vscode.workspace.createFileSystemWatcher('**/*.qatgraph.json');
+  context.subscriptions.push(watcher);
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: 'file', language: 'python' },
@@ -16,6 +18,8 @@ export function createLanguageClient(context: vscode.ExtensionContext, log: vsco
       { scheme: 'untitled', language: 'yaml' },
     ],
     outputChannel: log,
+    // Graphs the kernel exports give the server the model's module names (completion, QCFG015).
+    synchronize: { fileEvents: watcher },
   };
   return new LanguageClient('qatStudio', 'QAT Studio Language Server', serverOptions, clientOptions);
 }

@@ -1,9 +1,11 @@
 // Language server entry: wires the connection to the services. Never imports torch or runs user code.
-import { CodeActionKind, createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind } from 'vscode-languageserver/node';
+import { fileURLToPath } from 'node:url';
+import { CodeActionKind, createConnection, FileChangeType, ProposedFeatures, TextDocuments, TextDocumentSyncKind } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { DiagnosticsHandler } from './handlers/diagnostics';
 import { registerFeatures } from './handlers/features';
 import { SettingsHandler } from './handlers/settings';
+import { modelIndex } from './services/modelIndex';
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
@@ -25,6 +27,20 @@ connection.onInitialize((params) => {
   };
 });
 connection.onInitialized(() => void settings.initialized());
+// The client watches **/*.qatgraph.json (written by the kernel's graph/export): module names for configs.
+connection.onDidChangeWatchedFiles(({ changes }) => {
+  for (const change of changes) {
+    let file: string;
+    try {
+      file = fileURLToPath(change.uri);
+    } catch {
+      continue;
+    }
+    if (change.type === FileChangeType.Deleted) modelIndex.remove(file);
+    else modelIndex.add(file);
+  }
+  diagnostics.refreshAll();
+});
 connection.onShutdown(() => diagnostics.dispose());
 
 documents.listen(connection);

@@ -4,6 +4,7 @@ import type { Connection, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { codeActionsFor } from '../services/codeActions';
 import { isQatConfig } from '../services/configDiagnostics';
+import { modelIndex } from '../services/modelIndex';
 import type { Settings } from '../services/settings';
 import { yamlCompletion } from '../services/yamlCompletion';
 import { yamlHover } from '../services/yamlHover';
@@ -25,11 +26,11 @@ export function registerFeatures(connection: Connection, documents: TextDocument
 
   connection.onCompletion((p) => {
     const doc = config(p.textDocument.uri);
-    return doc ? safe('completion', null, () => yamlCompletion(doc, p.position)) : null;
+    return doc ? safe('completion', null, () => yamlCompletion(doc, p.position, modelIndex.forConfig(doc.uri))) : null;
   });
   connection.onHover((p) => {
     const doc = config(p.textDocument.uri);
-    return doc ? safe('hover', null, () => yamlHover(doc, p.position)) : null;
+    return doc ? safe('hover', null, () => yamlHover(doc, p.position, modelIndex.forConfig(doc.uri))) : null;
   });
   connection.onDocumentSymbol((p) => {
     const doc = config(p.textDocument.uri);

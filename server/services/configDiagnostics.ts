@@ -5,6 +5,7 @@ import { yamlRules } from '../rules/yaml';
 import { missingKey } from '../rules/yaml/missingKey';
 import { unknownKey } from '../rules/yaml/unknownKey';
 import type { Finding } from '../rules/types';
+import type { ModelKnowledge } from './modelIndex';
 import { closest } from '../util/levenshtein';
 import { validateConfigSchema, type SchemaError } from './schema';
 
@@ -12,7 +13,7 @@ export function parseConfig(text: string): Document.Parsed {
   return parseDocument(text, { prettyErrors: false, uniqueKeys: true });
 }
 
-export function configFindings(text: string): Finding[] {
+export function configFindings(text: string, model?: ModelKnowledge): Finding[] {
   const doc = parseConfig(text);
   const findings: Finding[] = doc.errors.map((e) => ({
     code: 'YAML', severity: 'error' as const, start: e.pos[0], end: Math.max(e.pos[1], e.pos[0] + 1),
@@ -32,7 +33,7 @@ export function configFindings(text: string): Finding[] {
       if (f) findings.push(f);
     }
   }
-  const ctx = makeContext(text, doc);
+  const ctx = makeContext(text, doc, model);
   for (const rule of yamlRules) findings.push(...rule(ctx));
   return findings;
 }

@@ -3,6 +3,7 @@
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { configFindings, isQatConfig } from './configDiagnostics';
+import { modelIndex } from './modelIndex';
 import { forgetPython, pythonFindings } from './pythonDiagnostics';
 import { defaultSettings, type Settings } from './settings';
 import type { Finding, Severity } from '../rules/types';
@@ -13,17 +14,19 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 };
 
 // The last findings per document: code actions ask right after diagnostics were computed.
-const lastFindings = new Map<string, { text: string; languageId: string; findings: Finding[] }>();
+const lastFindings = new Map<string, { text: string; languageId: string; model?: string; findings: Finding[] }>();
 
 export function findingsFor(doc: TextDocument): Finding[] {
   const text = doc.getText();
+  const isConfig = doc.languageId === 'yaml' && isQatConfig(doc.uri, text);
+  const model = isConfig ? modelIndex.forConfig(doc.uri) : undefined;
   const cached = lastFindings.get(doc.uri);
-  if (cached?.text === text && cached.languageId === doc.languageId) return cached.findings;
+  if (cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp) return cached.findings;
   let findings: Finding[] = [];
   if (doc.languageId === 'python') findings = pythonFindings(text, doc.uri);
-  else if (doc.languageId === 'yaml' && isQatConfig(doc.uri, text)) findings = configFindings(text);
+  else if (isConfig) findings = configFindings(text, model);
   lastFindings.delete(doc.uri);
-  lastFindings.set(doc.uri, { text, languageId: doc.languageId, findings });
+  lastFindings.set(doc.uri, { text, languageId: doc.languageId, model: model?.stamp, findings });
   if (lastFindings.size > 32) lastFindings.delete(lastFindings.keys().next().value!);
   return findings;
 }

@@ -5,9 +5,10 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { VALUE_DOCS } from '../knowledge/docs';
 import { observersFor } from '../rules/yaml/observerFlow';
 import { objectBranch, schemaAt, type SchemaNode } from './schema';
+import type { ModelKnowledge } from './modelIndex';
 import { yamlCursor } from './yamlCursor';
 
-export function yamlCompletion(doc: TextDocument, position: Position): CompletionList {
+export function yamlCompletion(doc: TextDocument, position: Position, model?: ModelKnowledge): CompletionList {
   const text = doc.getText();
   const offset = doc.offsetAt(position);
   const cursor = yamlCursor(text, offset);
@@ -15,6 +16,8 @@ export function yamlCompletion(doc: TextDocument, position: Position): Completio
   let items: CompletionItem[] = [];
   if (cursor.kind === 'value' && cursor.key === '*' && objectBranch(schemaAt([...cursor.path, '*']))?.properties) {
     items = keyItems([...cursor.path, '*']); // a `- ` item of a list of maps
+  } else if (cursor.kind === 'value' && cursor.key === 'match' && cursor.path[0] === 'overrides') {
+    items = model ? moduleItems(model, /^["']/.exec(cursor.prefix)?.[0] ?? '') : [];
   } else if (cursor.kind === 'value') {
     const path = [...cursor.path, cursor.key!];
     items = valueItems(schemaAt(path), cursor.key === 'observer' ? flowOf(text) : undefined);
@@ -23,6 +26,22 @@ export function yamlCompletion(doc: TextDocument, position: Position): Completio
   }
   for (const item of items) item.textEdit = { range, newText: item.insertText ?? item.label };
   return { isIncomplete: false, items };
+}
+
+/** Module paths of the last exported graph, parents before children (a parent's match covers its children). */
+function moduleItems(model: ModelKnowledge, quote: string): CompletionItem[] {
+  return model.modules.map((m, i) => ({
+    label: m.path,
+    kind: CompletionItemKind.Module,
+    detail: m.type,
+    documentation: { kind: 'markdown', value: `\`${m.path}\` (${m.type})${m.source ? ` defined at ${m.source.file}:${m.source.line}` : ''}; from the ${model.stage} graph.` },
+    // Dots are regex metacharacters: escape them (the kernel matches with re.fullmatch); inside a
+    // double-quoted YAML string the backslash itself needs escaping.
+    // The typed prefix keeps its opening quote, so the item does too.
+    insertText: quote + m.path.replace(/\./g, quote === '"' ? '\\\\.' : '\\.'),
+    filterText: quote + m.path,
+    sortText: String(i).padStart(5, '0'),
+  }));
 }
 
 function keyItems(path: string[]): CompletionItem[] {

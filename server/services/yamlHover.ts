@@ -6,7 +6,9 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { VALUE_DOCS } from '../knowledge/docs';
 import { DEFAULT_DTYPE, FLOAT_OBSERVERS, effectiveRange, isPerChannel, isSymmetric, UNSIGNED_DTYPES } from '../knowledge/quant';
 import { scalarValue, stringValue } from '../rules/yaml/context';
+import { compilePython } from '../util/pyRegex';
 import { parseConfig } from './configDiagnostics';
+import type { ModelKnowledge } from './modelIndex';
 import { schemaAt } from './schema';
 
 interface Hit { path: Array<string | number>; pair: Pair<Node, Node>; onValue: boolean; parents: Node[] }
@@ -33,7 +35,7 @@ function find(node: Node | null | undefined, offset: number, path: Array<string 
   return undefined;
 }
 
-export function yamlHover(doc: TextDocument, position: Position): Hover | null {
+export function yamlHover(doc: TextDocument, position: Position, model?: ModelKnowledge): Hover | null {
   const parsed = parseConfig(doc.getText());
   const hit = find(parsed.contents, doc.offsetAt(position), [], []);
   if (!hit) return null;
@@ -51,10 +53,23 @@ export function yamlHover(doc: TextDocument, position: Position): Hover | null {
   const specIndex = role ? hit.path.lastIndexOf(role) : -1;
   const spec = role && (specIndex === hit.path.length - 1 ? hit.pair.value : hit.parents[specIndex + 1]);
   if (role && isMap(spec)) parts.push(observerSummary(spec, role));
+  if (key === 'match' && hit.path[0] === 'overrides' && hit.onValue && isScalar(hit.pair.value) && model) {
+    parts.push(matchedModules(String(hit.pair.value.value), model));
+  }
   const k = hit.pair.key.range!;
   const v = hit.pair.value?.range;
   const [start, end] = hit.onValue && v ? [v[0], v[1]] : [k[0], k[1]];
   return { contents: { kind: 'markdown', value: parts.join('\n\n') }, range: { start: doc.positionAt(start), end: doc.positionAt(end) } };
+}
+
+/** Which modules of the last exported graph an override's match selects (re.fullmatch, as the kernel does). */
+function matchedModules(pattern: string, model: ModelKnowledge): string {
+  const compiled = compilePython(pattern);
+  if (compiled.ok !== true) return '';
+  const hits = model.modules.filter((m) => compiled.regex.test(m.path));
+  if (hits.length === 0) return `**Matches** no module of the ${model.stage} graph.`;
+  const shown = hits.slice(0, 12).map((m) => `\`${m.path}\` ${m.type}`).join(', ');
+  return `**Matches** ${hits.length} module${hits.length === 1 ? '' : 's'} (and their children): ${shown}${hits.length > 12 ? ', ...' : ''}`;
 }
 
 /** The range an observer spec resolves to and how torch computes scale / zero_point from it. */

@@ -1,6 +1,7 @@
 // A parsed QAT config as the YAML rules see it: the yaml Document plus helpers to walk observer specs.
 import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { Edit, Fix } from '../types';
+import type { ModelKnowledge } from '../../services/modelIndex';
 
 export interface ObserverSpec {
   /** Dotted path, e.g. qconfig.activation or overrides.1.weight. */
@@ -18,6 +19,8 @@ export interface YamlRuleContext {
   /** Top-level flow and backend, with the schema defaults filled in. */
   flow: string;
   backend: string;
+  /** The model's module paths, when the kernel has exported its graph (graph/export). */
+  model?: ModelKnowledge;
 }
 
 export function pairOf(map: YAMLMap, key: string): Pair<Node, Node> | undefined {
@@ -51,10 +54,10 @@ export function collectObservers(doc: Document.Parsed): ObserverSpec[] {
   return out;
 }
 
-export function makeContext(text: string, doc: Document.Parsed): YamlRuleContext {
+export function makeContext(text: string, doc: Document.Parsed, model?: ModelKnowledge): YamlRuleContext {
   const root = isMap(doc.contents) ? doc.contents : undefined;
   return {
-    text, doc, observers: collectObservers(doc),
+    text, doc, observers: collectObservers(doc), model,
     flow: (root && stringValue(root, 'flow')) || 'pt2e',
     backend: (root && stringValue(root, 'backend')) || 'x86',
   };

@@ -6,6 +6,7 @@ import { float16FakeQuant } from './float16FakeQuant';
 import { observerFlow } from './observerFlow';
 import { overrideMatch } from './overrideMatch';
 import { overrideShadowed } from './overrideShadowed';
+import { overrideUnmatched } from './overrideUnmatched';
 import { precisionSupport } from './precisionSupport';
 import { qschemeObserver } from './qschemeObserver';
 import { quantRange } from './quantRange';
@@ -16,5 +17,5 @@ import type { Finding } from '../types';
 /** One rule per file; each gets the parsed document and returns findings. QCFG002/003 come from the schema. */
 export const yamlRules: Array<(ctx: YamlRuleContext) => Finding[]> = [
   quantRange, qschemeObserver, chAxis, symmetricUnsigned, averagingConstant, eps, observerFlow, reduceRange,
-  float16FakeQuant, precisionSupport, overrideMatch, overrideShadowed,
+  float16FakeQuant, precisionSupport, overrideMatch, overrideShadowed, overrideUnmatched,
 ];
