@@ -8,6 +8,7 @@ import { modelIndex } from '../services/modelIndex';
 import type { Settings } from '../services/settings';
 import { yamlCompletion } from '../services/yamlCompletion';
 import { yamlHover } from '../services/yamlHover';
+import { pythonHover } from '../services/pythonHover';
 import { yamlSymbols } from '../services/yamlSymbols';
 
 export function registerFeatures(connection: Connection, documents: TextDocuments<TextDocument>, settings: () => Settings): void {
@@ -28,9 +29,12 @@ export function registerFeatures(connection: Connection, documents: TextDocument
     const doc = config(p.textDocument.uri);
     return doc ? safe('completion', null, () => yamlCompletion(doc, p.position, modelIndex.forConfig(doc.uri))) : null;
   });
+  const openText = (uri: string) => documents.get(uri)?.getText();
   connection.onHover((p) => {
     const doc = config(p.textDocument.uri);
-    return doc ? safe('hover', null, () => yamlHover(doc, p.position, modelIndex.forConfig(doc.uri))) : null;
+    if (doc) return safe('hover', null, () => yamlHover(doc, p.position, modelIndex.forConfig(doc.uri)));
+    const py = documents.get(p.textDocument.uri);
+    return py?.languageId === 'python' ? safe('hover', null, () => pythonHover(py, p.position, openText)) : null;
   });
   connection.onDocumentSymbol((p) => {
     const doc = config(p.textDocument.uri);
