@@ -6,6 +6,7 @@ import { DiagnosticsHandler } from './handlers/diagnostics';
 import { registerFeatures } from './handlers/features';
 import { SettingsHandler } from './handlers/settings';
 import { modelIndex } from './services/modelIndex';
+import { semanticLegend } from './services/semanticTokens';
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
@@ -21,6 +22,7 @@ connection.onInitialize((params) => {
       completionProvider: { triggerCharacters: [':', ' '] },
       hoverProvider: true,
       documentSymbolProvider: true,
+      semanticTokensProvider: { legend: semanticLegend, full: true },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'qat-studio', version: '0.1.0' },
@@ -40,6 +42,8 @@ connection.onDidChangeWatchedFiles(({ changes }) => {
     else modelIndex.add(file);
   }
   diagnostics.refreshAll();
+  // Clients without refresh support reject; they ask again on the next edit anyway.
+  connection.languages.semanticTokens.refresh().catch(() => undefined);
 });
 connection.onShutdown(() => diagnostics.dispose());
 

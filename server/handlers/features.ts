@@ -9,6 +9,7 @@ import type { Settings } from '../services/settings';
 import { yamlCompletion } from '../services/yamlCompletion';
 import { yamlHover } from '../services/yamlHover';
 import { pythonHover } from '../services/pythonHover';
+import { configTokens, pythonTokens } from '../services/semanticTokens';
 import { yamlSymbols } from '../services/yamlSymbols';
 
 export function registerFeatures(connection: Connection, documents: TextDocuments<TextDocument>, settings: () => Settings): void {
@@ -35,6 +36,13 @@ export function registerFeatures(connection: Connection, documents: TextDocument
     if (doc) return safe('hover', null, () => yamlHover(doc, p.position, modelIndex.forConfig(doc.uri)));
     const py = documents.get(p.textDocument.uri);
     return py?.languageId === 'python' ? safe('hover', null, () => pythonHover(py, p.position, openText)) : null;
+  });
+  connection.languages.semanticTokens.on((p) => {
+    const doc = documents.get(p.textDocument.uri);
+    if (!doc) return { data: [] };
+    if (doc.languageId === 'python') return safe('semantic tokens', { data: [] }, () => pythonTokens(doc, openText));
+    const cfg = config(doc.uri);
+    return cfg ? safe('semantic tokens', { data: [] }, () => configTokens(cfg, modelIndex.forConfig(cfg.uri))) : { data: [] };
   });
   connection.onDocumentSymbol((p) => {
     const doc = config(p.textDocument.uri);

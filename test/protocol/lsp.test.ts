@@ -1,7 +1,10 @@
 // Starts the real language server process and speaks LSP to it over stdio.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 
@@ -31,6 +34,7 @@ before(async () => {
   assert.ok(init.capabilities.completionProvider, 'completion advertised');
   assert.equal(init.capabilities.hoverProvider, true);
   assert.equal(init.capabilities.documentSymbolProvider, true);
+  assert.deepEqual(init.capabilities.semanticTokensProvider, { legend: { tokenTypes: ['namespace', 'property'], tokenModifiers: ['int8', 'float'] }, full: true });
   assert.deepEqual(init.capabilities.codeActionProvider, { codeActionKinds: ['quickfix'] });
   await conn.sendNotification('initialized', {});
 });
@@ -196,5 +200,30 @@ test('a client with workspace/configuration is asked for qatStudio settings', as
   } finally {
     client.dispose();
     server.kill();
+  }
+});
+
+test('a graph file the watcher reports brings module names: QCFG015 appears, tokens and completion use them', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'lsp-graph-'));
+  try {
+    const uri = pathToFileURL(path.join(dir, 'net.qat.yaml')).href;
+    const text = 'version: 1\nmodel: {entry: "m.py:f", example_input: [2, 4]}\nqconfig: {}\noverrides:\n  - {match: "fc|conv9", precision: fp32}\n';
+    const first = nextDiagnostics(uri);
+    await conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'yaml', version: 1, text } });
+    assert.deepEqual((await first).diagnostics, [], 'nothing is known about the model yet');
+    const graph = path.join(dir, 'graphs', 'net.qatgraph.json');
+    mkdirSync(path.dirname(graph));
+    writeFileSync(graph, JSON.stringify({ format: 'qat-studio.graph/1', name: 'Net', stage: 'fp32', flow: 'pt2e', nodes: [],
+      config: path.join(dir, 'net.qat.yaml'), modules: [{ path: 'conv1', type: 'Conv2d' }, { path: 'fc', type: 'Linear' }] }));
+    const second = nextDiagnostics(uri);
+    await conn.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(graph).href, type: 1 }] });
+    const { diagnostics } = await second;
+    assert.deepEqual(diagnostics.map((d) => [d.code, d.message]), [['QCFG015', '"conv9" is not a module of the model (from net.qatgraph.json, fp32 graph).']]);
+    const tokens = await conn.sendRequest('textDocument/semanticTokens/full', { textDocument: { uri } }) as { data: number[] };
+    assert.deepEqual(tokens.data, [4, 13, 2, 0, 0], 'fc at line 4, column 13, as a namespace');
+    const completion = await conn.sendRequest('textDocument/completion', { textDocument: { uri }, position: { line: 4, character: 13 } }) as { items: Array<{ label: string }> };
+    assert.deepEqual(completion.items.map((i) => i.label), ['conv1', 'fc']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
