@@ -8,7 +8,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { devUrl, exampleWorkspace, startCodeServer, type CodeServer } from '../support/codeServer';
 import { artifactsDir } from '../support/paths';
-import { BAD_RANGE_YAML } from './workspaceFiles';
+import { BAD_RANGE_YAML, TYPING_YAML } from './workspaceFiles';
 
 let cs: CodeServer;
 let browser: Browser;
@@ -18,7 +18,7 @@ const explorerRow = (name: string) => page.locator(`.explorer-folders-view .mona
 
 before(async () => {
   mkdirSync(artifactsDir, { recursive: true });
-  const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML });
+  const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML, 'typing.qat.yaml': TYPING_YAML });
   cs = await startCodeServer(workspace, { smokeTestDriver: true });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -42,6 +42,32 @@ test('a wrong quant_max shows up in the Problems panel', { timeout: 120_000 }, a
   await row.first().waitFor({ timeout: 60_000 });
   assert.match(await row.first().textContent() ?? '', /QCFG001/);
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems.png') });
+});
+
+test('typing a bad quant_max draws a squiggle, and its quick fix clears it', { timeout: 120_000 }, async () => {
+  await explorerRow('typing.qat.yaml').click();
+  await page.waitForSelector('.tab.active[aria-label^="typing.qat.yaml"]', { timeout: 30_000 });
+  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await editor.locator('.view-lines').click();
+  assert.equal(await editor.locator('.squiggly-error').count(), 0, 'the config starts clean');
+  // Select the 255 of `quant_max: 255}` on line 6 and type 300 over it.
+  await page.keyboard.press('Control+G');
+  await page.keyboard.type('6');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('End');
+  await page.keyboard.press('ArrowLeft');
+  for (let i = 0; i < 3; i++) await page.keyboard.press('Shift+ArrowLeft');
+  await page.keyboard.type('300');
+  await page.keyboard.press('Escape');
+  await editor.locator('.squiggly-error').first().waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-squiggle.png') });
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('Control+Period');
+  const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Use 255, the largest quint8 value' });
+  await fix.first().waitFor({ timeout: 30_000 });
+  await fix.first().click();
+  await editor.locator('.view-lines', { hasText: 'quant_min: 0, quant_max: 255}' }).waitFor({ timeout: 10_000 });
+  await editor.locator('.squiggly-error').first().waitFor({ state: 'detached', timeout: 30_000 });
 });
 
 async function findFrame(selector: string, timeoutMs: number): Promise<Frame> {

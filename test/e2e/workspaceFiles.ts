@@ -19,3 +19,13 @@ data: {entry: "data.py:loaders"}
 qconfig:
   activation: {observer: MovingAverageMinMaxObserver, dtype: quint8}
 `;
+
+/** A valid config the quick-fix test edits by typing (quant_max on line 6). */
+export const TYPING_YAML = `# Edited by typing in the e2e test.
+version: 1
+model: {entry: "model.py:make_model", example_input: [2, 1, 8, 8]}
+data: {entry: "data.py:loaders"}
+qconfig:
+  activation: {observer: MovingAverageMinMaxObserver, dtype: quint8, quant_min: 0, quant_max: 255}
+  weight: {observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric, ch_axis: 0}
+`;
