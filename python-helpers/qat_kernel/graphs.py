@@ -6,6 +6,8 @@ dequantize, i.e. what the next layer really receives. Layers are matched across 
 from node.meta["nn_module_stack"] (kept by torch.export, prepare_qat_pt2e and convert_pt2e)."""
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass, field
 
 ANCHORS = {"conv1d": "conv1d", "conv2d": "conv2d", "conv3d": "conv3d", "linear": "linear"}
@@ -141,32 +143,39 @@ def pair_groups(fp32: list[Group], int8: list[Group]) -> list[tuple[Group, Group
     return pairs
 
 
+def tapped(gm, nodes):
+    """A GraphModule running gm's graph and returning the values of `nodes` (a tuple): one compiled
+    forward, where an fx.Interpreter would step through every node in Python (3x two forwards on the
+    digits CNN). Kept per (gm, nodes); submodules are shared with gm, so observer and fake-quant
+    switches on gm apply."""
+    import torch.fx
+
+    key = tuple(n.name for n in nodes)
+    taps = _TAPS.setdefault(gm, {})
+    if key not in taps:
+        graph = torch.fx.Graph()
+        val_map: dict = {}
+        graph.graph_copy(gm.graph, val_map)
+        graph.output(tuple(val_map[n] for n in nodes))
+        taps[key] = torch.fx.GraphModule(gm, graph)
+    return taps[key]
+
+
+_TAPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def capture(gm, inputs, nodes) -> dict:
     """Values of `nodes` when `gm` runs on each tensor of `inputs`, concatenated along dim 0."""
     import torch
-    import torch.fx
 
-    wanted = {n.name for n in nodes}
-
-    class Recorder(torch.fx.Interpreter):
-        def __init__(self, module):
-            super().__init__(module)
-            self.values = {}
-
-        def run_node(self, n):
-            out = super().run_node(n)
-            if n.name in wanted:
-                self.values[n.name] = out.detach().float().clone()
-            return out
-
-    parts: dict[str, list] = {name: [] for name in wanted}
+    wanted = list({n.name: n for n in nodes}.values())
+    module = tapped(gm, wanted)
+    parts: dict[str, list] = {n.name: [] for n in wanted}
     with torch.no_grad():
         for x in inputs:
-            recorder = Recorder(gm)
-            recorder.run(x)
-            for name, value in recorder.values.items():
-                parts[name].append(value)
-    return {name: torch.cat(values) for name, values in parts.items() if values}
+            for n, value in zip(wanted, module(x)):
+                parts[n.name].append(value.detach().float())
+    return {name: values[0] if len(values) == 1 else torch.cat(values) for name, values in parts.items() if values}
 
 
 # --- prepared (fake-quant) graphs -----------------------------------------------------------------

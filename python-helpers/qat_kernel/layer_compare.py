@@ -14,6 +14,9 @@ local run quantizes the reference input with the INT8 module's own input scale/z
 the converted module. Quantized outputs are dequantized before any metric."""
 from __future__ import annotations
 
+import contextlib
+import weakref
+
 from . import metrics
 
 MODES = ("propagated", "local")
@@ -23,7 +26,9 @@ REFERENCES = ("fp32", "qatFloat")
 def _cat(parts):
     import torch
 
-    return torch.cat(parts) if parts and all(p is not None for p in parts) else None
+    if not parts or any(p is None for p in parts):
+        return None
+    return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
 def _metrics(ref, got):
@@ -40,7 +45,9 @@ def _layer_row(module, op, ops, fp_out, q_out, q_local, qat_out, q_local_qat) ->
 
 # --- PT2E -------------------------------------------------------------------------------------------
 
-def compare_pt2e(trained, inputs, folder: str, ctx) -> list[dict]:
+def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_reference: bool = True) -> list[dict]:
+    """`local=False` skips the shadow runs and `qat_reference=False` the QAT-float model: propagated
+    error against FP32 only, what the Numeric Suite reports (the benchmark times both ways)."""
     import torch
     import torch.fx
 
@@ -48,37 +55,56 @@ def compare_pt2e(trained, inputs, folder: str, ctx) -> list[dict]:
     from .session import evaluating
 
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
-    pairs = graphs.pair_groups(graphs.fp32_groups(fp32_gm), graphs.int8_groups(int8_gm))
-    qat_for = {id(q): g for g, q in graphs.pair_groups(graphs.prepared_groups(qat_gm),
-                                                         [q for _, q in pairs])}
-    regions = {id(q): graphs.int8_region(q) for _, q in pairs}
+    pairs, qat_for, regions = _analysis(fp32_gm, int8_gm, qat_gm)
+    if not qat_reference:
+        qat_for = {}
     fp_nodes = [n for f, _ in pairs for n in (f.output, f.anchor.args[0])]
     qat_nodes = [n for g in qat_for.values() for n in (g.output, g.anchor.args[0])]
-    columns: dict = {}
+    # Metrics accumulate batch by batch: no layer output is kept beyond its batch.
+    sums: dict = {}
 
-    def add(key, value):
-        columns.setdefault(key, []).append(None if value is None else value.detach().float().clone())
+    def add(key, ref, got):
+        sums.setdefault(key, metrics.Accumulator()).add(ref, got)
 
-    with torch.no_grad(), evaluating(trained.qat, fake_quant=False):
+    # INT8 values the comparison reads: each group's output and, for the local runs, every value a
+    # region takes from outside itself (its entry, weights, scales).
+    needed = {q.output: None for _, q in pairs}
+    if local:
+        for region in regions.values():
+            inside = set(region.nodes)
+            needed[region.entry] = None
+            for n in region.nodes:
+                needed.update((i, None) for i in n.all_input_nodes if i not in inside)
+    needed = list(needed)
+    int8_tapped = graphs.tapped(int8_gm, needed)
+    interpreter = torch.fx.Interpreter(int8_gm)  # dispatches the region re-runs; never runs the graph
+
+    # Only the QAT-float reference runs the QAT model, and only it needs fake quantization switched off.
+    with torch.no_grad(), (evaluating(trained.qat, fake_quant=False) if qat_reference else contextlib.nullcontext()):
         for x in inputs:
             ctx.check_cancelled()
             fp = graphs.capture(fp32_gm, [x], fp_nodes)
-            qat = graphs.capture(qat_gm, [x], qat_nodes)
-            interpreter = torch.fx.Interpreter(int8_gm, garbage_collect_values=False)
-            interpreter.run(x)
-            env = interpreter.env
+            qat = graphs.capture(qat_gm, [x], qat_nodes) if qat_reference else {}
+            env = dict(zip(needed, int8_tapped(x)))
             for f, q in pairs:
                 g, region = qat_for.get(id(q)), regions[id(q)]
-                add((id(q), "fp"), fp[f.output.name])
-                add((id(q), "q"), env[q.output])
-                add((id(q), "local"), _shadow(interpreter, env, region, fp[f.anchor.args[0].name]))
+                fp_out, q_out = fp[f.output.name], env[q.output]
+                add((id(q), "main"), fp_out, q_out)
+                if local:
+                    add((id(q), "local"), fp_out, _shadow(interpreter, env, region, fp[f.anchor.args[0].name]))
                 if g is not None:
-                    add((id(q), "qat"), qat[g.output.name])
-                    add((id(q), "localQat"), _shadow(interpreter, env, region, qat[g.anchor.args[0].name]))
+                    qat_out = qat[g.output.name]
+                    add((id(q), "vsQatFloat"), qat_out, q_out)
+                    if local:
+                        add((id(q), "vsQatFloatLocal"), qat_out,
+                            _shadow(interpreter, env, region, qat[g.anchor.args[0].name]))
     layers = []
     for f, q in pairs:
-        get = lambda kind: _cat(columns.get((id(q), kind), []))  # noqa: E731
-        row = _layer_row(f.module, f.op, f.ops, get("fp"), get("q"), get("local"), get("qat"), get("localQat"))
+        row = {"module": f.module, "op": f.op, "group": f.ops, **sums[(id(q), "main")].result()}
+        for extra in ("local", "vsQatFloat", "vsQatFloatLocal"):
+            value = sums[(id(q), extra)].result() if (id(q), extra) in sums else None
+            if value is not None:
+                row[extra] = value
         region = regions[id(q)]
         row["nodes"] = [n.name for n in region.weight + [n for n in region.nodes]]
         if q.anchor.name not in row["nodes"]:
@@ -91,6 +117,24 @@ def compare_pt2e(trained, inputs, folder: str, ctx) -> list[dict]:
             row["source"] = source
         layers.append(row)
     return layers
+
+
+_ANALYSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _analysis(fp32_gm, int8_gm, qat_gm):
+    """Paired groups, QAT counterparts and INT8 regions: graph walks in Python, done once per model."""
+    from . import graphs
+
+    key = (id(fp32_gm), id(qat_gm))
+    cached = _ANALYSES.get(int8_gm)
+    if cached is None or cached[0] != key:
+        pairs = graphs.pair_groups(graphs.fp32_groups(fp32_gm), graphs.int8_groups(int8_gm))
+        qat_for = {id(q): g for g, q in graphs.pair_groups(graphs.prepared_groups(qat_gm), [q for _, q in pairs])}
+        regions = {id(q): graphs.int8_region(q) for _, q in pairs}
+        cached = (key, (pairs, qat_for, regions))
+        _ANALYSES[int8_gm] = cached
+    return cached[1]
 
 
 def _shadow(interpreter, env, region, value):
@@ -125,7 +169,8 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     def add(key, value):
         if value is not None and getattr(value, "is_quantized", False):
             value = value.dequantize()
-        columns.setdefault(key, []).append(None if value is None else value.detach().float().clone())
+        # Fresh tensors from the tapped forwards and region re-runs: nothing writes to them later.
+        columns.setdefault(key, []).append(None if value is None else value.detach().float())
 
     def hooks(model, spots):
         """spots: [(module name, 'in'|'out', key)] -> registered handles writing into `seen`."""

@@ -2,6 +2,7 @@
 folder), skipping installed packages and this kernel even when they live inside that folder."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sysconfig
@@ -29,6 +30,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+@functools.lru_cache(maxsize=4096)  # compare/layers asks for every node of every run
 def is_user_file(file: str, workspace: str) -> bool:
     if not file or file.startswith("<"):
         return False

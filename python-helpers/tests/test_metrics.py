@@ -25,7 +25,13 @@ def test_metrics_match_numeric_suite(x, y):
     assert metrics.mse(x, y) == pytest.approx(F.mse_loss(y, x).item(), abs=1e-6)
     assert metrics.max_abs(x, y) == pytest.approx((x - y).abs().max().item(), abs=1e-6)
     assert metrics.normalized_l2(x, y) == pytest.approx(compute_normalized_l2_error(x, y).item(), abs=1e-6)
-    assert metrics.all_metrics(x, y)["normalizedL2"] == metrics.normalized_l2(x, y)
+    # all_metrics (what compare/layers reports) shares one difference tensor; same values to 1e-6.
+    both = metrics.all_metrics(x, y)
+    assert both["cosine"] == pytest.approx(compute_cosine_similarity(x, y).item(), abs=1e-6)
+    assert both["sqnr"] == pytest.approx(compute_sqnr(x, y).item(), abs=1e-6)
+    assert both["mse"] == pytest.approx(F.mse_loss(y, x).item(), abs=1e-6)
+    assert both["maxAbs"] == pytest.approx((x - y).abs().max().item(), abs=1e-6)
+    assert both["normalizedL2"] == pytest.approx(compute_normalized_l2_error(x, y).item(), abs=1e-6)
 
 
 def test_quantized_tensors_are_dequantized_first():
@@ -37,3 +43,18 @@ def test_quantized_tensors_are_dequantized_first():
     assert ours["sqnr"] == pytest.approx(compute_sqnr(x, q).item(), abs=1e-6)
     assert ours["cosine"] == pytest.approx(compute_cosine_similarity(x, q).item(), abs=1e-6)
     assert ours["normalizedL2"] == pytest.approx(compute_normalized_l2_error(x, q).item(), abs=1e-6)
+
+
+@pytest.mark.parametrize("x,y", list(_pairs()))
+def test_batched_accumulation_equals_the_concatenation(x, y):
+    acc = metrics.Accumulator()
+    for xs, ys in zip(x.split(5), y.split(5)):
+        acc.add(xs, ys)
+    got = acc.result()
+    assert got["cosine"] == pytest.approx(compute_cosine_similarity(x, y).item(), abs=1e-6)
+    assert got["sqnr"] == pytest.approx(compute_sqnr(x, y).item(), abs=1e-6)
+    assert got["mse"] == pytest.approx(F.mse_loss(y, x).item(), abs=1e-6)
+    assert got["maxAbs"] == (x - y).abs().max().item()
+    assert got["normalizedL2"] == pytest.approx(compute_normalized_l2_error(x, y).item(), abs=1e-6)
+    acc.add(x[:1], y[:1, :1])
+    assert acc.result() is None, "a batch whose shapes differ makes the layer incomparable"
