@@ -4,6 +4,9 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
+import { slimOnnx } from './slimOnnx';
+
+const SLIM_LIMIT_BYTES = 4096;
 
 export interface GraphContent { title: string; onnx: Uint8Array; layers: LayerResult[]; threshold: number; config?: string }
 
@@ -52,7 +55,8 @@ export class GraphPanel implements vscode.Disposable {
     await this.ready;
     const msg: ToWebview = {
       type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold, config: content.config,
-      onnxBase64: Buffer.from(content.onnx).toString('base64'),
+      // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements).
+      onnxBase64: Buffer.from(slimOnnx(content.onnx, SLIM_LIMIT_BYTES).bytes).toString('base64'),
     };
     await this.panel.webview.postMessage(msg);
   }
