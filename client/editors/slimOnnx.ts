@@ -145,26 +145,29 @@ function rewriteTensor(buf: Uint8Array, start: number, end: number, list: Field[
 
 /** Statistics of raw little-endian data of the ONNX types a viewer commonly meets as weights. */
 function summarize(raw: Uint8Array, dataType: number): Omit<TensorStats, 'bytes'> {
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  const readers: Record<number, [number, (i: number) => number]> = {
-    1: [4, (i) => view.getFloat32(i * 4, true)],
-    2: [1, (i) => view.getUint8(i)],
-    3: [1, (i) => view.getInt8(i)],
-    6: [4, (i) => view.getInt32(i * 4, true)],
-    7: [8, (i) => Number(view.getBigInt64(i * 8, true))],
-    10: [2, (i) => halfToFloat(view.getUint16(i * 2, true))],
+  // Typed arrays over an aligned copy: a tight loop over them is ~10x a DataView read per element.
+  const aligned = (size: number) => {
+    const n = Math.floor(raw.byteLength / size);
+    return raw.byteOffset % size === 0 ? raw.buffer.slice(raw.byteOffset, raw.byteOffset + n * size) : raw.slice(0, n * size).buffer;
   };
-  const reader = readers[dataType];
-  if (!reader) return {};
-  const [size, at] = reader;
-  const count = Math.floor(raw.byteLength / size);
+  let values: ArrayLike<number>;
+  switch (dataType) {
+    case 1: values = new Float32Array(aligned(4)); break;
+    case 2: values = raw; break;
+    case 3: values = new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength); break;
+    case 6: values = new Int32Array(aligned(4)); break;
+    case 7: values = Float64Array.from(new BigInt64Array(aligned(8)), Number); break;
+    case 10: values = Float32Array.from(new Uint16Array(aligned(2)), halfToFloat); break;
+    default: return {};
+  }
+  const count = values.length;
   if (count === 0) return { count };
   let min = Infinity;
   let max = -Infinity;
   let sum = 0;
   let sumSq = 0;
   for (let i = 0; i < count; i++) {
-    const v = at(i);
+    const v = values[i];
     if (v < min) min = v;
     if (v > max) max = v;
     sum += v;
@@ -172,11 +175,8 @@ function summarize(raw: Uint8Array, dataType: number): Omit<TensorStats, 'bytes'
   }
   const mean = sum / count;
   const histogram = new Array<number>(HISTOGRAM_BINS).fill(0);
-  const width = (max - min) / HISTOGRAM_BINS;
-  for (let i = 0; i < count; i++) {
-    const bin = width > 0 ? Math.min(HISTOGRAM_BINS - 1, Math.floor((at(i) - min) / width)) : 0;
-    histogram[bin]++;
-  }
+  const scale = max > min ? HISTOGRAM_BINS / (max - min) : 0;
+  for (let i = 0; i < count; i++) histogram[Math.min(HISTOGRAM_BINS - 1, Math.floor((values[i] - min) * scale))]++;
   return { count, min, max, mean, std: Math.sqrt(Math.max(0, sumSq / count - mean * mean)), histogram };
 }
 
