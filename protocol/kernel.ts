@@ -12,6 +12,9 @@ export type {
   QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
 };
 
+import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph } from '../build/generated/kernel-rpc';
+export type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph };
+
 export interface KernelMethods {
   'kernel/info': { params: KernelInfoParams; result: KernelInfoResult };
   'compare/layers': { params: CompareLayersParams; result: CompareLayersResult };
@@ -20,6 +23,7 @@ export interface KernelMethods {
   'export/onnx': { params: ExportOnnxParams; result: ExportOnnxResult };
   'analyze/sensitivity': { params: SensitivityParams; result: SensitivityResult };
   'build/tvm': { params: BuildTvmParams; result: BuildTvmResult };
+  'graph/export': { params: GraphExportParams; result: GraphExportResult };
 }
 export type KernelMethod = keyof KernelMethods;
 

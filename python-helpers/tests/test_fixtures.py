@@ -22,6 +22,8 @@ DEFINITIONS = {
     "sensitivity.result": "SensitivityResult",
     "build-tvm.params": "BuildTvmParams",
     "build-tvm.result": "BuildTvmResult",
+    "graph-export.params": "GraphExportParams",
+    "graph-export.result": "GraphExportResult",
 }
 FIXTURES = sorted((PROTOCOL / "fixtures" / "rpc").glob("*.json"))
 

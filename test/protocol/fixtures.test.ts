@@ -19,6 +19,7 @@ const definitionFor = (file: string) =>
     'export-onnx.params': 'ExportOnnxParams', 'export-onnx.result': 'ExportOnnxResult',
     'sensitivity.params': 'SensitivityParams', 'sensitivity.result': 'SensitivityResult',
     'build-tvm.params': 'BuildTvmParams', 'build-tvm.result': 'BuildTvmResult',
+    'graph-export.params': 'GraphExportParams', 'graph-export.result': 'GraphExportResult',
   } as Record<string, string>)[file.replace(/\.json$/, '')]
   ?? (file.startsWith('error-') ? 'KernelErrorData' : undefined);
 

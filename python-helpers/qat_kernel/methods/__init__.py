@@ -3,6 +3,7 @@
 Handler modules import only the standard library at load time; heavy packages are imported inside
 the handlers, so the kernel starts fast."""
 from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
+from . import graph_export
 
 METHODS = {
     "kernel/info": kernel_info.run,
@@ -12,4 +13,5 @@ METHODS = {
     "export/onnx": export_onnx.run,
     "analyze/sensitivity": sensitivity.run,
     "build/tvm": build_tvm.run,
+    "graph/export": graph_export.run,
 }
