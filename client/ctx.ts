@@ -6,6 +6,7 @@ import { analyzeSensitivity } from './commands/sensitivity';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
+import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
@@ -45,6 +46,7 @@ export class Ctx implements vscode.Disposable {
     // Editing text and opening files run no user code: allowed in Restricted Mode too.
     this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
+    this.track(vscode.commands.registerCommand('qatStudio.openGraphsSideBySide', openGraphsSideBySide()));
     this.track(this.onnxEditor.register());
     const tasks = new QatTaskProvider(this);
     this.track(tasks.register());

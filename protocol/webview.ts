@@ -6,8 +6,11 @@ export type ToWebview =
       type: 'showGraph';
       /** Title shown above the graph (file name). */
       title: string;
-      /** The ONNX model bytes, base64 (postMessage of large typed arrays is not portable across hosts). */
+      /** The model file's bytes, base64 (postMessage of large typed arrays is not portable across hosts): ONNX, or
+       * the kernel's graph JSON (*.qatgraph.json). The title (a file name) and the bytes pick the importer. */
       onnxBase64: string;
+      /** Folder that relative source paths in the model resolve against (the opened file's folder). */
+      baseDir?: string;
       /** Per-layer results from compare/layers; empty when only the graph is shown. */
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */
@@ -19,7 +22,9 @@ export type ToWebview =
       /** auto: large models with module scopes open as collapsed module groups; flat: every node. */
       groups?: 'auto' | 'flat';
     }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** Another view of the same model selected a node: select its counterpart (same name, else same module). */
+  | { type: 'selectCounterpart'; name: string; op: string; module?: string };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -34,13 +39,17 @@ export type FromWebview =
   /** Open a layer's definition in the editor. */
   | { type: 'revealSource'; file: string; line: number }
   /** Save an export; `data` is text for svg/html and base64 for png. */
-  | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string };
+  | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string }
+  /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in. */
+  | { type: 'selected'; name: string; op: string; module?: string };
 
 /** The webview's layout worker: decode and lay out off the UI thread. */
 export type ToLayoutWorker = {
   type: 'layout'; id: number;
   /** Identifies the model; without `bytes` the worker re-lays out the one it decoded last under this key. */
   key: string; bytes?: Uint8Array;
+  /** The model's file name, which with the bytes picks the importer. */
+  fileName?: string;
   options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean; expanded?: string[] | null };
 };
 export type FromLayoutWorker =

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { compile } from 'json-schema-to-typescript';
+import Ajv from 'ajv';
+import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const production = process.argv.includes('--production');
@@ -27,6 +29,17 @@ const rpcTypes = await compile(rpcSchema, 'KernelRpc', {
   unreachableDefinitions: true,
 });
 writeIfChanged(path.join(gen, 'kernel-rpc.ts'), rpcTypes);
+
+// The graph view checks *.qatgraph.json files against the same schema. The webview's CSP forbids the eval ajv
+// compiles with, so the validator is generated here as plain code.
+const graphAjv = new Ajv({ allErrors: false, strict: false, code: { source: true, esm: true } });
+graphAjv.addSchema(rpcSchema, 'rpc');
+writeIfChanged(path.join(gen, 'model-graph-validate.js'),
+  '/* Generated from protocol/kernel-rpc.schema.json by scripts/build.mjs. Do not edit. */\n' + standaloneCode(graphAjv, { validateModelGraph: 'rpc#/definitions/ModelGraph' }));
+writeIfChanged(path.join(gen, 'model-graph-validate.d.ts'), `import type { ErrorObject } from 'ajv';
+import type { ModelGraph } from './kernel-rpc';
+export declare const validateModelGraph: ((data: unknown) => data is ModelGraph) & { errors?: ErrorObject[] | null };
+`);
 
 const configSchema = JSON.parse(readFileSync(path.join(root, 'protocol', 'qat-config.schema.json'), 'utf8'));
 const configTypes = await compile(configSchema, 'QatConfig', {

@@ -51,6 +51,7 @@ export function webviewHtml(o: WebviewPageOptions): string {
 <div id="content">
   <main id="canvas" tabindex="0" aria-label="Graph"><p id="status">Waiting for the graph…</p></main>
   <aside id="props" aria-label="Properties" hidden></aside>
+  <div id="minimap" role="img" aria-label="Overview of the whole graph: press or drag to pan" hidden></div>
 </div>
 <section id="layers" aria-label="Layers, worst first"></section>
 <script nonce="${o.nonce}" src="${o.scriptUri}"></script>
@@ -67,7 +68,13 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #summary { opacity: .8; }
 #legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: middle; border: 1px solid var(--vscode-panel-border); }
-#content { display: flex; min-height: 0; }
+#content { display: flex; min-height: 0; position: relative; }
+#minimap { position: absolute; left: 8px; bottom: 8px; line-height: 0; overflow: hidden; cursor: pointer; touch-action: none;
+  border: 1px solid var(--vscode-panel-border, #999); background: var(--vscode-editor-background, #fff); box-shadow: 0 0 4px var(--vscode-widget-shadow, #0003); }
+#minimap .viewport { position: absolute; pointer-events: none; box-sizing: border-box; border: 2px solid var(--vscode-focusBorder, #0078d4); }
+.frame rect { fill: var(--vscode-editor-foreground, #333); fill-opacity: .04; stroke: var(--vscode-panel-border, #999); stroke-dasharray: 3 2; }
+.frame-label { font-size: 9px; fill: var(--vscode-descriptionForeground, #717171); cursor: pointer; }
+.frame-label:hover { text-decoration: underline; }
 #canvas { overflow: hidden; position: relative; cursor: grab; flex: 1; min-width: 0; }
 #props { width: 300px; overflow: auto; border-left: 1px solid var(--vscode-panel-border, #ccc); padding: 6px 10px; font-size: 12px; }
 #props h3 { margin: 4px 0; font-size: 13px; }
@@ -90,7 +97,7 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .edge-label { fill: var(--vscode-charts-purple, #8a4fbf); font-size: 9px; }
 .badge { font-size: 8px; font-weight: 600; fill: var(--vscode-descriptionForeground, #555); }
 .badge.p-int8 { fill: var(--vscode-charts-purple, #8a4fbf); }
-.badge.p-fp16 { fill: var(--vscode-charts-blue, #1a85ff); }
+.badge.p-fp16, .badge.p-bf16 { fill: var(--vscode-charts-blue, #1a85ff); }
 #search { width: 260px; }
 #layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
 #layers { display: flex; gap: 16px; align-items: flex-start; }

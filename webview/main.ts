@@ -11,7 +11,12 @@ import type { FromWebview, ToWebview } from '../protocol/webview';
 import { BANDS, bandOf, layerFor } from './view/metrics';
 import { showProperties } from './view/properties';
 import { renderCanvas } from './view/canvasRender';
-import { renderGraph } from './view/render';
+import { renderGraph, nodeFill } from './view/render';
+import { colourResolver } from './view/colours';
+import { createMinimap } from './view/minimap';
+import { sourceOf } from './view/source';
+import { counterpart, selectedOf } from './view/sync';
+import { isQdq, type GraphNode } from './importers/types';
 import { layoutInWorker } from './worker/client';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
@@ -32,13 +37,14 @@ function showError(message: string): void {
   status.className = 'error';
   status.textContent = message;
   $('canvas').replaceChildren(status);
+  $('minimap').hidden = true;
   vscode.postMessage({ type: 'error', message });
 }
 
 function legend(threshold: number): void {
   const items: Array<[string, string]> = [
     ...BANDS.map((b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string]),
-    ['var(--vscode-charts-purple, #b180d7)', 'Q / DQ (QuantizeLinear / DequantizeLinear); badge int8 / fp16 / fp32: precision the op runs in'],
+    ['var(--vscode-charts-purple, #b180d7)', 'Q / DQ (quantize / dequantize), FQ (fake-quant); badge int8 / fp16 / bf16 / fp32: precision the op runs in'],
   ];
   $('legend').replaceChildren(...items.map(([colour, text]) => {
     const span = document.createElement('span');
@@ -134,7 +140,8 @@ function relayout(): void {
 }
 
 function toggleGroup(scope: string, open: boolean): void {
-  expanded = new Set(expanded ?? []);
+  // A flat view has every module open: naming them all lets closing one leave the others open.
+  expanded = new Set(expanded ?? view?.graph.nodes.flatMap((n) => n.scopes ?? []) ?? []);
   if (open) expanded.add(scope);
   else for (const s of [...expanded]) if (s === scope || s.startsWith(scope + '.')) expanded.delete(s);
   relayout();
@@ -146,7 +153,7 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   const t0 = performance.now();
   const laidOut = await layoutInWorker(msg.onnxBase64.length + ':' + msg.title, bytes, {
     renderer: msg.renderer, collapseQdq: collapse, expanded: expanded === undefined ? undefined : expanded && [...expanded],
-  });
+  }, msg.title);
   if (mine !== generation) return; // a newer request arrived meanwhile
   const { graph, layout, big, timings, inWorker, total } = laidOut;
   expanded = laidOut.expanded && new Set(laidOut.expanded);
@@ -155,22 +162,42 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   const byModule = new Map(shown.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   $('props').hidden = true;
+  const config = msg.config ?? graph.config;
+  const colour = colourResolver();
+  const mini = createMinimap($('minimap'), layout, (id) => {
+    const n = byId.get(id)!;
+    return colour(nodeFill(n, n.kind === 'op' && !isQdq(n.op) ? layerFor(n, byModule) : undefined, msg.threshold));
+  }, $('canvas').getBoundingClientRect());
   // SVG stays crisp and inspectable for model-sized graphs; past the dagre limit the canvas draws only what is visible.
   const render = big ? renderCanvas : renderGraph;
   const result = render($('canvas'), graph, layout, shown, msg.threshold, {
-    contextFor: (node, layer) => layer && msg.config && node.kind !== 'group' ? {
-      webviewSection: 'layer', preventDefaultContextMenuItems: true, module: layer.module, config: msg.config,
-      ...(layer.source ? { hasSource: true, sourceFile: layer.source.file, sourceLine: layer.source.line } : {}),
-    } : undefined,
+    // Compared layers (with the config that made them) and nodes that know their source line get a context menu.
+    contextFor: (node, layer) => {
+      if (node.kind === 'group' || !(layer || node.source)) return undefined;
+      const source = layer?.source ?? sourceOf(node, graph, msg.baseDir);
+      const module = layer?.module ?? (isQdq(node.op) ? undefined : node.module);
+      if (!(module && config) && !source) return undefined;
+      return {
+        webviewSection: 'layer', preventDefaultContextMenuItems: true,
+        ...(module && config ? { module, config } : {}),
+        ...(source ? { hasSource: true, sourceFile: source.file, sourceLine: source.line } : {}),
+      };
+    },
     onSelect: (id) => {
       const node = byId.get(id);
       if (!node) return;
       selectedId = id;
-      if (node.kind === 'group') { toggleGroup(node.module!, true); return; }
+      // A group shown because another view selected inside it stays closed; a click opens it.
+      if (node.kind === 'group') { if (!following) toggleGroup(node.module!, true); return; }
       showProperties($('props'), node, graph, layerFor(node, byModule));
+      sourceButton(node, graph, msg.baseDir);
       groupButtons(node.scopes ?? []);
+      if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });
     },
+    onCollapse: (module) => toggleGroup(module, false),
+    onView: (v) => mini.show(v),
   });
+  mini.onPan = result.centreOn;
   fit = result.fit;
   view = { graph, select: result.select };
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
@@ -186,6 +213,19 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
       // Transfer to and from the worker counts as decode time.
       timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 } });
   });
+}
+
+/** Under a selected node's properties: open the line of the model's code that computes it. */
+function sourceButton(node: GraphNode, graph: Graph, baseDir: string | undefined): void {
+  const source = sourceOf(node, graph, baseDir);
+  if (!source) return;
+  const b = document.createElement('vscode-button');
+  b.id = 'reveal-source';
+  b.setAttribute('secondary', '');
+  b.textContent = 'Reveal in Source';
+  b.title = `${source.file}:${source.line}`;
+  b.addEventListener('click', () => vscode.postMessage({ type: 'revealSource', file: source.file, line: source.line }));
+  $('props').append(b);
 }
 
 /** Under a selected node's properties: one button per enclosing open module, to collapse it again. */
@@ -204,12 +244,27 @@ function groupButtons(scopes: string[]): void {
   $('props').append(wrap);
 }
 
+/** True while selecting for another view, so the selection is not sent back. */
+let following = false;
+
+function follow(sel: Extract<ToWebview, { type: 'selectCounterpart' }>): void {
+  const id = view && counterpart(view.graph, sel);
+  if (!id) { showToast(`No counterpart of ${sel.name}${sel.module ? ` (${sel.module})` : ''} in this graph`); return; }
+  following = true;
+  try {
+    view!.select(id);
+  } finally {
+    following = false;
+  }
+}
+
 window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
   const msg = ev.data;
   const fail = (err: unknown) => showError(`Cannot show this model: ${(err as Error).message}`);
   try {
     if (msg.type === 'showGraph') show(msg).catch(fail);
     else if (msg.type === 'error') showError(msg.message);
+    else if (msg.type === 'selectCounterpart') follow(msg);
   } catch (err) {
     fail(err);
   }

@@ -1,16 +1,24 @@
-// The graph view: a webview showing an ONNX model with Q/DQ marked and layers coloured by compare results.
-// Used for new panels (after Compare Layers) and for the .onnx custom editor, which hands us its panel.
+// The graph view: a webview showing a model (ONNX or the kernel's graph JSON) with Q/DQ marked and layers coloured
+// by compare results. Used for new panels (after Compare Layers) and for the custom editor, which hands us its panel.
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
+import { selectionSync, type SyncPeer } from './graphSync';
 import { slimOnnx } from './slimOnnx';
 
 const SLIM_LIMIT_BYTES = 4096;
 
-export interface GraphContent { title: string; onnx: Uint8Array; layers: LayerResult[]; threshold: number; config?: string }
+export interface GraphContent {
+  title: string;
+  /** The model file's bytes: ONNX, or the kernel's graph JSON (*.qatgraph.json, named so in `title`). */
+  onnx: Uint8Array;
+  layers: LayerResult[]; threshold: number; config?: string;
+  /** Folder that relative source paths in the model resolve against. */
+  baseDir?: string;
+}
 
-export class GraphPanel implements vscode.Disposable {
+export class GraphPanel implements vscode.Disposable, SyncPeer {
   static readonly viewType = 'qatStudio.graph';
   private ready: Promise<void>;
   private disposables: vscode.Disposable[] = [];
@@ -39,6 +47,7 @@ export class GraphPanel implements vscode.Disposable {
       else if (m.type === 'rendered') { this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`); this.rendered.fire(m); }
       else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
       else if (m.type === 'export') void this.saveExport(m);
+      else if (m.type === 'selected') selectionSync.relay(this, m);
       else if (m.type === 'revealSource') {
         const line = Math.max(0, m.line - 1);
         void vscode.window.showTextDocument(vscode.Uri.file(m.file), { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
@@ -51,12 +60,23 @@ export class GraphPanel implements vscode.Disposable {
     panel.onDidDispose(() => this.dispose(), null, this.disposables);
   }
 
+  /** Selecting a node here selects its counterpart in the other views joined under the same key, and back. */
+  syncSelectionWith(key: string): void {
+    this.disposables.push(selectionSync.join(this, key));
+  }
+
+  post(message: ToWebview): void {
+    void this.panel.webview.postMessage(message);
+  }
+
   async show(content: GraphContent): Promise<void> {
     await this.ready;
     const msg: ToWebview = {
       type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold, config: content.config,
       // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements).
-      onnxBase64: Buffer.from(slimOnnx(content.onnx, SLIM_LIMIT_BYTES).bytes).toString('base64'),
+      // Graph JSON holds no weights: it goes as it is.
+      onnxBase64: Buffer.from(/\.qatgraph\.json$/i.test(content.title) ? content.onnx : slimOnnx(content.onnx, SLIM_LIMIT_BYTES).bytes).toString('base64'),
+      baseDir: content.baseDir,
     };
     await this.panel.webview.postMessage(msg);
   }

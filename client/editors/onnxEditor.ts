@@ -1,8 +1,9 @@
-// Read-only custom editor for .onnx files: opening one in the explorer shows its graph, with the
-// overlay of the last Compare Layers run that exported this file, if any.
+// Read-only custom editor for .onnx and .qatgraph.json files (the kernel's graph JSON): opening one in the explorer
+// shows its graph, with the overlay of the last Compare Layers run that exported this file, if any.
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import { GraphPanel } from './graphPanel';
+import { syncKey } from './graphSync';
 
 export interface LayerOverlay { layers: LayerResult[]; threshold: number; config: string }
 
@@ -32,6 +33,8 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
   private async load(document: vscode.CustomDocument, panel: vscode.WebviewPanel): Promise<void> {
     const name = document.uri.path.split('/').pop() ?? 'model.onnx';
     const view = new GraphPanel(panel, this.extensionUri, name, this.log);
+    // The FP32, fake-quant and INT8 graphs (and the QDQ ONNX) of one model follow each other's selection.
+    view.syncSelectionWith(syncKey(document.uri.toString()));
     let bytes: Uint8Array;
     try {
       bytes = await vscode.workspace.fs.readFile(document.uri);
@@ -41,6 +44,9 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
     }
     const overlay = this.overlays.get(document.uri.fsPath);
     this.log.info(`opening ${document.uri.fsPath} (${bytes.byteLength} bytes${overlay ? `, ${overlay.layers.length} compared layers` : ''})`);
-    await view.show({ title: name, onnx: bytes, layers: overlay?.layers ?? [], threshold: overlay?.threshold ?? 0.99, config: overlay?.config });
+    await view.show({
+      title: name, onnx: bytes, layers: overlay?.layers ?? [], threshold: overlay?.threshold ?? 0.99, config: overlay?.config,
+      baseDir: document.uri.scheme === 'file' ? vscode.Uri.joinPath(document.uri, '..').fsPath : undefined,
+    });
   }
 }

@@ -39,8 +39,8 @@ export async function serveWebview(): Promise<WebviewServer> {
 export interface OpenedPage { page: Page; violations: string[] }
 
 /** Opens the page, records CSP violations and page errors, and waits for the webview's `ready`. */
-export async function openWebview(browser: Browser, origin: string, viewport = { width: 1100, height: 1100 }): Promise<OpenedPage> {
-  const page = await browser.newPage({ viewport });
+export async function openWebview(browser: Browser, origin: string, viewport = { width: 1100, height: 1100 }, deviceScaleFactor = 1): Promise<OpenedPage> {
+  const page = await browser.newPage({ viewport, deviceScaleFactor });
   const violations: string[] = [];
   page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text()); });
   page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));

@@ -24,6 +24,7 @@ export function scopesOf(node: NodeProto): string[] {
 export const moduleOf = (node: NodeProto): string | undefined => scopesOf(node).at(-1);
 
 export const onnxImporter: Importer = {
+  format: 'ONNX',
   match(bytes, fileName) {
     return /\.onnx$/i.test(fileName) || (bytes.length > 2 && bytes[0] === 0x08);
   },

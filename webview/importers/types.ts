@@ -1,4 +1,19 @@
 // The graph every importer produces and the view renders; one importer per file format.
+export type Precision = 'int8' | 'fp16' | 'bf16' | 'fp32';
+
+export interface SourceLocation { file: string; line: number }
+
+/** Quantization parameters carried by a node itself (graph JSON); ONNX keeps them in Q/DQ input tensors. */
+export interface QParams {
+  dtype: string;
+  /** One entry per tensor, or one per channel along `axis`. */
+  scale: number[];
+  zeroPoint: number[];
+  axis?: number;
+  quantMin?: number;
+  quantMax?: number;
+}
+
 export interface GraphNode {
   id: string;
   name: string;
@@ -13,11 +28,16 @@ export interface GraphNode {
   /** For a collapsed group: how many nodes it stands for. */
   size?: number;
   attributes?: Record<string, string>;
-  /** Precision the op runs in, from the QDQ structure around it (set by view/qdq.ts). */
-  precision?: 'int8' | 'fp16' | 'fp32';
+  /** Precision the op runs in: from the file when it says, else from the QDQ structure around it (view/qdq.ts). */
+  precision?: Precision;
+  /** Where the node is computed in the user's code (graph JSON). */
+  source?: SourceLocation;
+  qparams?: QParams;
 }
 
 export interface TensorInfo { dtype: string; dims: number[]; values?: number[] }
+
+export interface ModuleInfo { type: string; source?: SourceLocation }
 
 export interface Graph {
   name: string;
@@ -27,12 +47,36 @@ export interface Graph {
   opsets: Record<string, number>;
   /** Initializers, constants and typed value infos by tensor name (values only for small tensors). */
   tensors: Map<string, TensorInfo>;
+  /** Module class and definition by module path, when the file records them (graph JSON). */
+  modules?: Record<string, ModuleInfo>;
+  /** The QAT config the graph was made from (absolute path), when the file records it. */
+  config?: string;
+  /** fp32, prepared (fake-quant) or converted (INT8), when the file records it. */
+  stage?: string;
 }
 
 export interface Importer {
+  /** Names the format in messages. */
+  readonly format: string;
   /** True when the bytes look like this format. */
   match(bytes: Uint8Array, fileName: string): boolean;
   open(bytes: Uint8Array): Graph;
 }
 
-export const isQdq = (op: string) => op === 'QuantizeLinear' || op === 'DequantizeLinear';
+export type QdqRole = 'q' | 'dq' | 'fq';
+
+// ONNX QuantizeLinear/DequantizeLinear; PT2E quantized_decomposed ops and aten's (any namespace or overload);
+// eager-mode Quantize/DeQuantize modules and stubs; fake-quant modules and ops of the prepared (QAT) model.
+const DQ_OP = /^(DequantizeLinear|DeQuantize|DeQuantStub)$|(^|\.)dequantize(_per_(tensor|channel|channel_group|token)(_tensor\d?)?)?(\.|$)/;
+const Q_OP = /^(QuantizeLinear|Quantize|QuantStub)$|(^|\.)quantize_per_(tensor|channel|channel_group|token)(_tensor\d?)?(\.|$)/;
+const FQ_OP = /fake_?quant/i;
+
+/** Whether an op quantizes, dequantizes or fake-quantizes (both at once), in any of the formats we open. */
+export function qdqRole(op: string): QdqRole | undefined {
+  if (DQ_OP.test(op)) return 'dq';
+  if (Q_OP.test(op)) return 'q';
+  if (FQ_OP.test(op)) return 'fq';
+  return undefined;
+}
+
+export const isQdq = (op: string) => qdqRole(op) !== undefined;

@@ -1,11 +1,10 @@
 // Canvas renderer for large graphs: only what is on screen is drawn, labels only when readable, and
 // pan/zoom redraws on the next animation frame. Same result shape as the SVG renderer.
 import type { LayerResult } from '../../protocol/kernel';
-import { isQdq, type Graph } from '../importers/types';
-import { colourResolver } from './colours';
+import { qdqRole, type Graph } from '../importers/types';
 import { fitView, type Layout } from './layout';
-import { bandOf, layerFor } from './metrics';
-import type { Rendered, RenderOptions, RenderStats } from './render';
+import { layerFor } from './metrics';
+import { nodeFill, nodeText, QDQ_TAG, type Rendered, type RenderOptions, type RenderStats } from './render';
 
 export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
   const canvas = document.createElement('canvas');
@@ -15,7 +14,8 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   canvas.style.height = '100%';
   canvas.style.display = 'block';
   host.replaceChildren(canvas);
-  const colour = colourResolver();
+  const text = nodeText();
+  const colour = text.colour;
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
 
@@ -23,22 +23,22 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   const placed = graph.nodes.flatMap((n) => {
     const p = layout.nodes.get(n.id);
     if (!p) return [];
-    const qdq = isQdq(n.op);
+    const role = qdqRole(n.op);
+    const qdq = role !== undefined;
     const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
     stats.nodes++;
     if (qdq) stats.qdq++;
     if (layer) stats.coloured++;
-    const fill = qdq ? 'var(--vscode-charts-purple, #b180d7)' : layer ? bandOf(layer.cosine, threshold).colour
-      : n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
-    const label = qdq ? (n.op === 'QuantizeLinear' ? 'Q' : 'DQ') : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
-    const context = layer ? opts.contextFor?.(n, layer) : undefined;
-    return [{ id: n.id, p, fill: colour(fill), label, sub: n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : undefined) : layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision, context }];
+    const fill = nodeFill(n, layer, threshold);
+    const label = role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
+    const context = opts.contextFor?.(n, layer);
+    const resolved = colour(fill);
+    return [{ id: n.id, p, fill: resolved, ink: text.label(resolved), badge: n.precision ? text.badge(resolved, n.precision) : '', label, sub: n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : undefined) : layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision, context }];
   }).sort((a, b) => a.p.y - b.p.y);
   const ys = Float64Array.from(placed, (o) => o.p.y);
   const edgeColour = colour('var(--vscode-descriptionForeground, #888)');
   const int8Colour = colour('var(--vscode-charts-purple, #b180d7)');
   const quantized = new Set(graph.edges.filter((e) => e.label).map((e) => `${e.from}>${e.to}`));
-  const textColour = colour('var(--vscode-editor-foreground, #333)');
   const borderColour = colour('var(--vscode-panel-border, #999)');
   const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
   const font = getComputedStyle(host).fontFamily || 'sans-serif';
@@ -61,6 +61,8 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     ctx.clearRect(0, 0, r.width, r.height);
     ctx.setTransform(dpr * view.scale, 0, 0, dpr * view.scale, -view.x * view.scale * dpr, -view.y * view.scale * dpr);
     const x0 = view.x, y0 = view.y, x1 = view.x + r.width / view.scale, y1 = view.y + r.height / view.scale;
+    canvas.dataset.view = `${view.x.toFixed(1)} ${view.y.toFixed(1)} ${view.scale.toFixed(5)}`;
+    opts.onView?.({ x: x0, y: y0, w: x1 - x0, h: y1 - y0 });
     ctx.lineWidth = 1 / view.scale;
     // Two passes: plain edges, then edges that stand for a collapsed Q/DQ pair (int8 on the wire).
     for (const int8 of [false, true]) {
@@ -80,7 +82,7 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
     for (let i = lowerBound(y0 - 40); i < placed.length && placed[i].p.y <= y1 + 40; i++) {
-      const { p, fill, label, sub, id, precision } = placed[i];
+      const { p, fill, label, sub, id, precision, ink, badge } = placed[i];
       if (p.x + p.width / 2 < x0 || p.x - p.width / 2 > x1) continue;
       ctx.fillStyle = fill;
       ctx.fillRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
@@ -90,11 +92,12 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
         ctx.strokeRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
       }
       if (showText) {
-        ctx.fillStyle = textColour;
+        ctx.fillStyle = ink;
         ctx.fillText(label, p.x, sub ? p.y - 6 : p.y, p.width - 4);
         if (sub) ctx.fillText(sub, p.x, p.y + 8, p.width - 4);
         if (precision) {
           ctx.font = `9px ${font}`;
+          ctx.fillStyle = badge;
           ctx.textAlign = 'right';
           ctx.fillText(precision, p.x + p.width / 2 - 3, p.y - p.height / 2 + 7);
           ctx.font = `11px ${font}`;
@@ -165,5 +168,10 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     redraw();
     opts.onSelect?.(id);
   };
-  return { stats, fit, select };
+  const centreOn = (x: number, y: number) => {
+    const r = canvas.getBoundingClientRect();
+    view = { ...view, x: x - r.width / view.scale / 2, y: y - r.height / view.scale / 2 };
+    redraw();
+  };
+  return { stats, fit, select, centreOn };
 }

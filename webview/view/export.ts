@@ -4,7 +4,7 @@ import type { LayerResult } from '../../protocol/kernel';
 import { colourResolver } from './colours';
 import { bandOf } from './metrics';
 
-const STYLE_PROPS = ['fill', 'stroke', 'stroke-width', 'stroke-dasharray', 'opacity', 'font-size', 'font-family', 'font-weight'];
+const STYLE_PROPS = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-dasharray', 'opacity', 'font-size', 'font-family', 'font-weight'];
 
 /** A standalone copy of the rendered SVG, with computed styles (theme colours) inlined. */
 export function standaloneSvg(svg: SVGSVGElement): string {

@@ -1,8 +1,11 @@
 // SVG rendering with pan (drag) and zoom (wheel) through the viewBox.
 import type { LayerResult } from '../../protocol/kernel';
-import { isQdq, type Graph, type GraphNode } from '../importers/types';
+import { isQdq, qdqRole, type Graph, type GraphNode } from '../importers/types';
 import { fitView, type Layout } from './layout';
+import { colourResolver } from './colours';
+import { readableOn, textColours } from './contrast';
 import { bandOf, layerFor } from './metrics';
+import type { Viewport } from './minimap';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) => {
@@ -17,16 +20,96 @@ export interface RenderOptions {
   onSelect?: (nodeId: string) => void;
   /** VS Code's webview context-menu data for a node (`data-vscode-context`). */
   contextFor?: (node: GraphNode, layer: LayerResult | undefined) => object | undefined;
+  /** A click on an open module's frame label: collapse that module into one group node. */
+  onCollapse?: (module: string) => void;
+  /** The visible part of the graph changed (pan, zoom, fit, resize). */
+  onView?: (v: Viewport) => void;
 }
 
-/** What a renderer hands back: counts, fit-to-view and programmatic selection (search, keyboard). */
-export interface Rendered { stats: RenderStats; fit: () => void; select: (nodeId: string) => void }
+/** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops, the rest. */
+export function nodeFill(n: GraphNode, layer: LayerResult | undefined, threshold: number): string {
+  if (isQdq(n.op)) return 'var(--vscode-charts-purple, #b180d7)';
+  if (layer) return bandOf(layer.cosine, threshold).colour;
+  return n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
+}
+
+const BADGE_COLOUR = {
+  int8: 'var(--vscode-charts-purple, #8a4fbf)', fp16: 'var(--vscode-charts-blue, #1a85ff)', bf16: 'var(--vscode-charts-blue, #1a85ff)',
+  fp32: 'var(--vscode-descriptionForeground, #555)',
+} as const;
+
+/**
+ * Text colours for one render: label text readable on each node's fill, and a precision badge in its own colour
+ * where that reads on the fill, else in the label's.
+ */
+export function nodeText(): { colour: (css: string) => string; label: (fill: string) => string; badge: (fill: string, precision: keyof typeof BADGE_COLOUR) => string } {
+  const colour = colourResolver();
+  const background = colour('var(--vscode-editor-background, #fff)');
+  const label = textColours([colour('var(--vscode-editor-foreground, #333)'), background], background);
+  return { colour, label, badge: (fill, precision) => readableOn(fill, [colour(BADGE_COLOUR[precision]), label(fill)], background) };
+}
+
+/** About how wide 11px text is (the layout sizes boxes at 7px a character, with margins). */
+const estimateWidth = (text: string) => text.length * 6.2;
+const fitText = (width: number, ...texts: string[]) => texts.find((t) => estimateWidth(t) <= width - 6) ?? texts[texts.length - 1];
+
+/** Short tag drawn on Q/DQ boxes, ahead of the op. */
+export const QDQ_TAG = { q: 'Q', dq: 'DQ', fq: 'FQ' } as const;
+
+const FRAME_PAD = 5;
+
+/**
+ * Boxes around the nodes of each open module (dagre's compound layout would keep them apart, at five times the
+ * layout time): a module's box holds its own nodes and its submodules' boxes, each padded, so nesting shows.
+ */
+export function moduleFrames(graph: Graph, layout: Layout): Array<{ module: string; depth: number; x: number; y: number; width: number; height: number }> {
+  const parent = new Map<string, string | undefined>();
+  const own = new Map<string, Array<{ x0: number; y0: number; x1: number; y1: number }>>();
+  const collapsed = new Set(graph.nodes.filter((n) => n.kind === 'group').map((n) => n.module));
+  for (const n of graph.nodes) {
+    const scopes = (n.scopes ?? []).filter((s) => !collapsed.has(s));
+    scopes.forEach((s, i) => { if (!parent.has(s)) parent.set(s, scopes[i - 1]); });
+    const p = layout.nodes.get(n.id);
+    const inner = scopes.at(-1);
+    if (!p || !inner) continue;
+    (own.get(inner) ?? own.set(inner, []).get(inner)!).push({ x0: p.x - p.width / 2, y0: p.y - p.height / 2, x1: p.x + p.width / 2, y1: p.y + p.height / 2 });
+  }
+  const depth = (s: string) => { let d = 0; for (let p = parent.get(s); p; p = parent.get(p)) d++; return d; };
+  const boxes = new Map<string, { x0: number; y0: number; x1: number; y1: number }>();
+  // Deepest first, so each module's box can take in its submodules' boxes.
+  for (const s of [...parent.keys()].sort((a, b) => depth(b) - depth(a))) {
+    const parts = own.get(s) ?? [];
+    const b = { x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
+    for (const p of parts) { b.x0 = Math.min(b.x0, p.x0); b.y0 = Math.min(b.y0, p.y0); b.x1 = Math.max(b.x1, p.x1); b.y1 = Math.max(b.y1, p.y1); }
+    if (!Number.isFinite(b.x0)) continue;
+    const padded = { x0: b.x0 - FRAME_PAD, y0: b.y0 - FRAME_PAD, x1: b.x1 + FRAME_PAD, y1: b.y1 + FRAME_PAD };
+    boxes.set(s, padded);
+    const up = parent.get(s);
+    if (up) (own.get(up) ?? own.set(up, []).get(up)!).push(padded);
+  }
+  return [...boxes].map(([module, b]) => ({ module, depth: depth(module), x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0 }))
+    .sort((a, b) => a.depth - b.depth);
+}
+
+/** What a renderer hands back: counts, fit-to-view, programmatic selection (search, keyboard) and panning (minimap). */
+export interface Rendered { stats: RenderStats; fit: () => void; select: (nodeId: string) => void; centreOn: (x: number, y: number) => void }
 
 export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
   const byModule = new Map(layers.map((l) => [l.module, l]));
+  const text = nodeText();
   const svg = el('svg', { role: 'img', 'aria-label': `Graph ${graph.name}` });
   const root = el('g');
   svg.append(root);
+  for (const f of moduleFrames(graph, layout)) {
+    const type = graph.modules?.[f.module]?.type;
+    const g = el('g', { class: 'frame', 'data-module': f.module });
+    const label = el('text', { class: 'frame-label', x: f.x + 2, y: f.y - 2 });
+    label.textContent = type ? `${f.module} · ${type}` : f.module;
+    const title = el('title');
+    title.textContent = `Collapse ${f.module}`;
+    g.append(title, el('rect', { x: f.x, y: f.y, width: f.width, height: f.height, rx: 4 }), label);
+    root.append(g);
+  }
   const labels = new Map(graph.edges.filter((e) => e.label).map((e) => [`${e.from}>${e.to}`, e.label!]));
   for (const e of layout.edges) {
     if (!e.points.length) continue;
@@ -43,29 +126,40 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
   for (const n of graph.nodes) {
     const p = layout.nodes.get(n.id);
     if (!p) continue;
-    const qdq = isQdq(n.op);
+    const role = qdqRole(n.op);
+    const qdq = role !== undefined;
     const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
     const g = el('g', { class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`, 'data-id': n.id, transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`, 'data-op': n.op, 'data-name': n.name });
     const rect = el('rect', { width: p.width, height: p.height, rx: qdq ? 10 : 3 });
-    if (qdq) rect.style.fill = 'var(--vscode-charts-purple, #b180d7)';
-    else if (layer) {
-      rect.style.fill = bandOf(layer.cosine, threshold).colour;
+    rect.style.fill = nodeFill(n, layer, threshold);
+    const fill = text.colour(rect.style.fill);
+    const ink = text.label(fill);
+    if (layer) {
       g.setAttribute('data-cosine', layer.cosine.toFixed(5));
       g.setAttribute('data-module', layer.module);
-      const context = opts.contextFor?.(n, layer);
-      if (context) g.setAttribute('data-vscode-context', JSON.stringify(context));
-    } else if (n.kind === 'op') rect.style.fill = 'var(--vscode-editorWidget-background, #eee)';
+    }
+    if (n.precision) g.setAttribute('data-precision', n.precision);
+    const context = opts.contextFor?.(n, layer);
+    if (context) g.setAttribute('data-vscode-context', JSON.stringify(context));
     const label = el('text', { x: p.width / 2, y: n.module ? 15 : p.height / 2 + 4, 'text-anchor': 'middle' });
-    label.textContent = qdq ? (n.op === 'QuantizeLinear' ? 'Q  QuantizeLinear' : 'DQ  DequantizeLinear') : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
+    label.textContent = role ? `${QDQ_TAG[role]}  ${n.op}` : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
+    label.style.fill = ink;
     g.append(rect, label);
     if (n.precision) {
       const badge = el('text', { class: `badge p-${n.precision}`, x: p.width - 3, y: 9, 'text-anchor': 'end' });
       badge.textContent = n.precision;
+      badge.style.fill = text.badge(fill, n.precision);
       g.append(badge);
     }
     if (n.module) {
       const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
-      sub.textContent = n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : '') : layer ? `${n.module}  cos ${layer.cosine.toFixed(4)}` : n.module;
+      sub.textContent = n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : '') : layer ? fitText(p.width, `${n.module}  cos ${layer.cosine.toFixed(4)}`, `cos ${layer.cosine.toFixed(4)}`) : n.module;
+      // Boxes are sized for the op and module names; text beyond the box would sit on the background in the fill's ink.
+      if (estimateWidth(sub.textContent) > p.width - 6) {
+        sub.setAttribute('textLength', String(p.width - 6));
+        sub.setAttribute('lengthAdjust', 'spacingAndGlyphs');
+      }
+      sub.style.fill = ink;
       g.append(sub);
     }
     const title = el('title');
@@ -78,7 +172,16 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
   }
   host.replaceChildren(svg);
   let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
-  const apply = () => svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+  const apply = () => {
+    // Read the size before writing the viewBox, so no layout is forced mid-frame.
+    const r = svg.getBoundingClientRect();
+    svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+    if (!opts.onView) return;
+    // The viewBox is letterboxed into the element (preserveAspectRatio meet): the visible part is wider or taller.
+    const s = r.width && r.height ? Math.min(r.width / view.w, r.height / view.h) : 1;
+    const w = r.width ? r.width / s : view.w, h = r.height ? r.height / s : view.h;
+    opts.onView({ x: view.x - (w - view.w) / 2, y: view.y - (h - view.h) / 2, w, h });
+  };
   const fit = () => {
     const { x, y, w, h } = fitView(host.getBoundingClientRect(), layout);
     view = { x, y, w, h };
@@ -97,9 +200,12 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
   let drag: { x: number; y: number; moved: number } | undefined;
   svg.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: 0 }; });
   svg.addEventListener('pointerup', (ev) => {
-    // A press that did not pan is a click: select the node under it.
-    const node = drag && drag.moved < 4 ? (ev.target as Element).closest('g.node') : null;
+    // A press that did not pan is a click: select the node under it, or collapse the module whose label it hit.
+    const click = drag && drag.moved < 4;
+    const node = click ? (ev.target as Element).closest('g.node') : null;
+    const frame = click && !node ? (ev.target as Element).closest('.frame-label')?.parentElement : null;
     drag = undefined;
+    if (frame) { opts.onCollapse?.(frame.getAttribute('data-module')!); return; }
     if (!node) return;
     root.querySelectorAll('g.node.selected').forEach((e) => e.classList.remove('selected'));
     node.classList.add('selected');
@@ -123,5 +229,10 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     apply();
     opts.onSelect?.(id);
   };
-  return { stats, fit, select };
+  const centreOn = (x: number, y: number) => {
+    view = { ...view, x: x - view.w / 2, y: y - view.h / 2 };
+    apply();
+  };
+  new ResizeObserver(apply).observe(svg);
+  return { stats, fit, select, centreOn };
 }

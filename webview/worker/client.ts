@@ -1,7 +1,7 @@
 // Runs decode + layout in the layout worker (from a blob URL: webviews cannot start workers from their
 // resource origin), falling back to the main thread where workers are unavailable.
 import workerSource from '../../build/generated/layout-worker.js.txt';
-import type { FromLayoutWorker } from '../../protocol/webview';
+import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
 import { decodeAndLayout, type LaidOut, type ViewOptions } from './pipeline';
 
 let worker: Worker | undefined | null;
@@ -25,12 +25,12 @@ function getWorker(): Worker | null {
 }
 
 /** `bytes` may be left out to re-lay out the model last sent under the same key. */
-export function layoutInWorker(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}): Promise<LaidOut & { inWorker: boolean }> {
+export function layoutInWorker(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}, fileName = ''): Promise<LaidOut & { inWorker: boolean }> {
   const w = getWorker();
-  if (!w) return Promise.resolve({ ...decodeAndLayout(key, bytes, options), inWorker: false });
+  if (!w) return Promise.resolve({ ...decodeAndLayout(key, bytes, options, fileName), inWorker: false });
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject });
-    w.postMessage({ type: 'layout', id, key, bytes, options }, bytes ? [bytes.buffer] : []);
+    w.postMessage({ type: 'layout', id, key, bytes, fileName, options } satisfies ToLayoutWorker, bytes ? [bytes.buffer] : []);
   });
 }

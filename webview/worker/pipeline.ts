@@ -1,6 +1,6 @@
 // Decode + group + layout, shared by the worker and the main-thread fallback. The decoded graph is kept,
 // so expanding a group or toggling Q/DQ collapse re-lays out without decoding again.
-import { onnxImporter } from '../importers/onnx';
+import { openModel } from '../importers';
 import type { Graph } from '../importers/types';
 import { fastLayout } from '../view/fastLayout';
 import { groupGraph, inheritScopes, topScopes } from '../view/groups';
@@ -27,22 +27,23 @@ export interface ViewOptions {
 
 let cached: { key: string; graph: Graph } | undefined;
 
-function decode(key: string, bytes: Uint8Array | undefined): Graph {
+function decode(key: string, bytes: Uint8Array | undefined, fileName: string): Graph {
   if (!bytes) {
     if (cached?.key !== key) throw new Error('The model is no longer loaded; reopen it.');
     return cached.graph;
   }
-  const graph = onnxImporter.open(bytes);
+  const graph = openModel(bytes, fileName);
   const producers = producerMap(graph);
-  for (const n of graph.nodes) n.precision = precisionOf(n, graph, producers);
+  // A precision the file states (the kernel knows the config's overrides) wins over the one the QDQ structure implies.
+  for (const n of graph.nodes) n.precision ??= precisionOf(n, graph, producers);
   inheritScopes(graph);
   cached = { key, graph };
   return graph;
 }
 
-export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}): LaidOut {
+export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}, fileName = ''): LaidOut {
   const t0 = performance.now();
-  const full = decode(key, bytes);
+  const full = decode(key, bytes, fileName);
   let graph = options.collapseQdq ? collapseQdq(full) : full;
   let expanded = options.expanded;
   if (expanded === undefined) expanded = graph.nodes.length > DAGRE_LIMIT && topScopes(graph).length > 1 ? [] : null;

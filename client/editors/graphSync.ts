@@ -1,0 +1,51 @@
+// Graph views of one model follow each other's selection: with its FP32, fake-quant and INT8 graphs side by side,
+// selecting a node in one selects its counterpart (same node name, else same module) in the others.
+// Kept free of the vscode module so it can be tested on its own.
+import type { FromWebview, ToWebview } from '../../protocol/webview';
+
+/**
+ * Files of one model: the same folder and the same name up to the first dot, as the kernel writes them
+ * (out/digits.fp32.qatgraph.json, out/digits.converted.qatgraph.json, out/digits.qdq.onnx).
+ */
+export function syncKey(fsPath: string): string {
+  const cut = Math.max(fsPath.lastIndexOf('/'), fsPath.lastIndexOf('\\'));
+  const base = fsPath.slice(cut + 1);
+  return `${fsPath.slice(0, cut + 1)}${base.split('.')[0] || base}`;
+}
+
+export interface SyncPeer { post(message: ToWebview): unknown }
+
+export class SelectionSync {
+  private readonly peers = new Map<SyncPeer, string>();
+
+  join(peer: SyncPeer, key: string): { dispose(): void } {
+    this.peers.set(peer, key);
+    return { dispose: () => { this.peers.delete(peer); } };
+  }
+
+  /** A node selected by the user in `from`: the other views of its model select the counterpart. */
+  relay(from: SyncPeer, selected: Extract<FromWebview, { type: 'selected' }>): number {
+    const key = this.peers.get(from);
+    if (key === undefined) return 0;
+    let sent = 0;
+    for (const [peer, k] of this.peers) {
+      if (peer === from || k !== key) continue;
+      peer.post({ type: 'selectCounterpart', name: selected.name, op: selected.op, ...(selected.module ? { module: selected.module } : {}) });
+      sent++;
+    }
+    return sent;
+  }
+}
+
+/** One for the extension: every graph view joins it. */
+export const selectionSync = new SelectionSync();
+
+const STAGE_ORDER = ['fp32', 'prepared', 'converted'];
+
+/** The graph files of one model among a folder's file names, in stage order: FP32, fake-quant, INT8. */
+export function stageFiles(names: string[], anyOfThem: string): string[] {
+  const stem = anyOfThem.split('.')[0];
+  const stageOf = (n: string) => new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\w+)\\.qatgraph\\.json$`, 'i').exec(n)?.[1];
+  return names.filter((n) => stageOf(n) !== undefined)
+    .sort((a, b) => (STAGE_ORDER.indexOf(stageOf(a)!) + 1 || 99) - (STAGE_ORDER.indexOf(stageOf(b)!) + 1 || 99) || a.localeCompare(b));
+}
