@@ -5,11 +5,19 @@ import type {
   KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
   QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
 } from '../build/generated/kernel-rpc';
+import type {
+  BenchRunParams, BenchRunResult, BuildOrtParams, BuildOrtResult, DeployCParams, DeployCResult, VerifyParityParams,
+  VerifyParityResult,
+} from '../build/generated/kernel-rpc';
 
 export type {
   BuildTvmParams, BuildTvmResult, CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
   KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
   QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
+};
+export type {
+  BenchRunParams, BenchRunResult, BuildOrtParams, BuildOrtResult, DeployCParams, DeployCResult, VerifyParityParams,
+  VerifyParityResult,
 };
 
 import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph } from '../build/generated/kernel-rpc';
@@ -23,6 +31,10 @@ export interface KernelMethods {
   'export/onnx': { params: ExportOnnxParams; result: ExportOnnxResult };
   'analyze/sensitivity': { params: SensitivityParams; result: SensitivityResult };
   'build/tvm': { params: BuildTvmParams; result: BuildTvmResult };
+  'build/ort': { params: BuildOrtParams; result: BuildOrtResult };
+  'verify/parity': { params: VerifyParityParams; result: VerifyParityResult };
+  'deploy/c-artifact': { params: DeployCParams; result: DeployCResult };
+  'bench/run': { params: BenchRunParams; result: BenchRunResult };
   'graph/export': { params: GraphExportParams; result: GraphExportResult };
 }
 export type KernelMethod = keyof KernelMethods;

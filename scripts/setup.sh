@@ -19,6 +19,8 @@ setup_apt() {
   dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
   # The aarch64 cross compiler for TVM builds targeting Arm boards.
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
+  # qemu-user runs the cross-compiled aarch64 C runner here (deploy/c-artifact's emulated check).
+  command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
   [ ${#missing[@]} -eq 0 ] && return 0
   log "apt-get install ${missing[*]}"
   as_root apt-get update -qq

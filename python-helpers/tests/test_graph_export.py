@@ -7,6 +7,15 @@ import pytest
 from conftest import copy_example
 
 
+def test_compare_layers_leaves_the_fp32_graph_for_the_language_server(compare_run, validate):
+    _, _, config = compare_run
+    path = config.parent / "out" / "digits.fp32.qatgraph.json"
+    graph = json.loads(path.read_text(encoding="utf-8"))
+    validate("ModelGraph", graph)
+    assert {"conv1", "conv2", "fc1", "fc2"} <= {m["path"] for m in graph["modules"]}
+    # Runs before the `graphs` fixture below writes that file itself (tests run in file order).
+
+
 @pytest.fixture(scope="module")
 def graphs(kernel, compare_run, validate):
     """{stage: (result, written graph)} for the config compare/layers trained (prepared/converted reuse it)."""
@@ -89,3 +98,4 @@ def test_eager_int8_model_as_a_module_graph(kernel, eager_run, validate):
     assert by_module["fc2"]["op"] == "Linear" and by_module["fc2"]["precision"] == "int8"
     assert by_module["conv1"]["source"]["line"] > 0, "forward's line of self.conv1(...)"
     assert by_module["bn1"]["op"] == "Identity", "fusion leaves Identity slots; they stay visible"
+

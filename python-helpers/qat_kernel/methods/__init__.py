@@ -3,6 +3,7 @@
 Handler modules import only the standard library at load time; heavy packages are imported inside
 the handlers, so the kernel starts fast."""
 from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
+from . import bench_run, build_ort, deploy_c, verify_parity
 from . import graph_export
 
 METHODS = {
@@ -13,5 +14,9 @@ METHODS = {
     "export/onnx": export_onnx.run,
     "analyze/sensitivity": sensitivity.run,
     "build/tvm": build_tvm.run,
+    "build/ort": build_ort.run,
+    "verify/parity": verify_parity.run,
+    "deploy/c-artifact": deploy_c.run,
+    "bench/run": bench_run.run,
     "graph/export": graph_export.run,
 }

@@ -14,8 +14,13 @@ into place when the request succeeds, so a cancelled or failed request leaves no
 earlier build untouched). The folder: model.so, build-report.json (build_tvm's report plus parity,
 bench and summary) and, with bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed).
 
+A config target with `rpc: host:port` names a TVM RPC server on the board: the connection is made
+before any training, the library is uploaded there, parity runs on the board's outputs, and `rpc`
+holds the board's latency (timed there) and, when the library also runs here, the largest
+difference between the board's outputs and this machine's.
+
 Stages (`stage` of $/progress): load, fp32, export, qat, convert (training, when not reused),
-target, onnx, build, verify, bench."""
+target, onnx, build, rpc, verify, bench."""
 from __future__ import annotations
 
 import json
@@ -112,6 +117,49 @@ def config_target(cfg: Config, name: str):
                         f"targets ({known})", path="targets")
 
 
+def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
+    """(host:port, YAML path) of the `rpc` of the config's target entry named `name`, else (None, None)."""
+    for i, entry in enumerate(cfg.get("targets") or []):
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return (str(entry["rpc"]), f"targets.{i}.rpc") if entry.get("rpc") else (None, None)
+    return None, None
+
+
+def connect_rpc(address: str, path: str):
+    """A TVM RPC session; ConfigInvalid at the target's `rpc` when nothing answers there."""
+    from ..tvm_build import rpc as tvm_rpc
+
+    try:
+        return tvm_rpc.connect(address)
+    except (ValueError, tvm_rpc.RpcUnreachable) as exc:
+        raise ConfigInvalid(f"{path}: {getattr(exc, 'message', exc)}", path=path) from exc
+
+
+def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, ctx: RequestContext):
+    """(RemoteModel, result `rpc`): the library uploaded and run on the board; its outputs against
+    this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
+    import numpy as np
+
+    from ..tvm_build import run_tvm
+    from ..tvm_build.rpc import RemoteModel
+
+    ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
+    model = RemoteModel(remote, artifact, report["device"])
+    info: dict = {"address": address, "device": report["device"], "uploadBytes": model.bytes,
+                  "uploadSeconds": round(model.upload_s, 4)}
+    reps = int(np.ceil(max(BATCHES) / len(x)))
+    pool = np.concatenate([x] * reps) if reps > 1 else x
+    if report["runnable_here"]:
+        ctx.progress("rpc", "comparing the board's outputs with this machine's", 0.3)
+        info["maxAbsDiffVsLocal"] = float(np.abs(model(x) - run_tvm(artifact, x)).max())
+    info["latency"] = {}
+    for b in BATCHES:
+        ctx.check_cancelled()
+        ctx.progress("rpc", f"timing batch {b} on the board", 0.5)
+        info["latency"][f"b{b}"] = _latency(model.latency(np.ascontiguousarray(pool[:b]), max(3, runs // 10), runs))
+    return model, info
+
+
 def resolve(cfg: Config, name: str):
     """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
     command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
@@ -193,15 +241,16 @@ def _metrics(c: dict | None) -> dict | None:
     return out
 
 
-def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext) -> dict:
+def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, tvm_fn=None) -> dict:
     """tvm_build.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
 
     from ..tvm_build import compare, output_step, run_ort, run_tvm
 
-    ctx.progress("verify", f"running the TVM library on {len(x)} validation samples", 0.1)
-    out = run_tvm(artifact, x)
+    where = " on the board (TVM RPC)" if tvm_fn is not None else ""
+    ctx.progress("verify", f"running the TVM library{where} on {len(x)} validation samples", 0.1)
+    out = tvm_fn(x) if tvm_fn is not None else run_tvm(artifact, x)
     ctx.check_cancelled()
     ctx.progress("verify", "running ONNX Runtime on the same samples", 0.5)
     ref = run_ort(onnx_file, x)
@@ -355,6 +404,14 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
             lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
         fastest = bench_result["fastest"]
         lines.append(f"Fastest: batch 1 {ROW_LABELS[fastest['b1']]}, batch 16 {ROW_LABELS[fastest['b16']]}")
+    board = result.get("rpc")
+    if board is not None:
+        text = (f"On the board through TVM RPC {board['address']}: uploaded {board['uploadBytes']:,} bytes; median "
+                f"{board['latency']['b1']['medianMs']:.3f} ms at batch 1, {board['latency']['b16']['medianMs']:.3f} ms "
+                "at batch 16 (timed there)")
+        if "maxAbsDiffVsLocal" in board:
+            text += f"; outputs vs this machine: max |diff| {board['maxAbsDiffVsLocal']:.3g}"
+        lines.append(text + ("; parity above ran on the board" if result.get("parity") else ""))
     lines.append(f"Artifact: {result['artifact']} ({result['artifactBytes']:,} bytes), built in "
                  f"{result['buildSeconds']:.1f} s; report {result['reportPath']}")
     for note in result.get("notes", []):
@@ -397,6 +454,11 @@ def run(ctx: RequestContext) -> dict:
     spec, source, resolved = resolve(cfg, name)
     if cfg.get("flow", "pt2e") != "pt2e":
         raise ConfigInvalid("flow: build/tvm compiles the QDQ ONNX export, which needs the pt2e flow", path="flow")
+    rpc_address, rpc_path = config_rpc(cfg, name)
+    remote = None
+    if rpc_address:  # before any training: a board that does not answer fails fast
+        ctx.progress("target", f"connecting to the TVM RPC server at {rpc_address}")
+        remote = connect_rpc(rpc_address, rpc_path)
     ctx.check_cancelled()
 
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
@@ -437,10 +499,19 @@ def run(ctx: RequestContext) -> dict:
         notes.extend(report.get("notes") or [])
 
         want_verify, want_bench = params.get("verify", True), params.get("bench", False)
+        board = None
+        if remote is not None:
+            limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
+            x, labels, torch_out = _validation(trained, limit, converted, ctx)
+            board, result["rpc"] = on_board(remote, artifact, report, rpc_address, x,
+                                            params.get("benchRuns") or DEFAULT_BENCH_RUNS, ctx)
+        if want_verify and board is not None:
+            result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, tvm_fn=board)
+            want_verify = False
         if (want_verify or want_bench) and not report["runnable_here"]:
             skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
             notes.append(f"{skipped} not measured: the {report['arch']} library does not run on this machine "
-                         "(run it on the board through TVM RPC, or under qemu-user)")
+                         "(run it on the board through TVM RPC: an `rpc` in the config's target, or under qemu-user)")
         elif want_verify or want_bench:
             limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
             ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
@@ -451,6 +522,8 @@ def run(ctx: RequestContext) -> dict:
                 runs = params.get("benchRuns") or DEFAULT_BENCH_RUNS
                 result["bench"] = bench(onnx_file, artifact, report, spec, stage / "bench", x, trained,
                                         converted, runs, ctx)
+        if board is not None:
+            board.close()
         ctx.check_cancelled()
 
         result = _rebase(result, str(stage), str(out_dir))
@@ -460,7 +533,8 @@ def run(ctx: RequestContext) -> dict:
         full = _rebase(report, str(stage), str(out_dir))
         full.update({"request": {"target": name, "targetSource": source, "foldInt8": bool(fold_int8),
                                  "config": str(cfg.path)},
-                     "parity": result.get("parity"), "bench": result.get("bench"), "notes": notes,
+                     "parity": result.get("parity"), "bench": result.get("bench"), "rpc": result.get("rpc"),
+                     "notes": notes,
                      "summary": result["summary"]})
         (stage / tvm_build_mod.REPORT).write_text(json.dumps(full, indent=2), encoding="utf-8")
         ctx.check_cancelled()

@@ -43,6 +43,18 @@ def export_onnx(cfg: Config, converted, example, ctx: RequestContext, opset: int
     return {"path": str(path)}
 
 
+def _write_fp32_graph(cfg: Config, trained) -> None:
+    """The float model's graph beside the config (out/<name>.fp32.qatgraph.json): once the kernel has run,
+    the language server knows the model's module names (override completion, QCFG015)."""
+    from . import graph_export
+
+    try:
+        graph = graph_export.model_graph(trained.fp32_graph, trained.fp32, cfg, "fp32")
+        graph_export.write_atomically(graph_export.default_path(cfg, "fp32"), graph)
+    except Exception as exc:  # the comparison is what was asked for
+        log.warning("could not write the fp32 graph: %s: %s", type(exc).__name__, exc)
+
+
 def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
@@ -72,6 +84,8 @@ def run(ctx: RequestContext) -> dict:
     else:
         onnx = {"path": None, "error": "ONNX export of eager INT8 models is not supported (the dynamo "
                                        "exporter cannot flatten packed params); use flow: pt2e"}
+
+    _write_fp32_graph(cfg, trained)
 
     result = {
         "flow": trained.flow,

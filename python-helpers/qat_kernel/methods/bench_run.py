@@ -1,0 +1,96 @@
+"""bench/run: one latency table of the config's model in every runtime, on real validation inputs at
+batch 1 and 16, each row's median as a ratio to PyTorch FP32 (eager).
+
+Rows: PyTorch FP32 and INT8 (the session's models), ONNX Runtime FP32 (the QDQ export with its Q/DQ
+stripped), ONNX Runtime INT8 on our QDQ export and on quantize_static's (ORT's own Q/DQ placement,
+calibrated on the config's training inputs), and TVM INT8 (build/tvm's library with the int8 fold,
+built for `target` into a temporary folder). Every row computes the same network; only where and how
+it is quantized differ, which is what the ratios compare."""
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from .. import session
+from ..context import RequestContext
+from ..errors import ConfigInvalid
+from . import build_ort, build_tvm
+
+LABELS = {**build_ort.LABELS, "tvm-int8": "TVM INT8 (int8 fold)"}
+
+
+def table(bench: dict) -> list[str]:
+    rows = bench["rows"]
+    width = max(len(r["label"]) for r in rows)
+    lines = [f"{'median ms (ratio to PyTorch FP32)':<{width}}  {'batch 1':>18}  {'batch 16':>18}  {'size':>11}"]
+    for r in rows:
+        cells = [f"{r['latency'][k]['medianMs']:>8.3f} ({r['speedupVsTorchFp32'].get(k, 0):>5.2f}x)" for k in ("b1", "b16")]
+        lines.append(f"{r['label']:<{width}}  {cells[0]:>18}  {cells[1]:>18}  {r['bytes']:>11,} B")
+    return lines
+
+
+def run(ctx: RequestContext) -> dict:
+    import torch
+
+    from .. import ort_build
+    from ..training import first_inputs
+    from ..tvm_build import build_tvm as tvm_build_fn
+    from ..tvm_build import load_tvm
+    from ..tvm_build.run import ort_session, strip_qdq
+    from .export_onnx import model_bytes
+
+    started = time.monotonic()
+    params = ctx.params
+    cfg = session.load(params, ctx)
+    if cfg.get("flow", "pt2e") != "pt2e":
+        raise ConfigInvalid("flow: bench/run times the QDQ ONNX export, which needs the pt2e flow", path="flow")
+    name = params.get("target", "x86-64")
+    spec, _source, resolved = build_tvm.resolve(cfg, name)
+    if not resolved.runnable_here:
+        raise ConfigInvalid(f"targets: bench/run times on this machine; {name} builds for {resolved.arch}"
+                            f"{'' if resolved.device == 'cpu' else ' ' + resolved.device} (time it on the board "
+                            "with build/tvm and an rpc address)", path="targets")
+    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
+    converted = session.convert(trained, ctx)
+    onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
+    limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
+    x, _labels, _torch_out = build_tvm._validation(trained, limit, converted, ctx)
+    runs = params.get("runs") or build_tvm.DEFAULT_BENCH_RUNS
+    notes: list = []
+    with tempfile.TemporaryDirectory(prefix="qat-bench-") as tmp:
+        work = Path(tmp)
+        fp32 = strip_qdq(onnx_file, work / "fp32.onnx")
+
+        def ort(path):
+            sess = ort_session(path)
+            return build_ort._run_fn(sess)
+
+        fns = {"torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
+               "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+               "ort-fp32": (ort(fp32), None), "ort-int8": (ort(onnx_file), onnx_file)}
+        sizes = {"torch-fp32": model_bytes(trained.fp32), "torch-int8": model_bytes(converted),
+                 "ort-fp32": fp32.stat().st_size, "ort-int8": onnx_file.stat().st_size}
+        if params.get("quantizeStatic", True):
+            ctx.progress("quantize", "quantize_static on the FP32 twin")
+            calibration = [b.float().numpy() for b in first_inputs(trained.train, build_ort.CALIBRATION_SAMPLES)]
+            qs = ort_build.quantize_static_twin(fp32, work / "model.qs.onnx", calibration)
+            fns["ort-qs-int8"] = (ort(qs), None)
+            sizes["ort-qs-int8"] = qs.stat().st_size
+        ctx.progress("build", f"TVM INT8 build for {name}")
+        report = tvm_build_fn(onnx_file, spec, work / "tvm", check_cancelled=ctx.check_cancelled)
+        fns["tvm-int8"] = (load_tvm(report["artifact"]), None)
+        sizes["tvm-int8"] = report["artifact_bytes"]
+        ctx.check_cancelled()
+        with torch.no_grad():
+            bench = build_ort._bench(fns, x, sizes, runs, ctx, LABELS)
+        build_tvm._forget_vms(work)
+    fastest = {k: min(bench["rows"], key=lambda r: r["latency"][k]["medianMs"])["name"] for k in ("b1", "b16")}
+    notes.append(f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "
+                 f"eager mode with {torch.get_num_threads()} threads")
+    result = {"target": name, "onnx": str(onnx_file), "reused": reused, "samples": int(len(x)), "bench": bench,
+              "fastest": fastest, "notes": notes}
+    result["summary"] = table(bench) + [f"Fastest: batch 1 {LABELS[fastest['b1']]}, batch 16 {LABELS[fastest['b16']]}"] \
+        + [f"Note: {n}" for n in notes]
+    result["seconds"] = round(time.monotonic() - started, 2)
+    return result

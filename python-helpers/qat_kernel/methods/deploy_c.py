@@ -1,0 +1,314 @@
+"""deploy/c-artifact: a folder to take to an embedded target.
+
+  <stem>_qparams.h     each quantized layer's input/output scales and zero points, int8 weights, float
+                       and int32 biases, from the converted PT2E model (deploy/layers, deploy/cgen)
+  <stem>_runner.c      a portable C99 program (no TVM) that runs that network: int8 conv/linear with
+                       int32 accumulation and requantization, relu, max pool, flatten (deploy/runner.c)
+  bin/<stem>_runner    it, compiled for the target (cross-compiled and static for another architecture)
+  samples/             16 real validation inputs (input.f32) and PyTorch INT8's logits for them
+                       (expected.f32), to check the runner on the board
+  tvm/                 build/tvm's library for the target (model.so), and TVM's C backend output
+                       (model_c.tar: kernels as C + the Relax VM executable; model_c.so compiled from it)
+  README.md, deploy-report.json
+
+With `verify` (default on) the compiled runner runs on the validation samples, natively or under
+qemu-user (reported as emulated), with a trace of every quantized layer's output; both the logits
+and each layer are compared with the PyTorch INT8 model. A missing compiler or qemu is a
+packageMissing error with the apt command, raised before training.
+
+Stages: load, target, fp32/export/qat/convert (training, when not reused), onnx, generate, compile,
+tvm, verify."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from .. import session
+from ..context import RequestContext
+from ..errors import ConfigInvalid
+from . import build_tvm
+
+REPORT = "deploy-report.json"
+SAMPLE_COUNT = 16
+
+
+def out_dir_for(cfg, name: str) -> Path:
+    return cfg.folder / "out" / ("deploy-" + build_tvm.out_dir_for(cfg, name).name[len("tvm-"):])
+
+
+def stem_of(cfg) -> str:
+    from ..deploy.cgen import c_stem
+
+    return c_stem(cfg.path.name.split(".")[0])
+
+
+def host_runner(deploy_dir: Path) -> dict | None:
+    """The runner source and header of a deploy folder (for verify/parity), or None."""
+    report = deploy_dir / REPORT
+    if not report.is_file():
+        return None
+    data = json.loads(report.read_text(encoding="utf-8"))
+    source, header = Path(data["runner"]), Path(data["header"])
+    if not (source.is_file() and header.is_file()):
+        return None
+    return {"source": source, "header": header, "outputSize": data["outputSize"]}
+
+
+def runner_fn(runner: dict, work: Path):
+    """The runner compiled for this machine, as numpy in -> numpy out."""
+    from ..deploy import toolchain
+    from ..tvm_build.targets import host_arch
+
+    binary = work / "c-runner" / "runner"
+    toolchain.compile_runner(runner["source"], host_arch(), binary)
+    return lambda x: toolchain.run_runner(binary, x, runner["outputSize"], work / "c-runner")[0]
+
+
+def _layer_json(layer) -> dict:
+    row = {"name": layer.name, "kind": layer.kind, "inShape": list(layer.in_shape), "outShape": list(layer.out_shape),
+           "relu": layer.relu, "inScale": layer.input.scale, "inZeroPoint": layer.input.zero_point}
+    if layer.output is not None:
+        row.update(outScale=layer.output.scale, outZeroPoint=layer.output.zero_point, outDtype=layer.output.dtype)
+    if layer.weight is not None:
+        row.update(weightShape=list(layer.weight.shape), weightScaleMin=float(layer.weight_scale.min()),
+                   weightScaleMax=float(layer.weight_scale.max()))
+    return row
+
+
+def readme(stem: str, arch: str, binary: dict | None, tvm: dict | None) -> str:
+    lines = [f"# {stem}: INT8 deployment folder ({arch})", "",
+             f"`{stem}_qparams.h` holds the quantized network (scales, zero points, int8 weights, float and int32",
+             f"biases); `{stem}_runner.c` runs it in plain C99 (no TVM, no allocation). Build and check it:", "",
+             "```sh", f"cc -std=c99 -O2 -ffp-contract=off -o {stem}_runner {stem}_runner.c -lm",
+             f"./{stem}_runner samples/input.f32 out.f32   # N x {{C,H,W}} float32 in, N x outputs float32 out",
+             "```", "",
+             "`samples/expected.f32` holds PyTorch INT8's logits for `samples/input.f32`: `out.f32` should match "
+             "them to within one unit of the last layer's int32 accumulator (scale in the header).",
+             "`-DQAT_INTEGER_BIAS` adds the int32 bias to the accumulator, as integer-only kernels do.", ""]
+    if binary:
+        lines += [f"`bin/{Path(binary['path']).name}` is that runner built with `{binary['compiler']} "
+                  f"{' '.join(binary['flags'])}`.", ""]
+    if tvm:
+        lines += ["`tvm/model.so` is the TVM (Relax) library for this target; it runs in TVM's runtime "
+                  "(`tvm.runtime.load_module`, `relax.VirtualMachine`).",
+                  "`tvm/model_c.tar` is TVM's C backend output for the same module (kernels in `lib0.c`, the VM "
+                  "executable in `devc.c`): C source, but it still needs TVM's runtime to run.", ""]
+    return "\n".join(lines)
+
+
+def _verify(binary: dict, arch: str, header_layers, x, labels, torch_out, converted, work: Path,
+            ctx: RequestContext) -> dict:
+    import numpy as np
+
+    from .. import graphs
+    from ..deploy import toolchain
+    from .verify_parity import metrics, torch_step
+
+    started = time.monotonic()
+    ctx.progress("verify", f"running the runner on {len(x)} validation samples"
+                 + (" under qemu-user" if arch != toolchain.host_arch() else ""), 0.2)
+    logits, trace, qemu = toolchain.run_runner(Path(binary["path"]), x, torch_out.shape[-1], work, arch, trace=True)
+    ctx.check_cancelled()
+    step, kind = torch_step(converted)
+    result = {"samples": int(len(x)), "emulated": qemu is not None, "runner": qemu or "native",
+              "binary": binary["path"], "outputKind": kind, "vsTorchInt8": metrics(logits, torch_out, step)}
+    if step is not None:
+        result["outputStep"] = float(np.min(step))
+    if logits.ndim == 2 and logits.shape[-1] > 1:
+        result["accuracy"] = {"runner": float((logits.argmax(-1) == labels).mean()),
+                              "torch": float((torch_out.argmax(-1) == labels).mean())}
+    import torch
+
+    quantized = [la for la in header_layers if la.output is not None]
+    nodes = {n.name: n for n in converted.graph.nodes}
+    values = graphs.capture(converted, [torch.from_numpy(x)], [nodes[la.node] for la in quantized])
+    rows, offset = [], 0
+    for la in quantized:
+        size = int(np.prod(la.out_shape))
+        mine = trace[:, offset:offset + size].astype(np.int64)
+        offset += size
+        theirs = values[la.node].reshape(len(x), -1).numpy().astype(np.int64)
+        diff = np.abs(mine - theirs)
+        rows.append({"name": la.name, "values": int(diff.size), "maxDiffSteps": int(diff.max()),
+                     "valuesDiffering": int((diff > 0).sum())})
+    result["layers"] = rows
+    result["seconds"] = round(time.monotonic() - started, 2)
+    ctx.progress("verify", "runner checked against PyTorch INT8", 1.0)
+    return result
+
+
+def summary(result: dict) -> list[str]:
+    lines = [f"Deployment folder for {result['target']} ({result['arch']}): {result['outDir']}",
+             f"Header {Path(result['header']).name}: {len(result['layers'])} layers, "
+             f"{result['weightBytes']:,} bytes of int8 weights; runner {Path(result['runner']).name} (C99, no TVM)"]
+    if result.get("binary"):
+        b = result["binary"]
+        lines.append(f"Runner built with {b['compiler']} {' '.join(b['flags'])}: {b['path']}")
+    v = result.get("verify")
+    if v:
+        m = v["vsTorchInt8"]
+        where = f"emulated ({v['runner']})" if v["emulated"] else "native"
+        text = (f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: top-1 agreement "
+                f"{m.get('top1Agreement', 0) * 100:.2f}%")
+        if "maxDiffSteps" in m:
+            text += f", max diff {m['maxDiffSteps']:.3f} steps ({m['withinOneStep'] * 100:.1f}% within one)"
+        lines.append(text)
+        worst = max(v["layers"], key=lambda r: r["maxDiffSteps"])
+        lines.append("Per layer (quantized outputs): " + ", ".join(
+            f"{r['name']} max {r['maxDiffSteps']} step(s), {r['valuesDiffering']} of {r['values']:,} differ"
+            for r in v["layers"]) + f"; worst {worst['name']}")
+    tvm = result.get("tvm")
+    if tvm:
+        if tvm.get("library"):
+            lines.append(f"TVM library (llvm): {tvm['library']} ({tvm['libraryBytes']:,} bytes)")
+        c = tvm.get("cSource")
+        if c:
+            files = ", ".join(f"{f['name']} {f['bytes']:,} B" for f in c["files"])
+            lines.append(f"TVM C backend: {c['source']} ({files})"
+                         + (f"; compiled to {c['library']}" if c.get("library") else
+                            f"; did not link: {c.get('libraryError')}"))
+            if "maxAbsDiffVsLlvm" in c:
+                lines.append(f"  the compiled C library vs the llvm one: max |diff| {c['maxAbsDiffVsLlvm']:.3g}")
+    for note in result.get("notes", []):
+        lines.append(f"Note: {note}")
+    return lines
+
+
+def run(ctx: RequestContext) -> dict:
+    import numpy as np
+
+    from ..deploy import cgen, layers as layers_mod, toolchain
+    from ..tvm_build.build import _replace_dir
+
+    started = time.monotonic()
+    params = ctx.params
+    cfg = session.load(params, ctx)
+    if cfg.get("flow", "pt2e") != "pt2e":
+        raise ConfigInvalid("flow: deploy/c-artifact reads the PT2E converted graph; use flow: pt2e", path="flow")
+    name = params.get("target", "x86-64")
+    want_verify, want_tvm = params.get("verify", True), params.get("tvm", True)
+    ctx.progress("target", f"resolving target {name}")
+    if want_tvm:
+        spec, _source, resolved = build_tvm.resolve(cfg, name)  # TVM's own toolchain checks
+        arch = resolved.arch
+        if resolved.device != "cpu":
+            raise ConfigInvalid(f"targets: deploy/c-artifact builds for CPUs; {name} is {resolved.device}",
+                                path="targets")
+    else:
+        spec, _source, _path = build_tvm.config_target(cfg, name)
+        arch = _arch_of(spec)
+    toolchain.c_compiler(arch)
+    if want_verify:
+        toolchain.emulator(arch)
+    ctx.check_cancelled()
+
+    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
+    converted = session.convert(trained, ctx)
+    ctx.progress("generate", "reading the layers of the converted model")
+    input_q, layers = layers_mod.extract(converted, trained.example)
+    stem = stem_of(cfg)
+    out_dir = out_dir_for(cfg, name)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.staging")
+    stage.mkdir()
+    notes: list = []
+    try:
+        header = stage / f"{stem}_qparams.h"
+        header.write_text(cgen.header(stem, cfg.path.name, input_q, tuple(trained.example.shape[1:]), layers),
+                          encoding="utf-8")
+        runner_src = stage / f"{stem}_runner.c"
+        runner_src.write_text(cgen.runner(stem), encoding="utf-8")
+        limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
+        x, labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
+        (stage / "samples").mkdir()
+        x[:SAMPLE_COUNT].tofile(stage / "samples" / "input.f32")
+        np.ascontiguousarray(torch_out[:SAMPLE_COUNT], dtype=np.float32).tofile(stage / "samples" / "expected.f32")
+
+        ctx.progress("compile", f"compiling {runner_src.name} for {arch}")
+        binary = toolchain.compile_runner(runner_src, arch, stage / "bin" / f"{stem}_runner", integer_bias=False)
+        ctx.check_cancelled()
+
+        tvm_result = None
+        if want_tvm:
+            tvm_result = _tvm(cfg, trained, converted, spec, resolved, stage / "tvm", x, ctx, notes)
+        result: dict = {
+            "target": name, "arch": arch, "stem": stem, "reused": reused, "outDir": str(out_dir),
+            "reportPath": str(out_dir / REPORT), "header": str(out_dir / header.name),
+            "runner": str(out_dir / runner_src.name), "readme": str(out_dir / "README.md"),
+            "headerBytes": header.stat().st_size,
+            "weightBytes": int(sum(la.weight.size for la in layers if la.weight is not None)),
+            "outputSize": int(torch_out.shape[-1]),
+            "input": {"shape": list(trained.example.shape[1:]), "scale": input_q.scale,
+                      "zeroPoint": input_q.zero_point, "dtype": input_q.dtype},
+            "layers": [_layer_json(la) for la in layers],
+            "samples": {"input": str(out_dir / "samples" / "input.f32"),
+                        "expected": str(out_dir / "samples" / "expected.f32"), "count": min(SAMPLE_COUNT, len(x))},
+        }
+        if want_verify:
+            with tempfile.TemporaryDirectory(prefix="qat-runner-") as tmp:
+                result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted,
+                                           Path(tmp), ctx)
+        result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
+        if tvm_result is not None:
+            result["tvm"] = build_tvm._rebase(tvm_result, str(stage), str(out_dir))
+        (stage / "README.md").write_text(readme(stem, arch, result["binary"], tvm_result), encoding="utf-8")
+        result["notes"] = notes
+        result["summary"] = summary(result)
+        result["seconds"] = round(time.monotonic() - started, 2)
+        (stage / REPORT).write_text(json.dumps(result, indent=2), encoding="utf-8")
+        ctx.check_cancelled()
+        build_tvm._forget_vms(stage)
+        _replace_dir(stage, out_dir)
+    finally:
+        if stage.exists():
+            build_tvm._forget_vms(stage)
+            shutil.rmtree(stage, ignore_errors=True)
+    return result
+
+
+def _arch_of(spec) -> str:
+    from ..tvm_build.targets import host_arch
+
+    if spec == "aarch64":
+        return "aarch64"
+    if isinstance(spec, dict) and spec.get("mtriple"):
+        return {"arm64": "aarch64"}.get(spec["mtriple"].split("-")[0], spec["mtriple"].split("-")[0])
+    return host_arch()
+
+
+def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestContext, notes: list) -> dict:
+    """build/tvm's library for the target and TVM's C backend output, into `folder`."""
+    import numpy as np
+
+    from ..deploy import tvm_c
+    from ..tvm_build import build_tvm as tvm_build_fn
+    from ..tvm_build import load_tvm
+
+    onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
+    ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)
+    report = tvm_build_fn(onnx_file, spec, folder, check_cancelled=ctx.check_cancelled)
+    ctx.progress("tvm", "TVM C backend (target c)", 0.5)
+    out: dict = {"library": report["artifact"], "libraryBytes": report["artifact_bytes"], "tvmTarget": report["target"],
+                 "opsPerPrecision": report["ops_per_precision"]}
+    c_dir = folder / "c"
+    c_source = tvm_c.build_c_source(onnx_file, c_dir, resolved.arch, resolved.cross_compiler)
+    for key in ("source", "library"):
+        if key in c_source:  # keep both libraries side by side in tvm/
+            moved = folder / Path(c_source[key]).name
+            os.replace(c_source[key], moved)
+            c_source[key] = str(moved)
+    shutil.rmtree(c_dir, ignore_errors=True)
+    if resolved.runnable_here and c_source.get("library"):
+        diff = np.abs(load_tvm(c_source["library"])(x) - load_tvm(report["artifact"])(x))
+        c_source["maxAbsDiffVsLlvm"] = float(diff.max())
+    elif not resolved.runnable_here:
+        notes.append(f"the TVM libraries are built for {resolved.arch}: they run in TVM's runtime on the board "
+                     "(or through TVM RPC), not here; the portable runner needs no TVM")
+    out["cSource"] = c_source
+    ctx.progress("tvm", "TVM builds written", 1.0)
+    return out

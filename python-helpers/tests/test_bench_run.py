@@ -1,0 +1,52 @@
+"""bench/run through the real kernel on the compare_run config: one latency table (PyTorch FP32/INT8,
+ONNX Runtime FP32/INT8 ours and quantize_static, TVM INT8) at batch 1 and 16 with ratios to PyTorch
+FP32; a target that does not run here is refused before any work."""
+from __future__ import annotations
+
+import pytest
+
+from rpc_client import RpcError
+
+pytest.importorskip("tvm")
+
+
+@pytest.fixture(scope="module")
+def bench(kernel, compare_run, validate):
+    result = kernel.request("bench/run", {"config": str(compare_run[2]), "runs": 10})
+    validate("BenchRunResult", result)
+    return result
+
+
+def test_every_runtime_timed_against_pytorch_fp32(bench):
+    rows = {r["name"]: r for r in bench["bench"]["rows"]}
+    assert list(rows) == ["torch-fp32", "torch-int8", "ort-fp32", "ort-int8", "ort-qs-int8", "tvm-int8"]
+    assert bench["bench"]["baseline"] == "torch-fp32" and bench["samples"] == 540
+    assert rows["torch-fp32"]["speedupVsTorchFp32"] == {"b1": 1.0, "b16": 1.0}
+    for row in rows.values():
+        for b in ("b1", "b16"):
+            stats = row["latency"][b]
+            assert stats["runs"] == 10 and 0 < stats["p10Ms"] <= stats["medianMs"] <= stats["p90Ms"]
+            base = rows["torch-fp32"]["latency"][b]["medianMs"]
+            assert row["speedupVsTorchFp32"][b] == pytest.approx(base / stats["medianMs"])
+    assert rows["ort-int8"]["bytes"] < rows["ort-fp32"]["bytes"]
+    assert bench["fastest"]["b1"] in rows and bench["fastest"]["b16"] in rows
+
+
+def test_table_lines(bench):
+    text = "\n".join(bench["summary"])
+    print(text)
+    assert bench["summary"][0].startswith("median ms (ratio to PyTorch FP32)")
+    for label in ("PyTorch FP32 (eager)", "PyTorch INT8", "ONNX Runtime INT8 (our QDQ export)",
+                  "ONNX Runtime INT8 (quantize_static)", "TVM INT8 (int8 fold)"):
+        assert label in text
+    assert "( 1.00x)" in bench["summary"][1]
+
+
+def test_cross_target_is_refused_before_training(kernel, compare_run):
+    with pytest.raises(RpcError) as err:
+        kernel.request("bench/run", {"config": str(compare_run[2]), "target": "aarch64"}, timeout=60)
+    if err.value.code == -32003:  # no aarch64 cross compiler here: refused for that, with the command
+        assert "aarch64" in err.value.data["install"]
+        return
+    assert err.value.code == -32001 and err.value.data["path"] == "targets"
+    assert "aarch64" in err.value.message
