@@ -19,6 +19,11 @@ const definitionFor = (file: string) =>
     'export-onnx.params': 'ExportOnnxParams', 'export-onnx.result': 'ExportOnnxResult',
     'sensitivity.params': 'SensitivityParams', 'sensitivity.result': 'SensitivityResult',
     'build-tvm.params': 'BuildTvmParams', 'build-tvm.result': 'BuildTvmResult',
+    'build-tvm-rpc.result': 'BuildTvmResult',
+    'build-ort.params': 'BuildOrtParams', 'build-ort.result': 'BuildOrtResult',
+    'verify-parity.params': 'VerifyParityParams', 'verify-parity.result': 'VerifyParityResult',
+    'deploy-c-artifact.params': 'DeployCParams', 'deploy-c-artifact.result': 'DeployCResult',
+    'bench-run.params': 'BenchRunParams', 'bench-run.result': 'BenchRunResult',
     'graph-export.params': 'GraphExportParams', 'graph-export.result': 'GraphExportResult',
   } as Record<string, string>)[file.replace(/\.json$/, '')]
   ?? (file.startsWith('error-') ? 'KernelErrorData' : undefined);
