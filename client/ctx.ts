@@ -7,6 +7,7 @@ import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
+import { showModelGraph } from './commands/showModelGraph';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
@@ -41,6 +42,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
+      'qatStudio.showModelGraph': showModelGraph,
     };
     for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
     // Editing text and opening files run no user code: allowed in Restricted Mode too.

@@ -119,4 +119,23 @@ describe('QAT Studio in the extension host', () => {
     assert.match(text, /\| Conv \| int8 \|/);
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
   });
+
+  it('QAT: Show Model Graph opens the INT8 graph in the graph view, and the config then checks override names', async () => {
+    const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
+    const result = await vscode.commands.executeCommand<{ path: string; nodes: number; modules: Array<{ path: string }> }>('qatStudio.showModelGraph', config, 'converted');
+    assert.ok(result, 'no graph/export result');
+    assert.equal(result.path, vscode.Uri.joinPath(ws(), 'out', 'digits.converted.qatgraph.json').fsPath);
+    assert.ok(result.modules.some((m) => m.path === 'fc2'));
+    const opened = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputCustom
+      && t.input.viewType === 'qatStudio.onnxViewer' && t.input.uri.fsPath === result.path);
+    assert.ok(opened, 'the graph file is not open in the graph view');
+    const doc = await vscode.workspace.openTextDocument(config);
+    await vscode.window.showTextDocument(doc);
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(config, doc.positionAt(doc.getText().length), 'overrides:\n  - {match: "fc2|conv9", precision: fp32}\n');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    const diags = await waitForDiagnostics(config, (d) => d.some((x) => x.code === 'QCFG015'));
+    assert.match(diags.find((x) => x.code === 'QCFG015')!.message, /"conv9" is not a module of the model/);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
 });
