@@ -1,6 +1,19 @@
 // Messages between the extension host and the graph webview: one union per direction.
 import type { LayerResult } from './kernel';
 
+/** Summary of a tensor's values: what the properties panel shows for weights. */
+export interface WeightStats {
+  /** Bytes of the values (when they stayed in the extension host). */
+  bytes?: number;
+  count?: number;
+  min?: number;
+  max?: number;
+  mean?: number;
+  std?: number;
+  /** Equal-width bins over [min, max]. */
+  histogram?: number[];
+}
+
 export type ToWebview =
   | {
       type: 'showGraph';
@@ -11,6 +24,8 @@ export type ToWebview =
       onnxBase64: string;
       /** Folder that relative source paths in the model resolve against (the opened file's folder). */
       baseDir?: string;
+      /** Tensors whose values the extension host kept (large weights), summarized, by tensor name. */
+      weights?: Record<string, WeightStats>;
       /** Per-layer results from compare/layers; empty when only the graph is shown. */
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */

@@ -81,6 +81,8 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #props dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 8px; margin: 4px 0 10px; }
 #props dt { opacity: .75; }
 #props dd { margin: 0; word-break: break-all; font-family: var(--vscode-editor-font-family, monospace); }
+#props svg.histogram { width: 100%; height: 60px; display: block; margin-bottom: 10px; }
+#props svg.histogram rect { fill: var(--vscode-charts-blue, #3794ff); }
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }

@@ -156,6 +156,10 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   }, msg.title);
   if (mine !== generation) return; // a newer request arrived meanwhile
   const { graph, layout, big, timings, inWorker, total } = laidOut;
+  for (const [name, stats] of Object.entries(msg.weights ?? {})) {
+    const t = graph.tensors.get(name);
+    if (t) t.stats = stats;
+  }
   expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
   const shown = [...msg.layers, ...groupMetrics(graph, msg.layers)];

@@ -71,12 +71,14 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
 
   async show(content: GraphContent): Promise<void> {
     await this.ready;
+    // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements); the
+    // properties panel gets their summaries instead. Graph JSON holds no weights: it goes as it is.
+    const slim = /\.qatgraph\.json$/i.test(content.title) ? undefined : slimOnnx(content.onnx, SLIM_LIMIT_BYTES);
     const msg: ToWebview = {
       type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold, config: content.config,
-      // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements).
-      // Graph JSON holds no weights: it goes as it is.
-      onnxBase64: Buffer.from(/\.qatgraph\.json$/i.test(content.title) ? content.onnx : slimOnnx(content.onnx, SLIM_LIMIT_BYTES).bytes).toString('base64'),
+      onnxBase64: Buffer.from(slim ? slim.bytes : content.onnx).toString('base64'),
       baseDir: content.baseDir,
+      ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),
     };
     await this.panel.webview.postMessage(msg);
   }

@@ -8,6 +8,7 @@ import { webviewHtml } from '../../webview/html';
 import { BANDS, bandOf } from '../../webview/view/metrics';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
+import { slimOnnx } from '../../client/editors/slimOnnx';
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
@@ -214,4 +215,32 @@ test('the page carries a default-src none CSP with a nonce and no inline handler
   assert.match(html, /script-src 'nonce-N0nce'/);
   assert.ok(!/\son\w+=/.test(html), 'inline event handler found');
   assert.ok(html.includes('&#60;b&#62;x&#60;/b&#62;'), 'title must be escaped');
+});
+
+test('weights kept in the extension host show their summary and histogram in the properties panel', async () => {
+  // What the graph panel does before posting: large payloads removed, summarized.
+  const slim = slimOnnx(new Uint8Array(readFileSync(path.join(fixtures, 'digits.qdq.onnx'))), 1024);
+  assert.ok(slim.removed.size >= 2);
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64: Buffer.from(slim.bytes).toString('base64'), layers: [], threshold: 0.99,
+    weights: Object.fromEntries(slim.removed) });
+  await page.waitForSelector('svg g.node.qdq', { timeout: 15_000, state: 'attached' });
+  const props = page.locator('#props');
+  const dq = page.locator('svg g.node.qdq[data-op="DequantizeLinear"]');
+  let found: string | undefined;
+  for (let i = 0; i < await dq.count() && !found; i++) {
+    await dq.nth(i).dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+    await dq.nth(i).dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+    const kept = props.locator('section.weights', { hasText: 'kept in the extension host' });
+    if (await kept.count()) found = (await kept.first().locator('h3').textContent()) ?? '';
+  }
+  assert.ok(found, 'no DequantizeLinear of a large weight shows a summary');
+  const name = found.replace(/^Values of /, '');
+  const stats = slim.removed.get(name)!;
+  const section = props.locator('section.weights').first();
+  assert.equal(await section.locator('dt:text-is("values") + dd').textContent(), String(stats.count));
+  const bars = await section.locator('svg.histogram rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
+  assert.equal(bars.length, 32);
+  assert.equal(bars.reduce((a, b) => a + b, 0), stats.count);
+  assert.deepEqual(violations, []);
 });

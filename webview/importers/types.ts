@@ -35,7 +35,13 @@ export interface GraphNode {
   qparams?: QParams;
 }
 
-export interface TensorInfo { dtype: string; dims: number[]; values?: number[] }
+export interface TensorInfo {
+  dtype: string;
+  dims: number[];
+  values?: number[];
+  /** Value summary for tensors whose values stayed in the extension host (large weights). */
+  stats?: import('../../protocol/webview').WeightStats;
+}
 
 export interface ModuleInfo { type: string; source?: SourceLocation }
 

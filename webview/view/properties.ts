@@ -2,6 +2,7 @@
 // the quantization parameters with the formula that maps stored integers back to real values.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
+import type { WeightStats } from '../../protocol/webview';
 import { quantParams } from './qdq';
 
 export { quantParams };
@@ -35,6 +36,62 @@ function tensorText(t: TensorInfo | undefined): string {
   return `${shape} ${t.values.length > 1 ? `[${shown}${t.values.length > MAX_VALUES ? ', …' : ''}]` : shown}`;
 }
 
+/** The host's summary of a large weight, or one computed here from the values of a small constant. */
+export function statsOf(t: TensorInfo | undefined): WeightStats | undefined {
+  if (t?.stats) return t.stats;
+  const v = t?.values;
+  if (!v || v.length < 2) return undefined;
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  let sumSq = 0;
+  for (const x of v) { min = Math.min(min, x); max = Math.max(max, x); sum += x; sumSq += x * x; }
+  const mean = sum / v.length;
+  const histogram = new Array<number>(HISTOGRAM_BINS).fill(0);
+  const scale = max > min ? HISTOGRAM_BINS / (max - min) : 0;
+  for (const x of v) histogram[Math.min(HISTOGRAM_BINS - 1, Math.floor((x - min) * scale))]++;
+  return { count: v.length, min, max, mean, std: Math.sqrt(Math.max(0, sumSq / v.length - mean * mean)), histogram };
+}
+
+const HISTOGRAM_BINS = 32;
+
+function weightSection(name: string, s: WeightStats): HTMLElement {
+  const rows: Array<[string, string]> = [];
+  if (s.count !== undefined) rows.push(['values', String(s.count)]);
+  if (s.min !== undefined && s.max !== undefined) rows.push(['range', `${fmt(s.min)} … ${fmt(s.max)}`]);
+  if (s.mean !== undefined) rows.push(['mean ± std', `${fmt(s.mean)} ± ${fmt(s.std ?? 0)}`]);
+  if (s.bytes !== undefined) rows.push(['kept in the extension host', `${(s.bytes / 1024).toFixed(1)} KB`]);
+  const sec = section(`Values of ${name}`, rows);
+  sec.classList.add('weights');
+  if (s.histogram?.length) sec.append(histogramSvg(s.histogram, s.min ?? 0, s.max ?? 0));
+  return sec;
+}
+
+/** Bars of the histogram as an inline SVG (no canvas: it scales with the panel and exports with it). */
+function histogramSvg(bins: number[], min: number, max: number): SVGSVGElement {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  const w = 240;
+  const h = 60;
+  svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
+  svg.setAttribute('class', 'histogram');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', `histogram of ${bins.reduce((a, b) => a + b, 0)} values from ${fmt(min)} to ${fmt(max)}`);
+  const top = Math.max(...bins, 1);
+  const bw = w / bins.length;
+  bins.forEach((count, i) => {
+    const r = document.createElementNS(NS, 'rect');
+    const bh = (count / top) * (h - 2);
+    r.setAttribute('x', String(i * bw + 0.5));
+    r.setAttribute('y', String(h - bh));
+    r.setAttribute('width', String(Math.max(bw - 1, 0.5)));
+    r.setAttribute('height', String(bh));
+    r.setAttribute('data-count', String(count));
+    svg.append(r);
+  });
+  return svg;
+}
+
 export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph, layer: LayerResult | undefined): void {
   const type = node.module ? graph.modules?.[node.module]?.type : undefined;
   const parts: HTMLElement[] = [section(node.op, [
@@ -66,6 +123,10 @@ export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph,
   const attrs = Object.entries(node.attributes ?? {});
   if (attrs.length) parts.push(section('Attributes', attrs));
   parts.push(section('Inputs', node.inputs.map((t, i) => [String(i), `${t} ${tensorText(graph.tensors.get(t))}`])));
+  for (const name of node.inputs) {
+    const stats = statsOf(graph.tensors.get(name));
+    if (stats) parts.push(weightSection(name, stats));
+  }
   parts.push(section('Outputs', node.outputs.map((t, i) => [String(i), t])));
   host.replaceChildren(...parts);
   host.hidden = false;
