@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type {
   BuildTvmResult, CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
 } from '../../protocol/kernel';
+import type { BuildOrtResult, VerifyParityResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 
 export interface Job<R> {
@@ -86,9 +87,15 @@ export const JOBS: Record<JobName, Job<never>> = {
     method: 'build/tvm',
     params: (config, def) => ({ config, target: def.target ?? 'x86-64', verify: true }),
     summary: (r) => r.summary,
-    after: async (_ctx, r) => {
+    after: async (ctx, r, config) => {
+      // The same model in ONNX Runtime (the baseline users trust, with its precision as executed) and every
+      // artifact's parity with PyTorch INT8 go into the report too; either may fail without losing the build.
+      const ort = await ctx.kernel.request('build/ort', { config, benchRuns: 30 })
+        .catch((err: Error) => { ctx.log.warn(`build/ort for the report: ${err.message}`); return undefined; });
+      const parity = await ctx.kernel.request('verify/parity', { config, target: r.target })
+        .catch((err: Error) => { ctx.log.warn(`verify/parity for the report: ${err.message}`); return undefined; });
       // A readable report beside the kernel's JSON one, opened in the Markdown preview.
-      const md = buildReportMarkdown(r);
+      const md = buildReportMarkdown(r, ort, parity);
       const file = path.join(r.outDir, 'build-report.md');
       await writeFile(file + '.tmp', md);
       await rename(file + '.tmp', file);
@@ -97,13 +104,56 @@ export const JOBS: Record<JobName, Job<never>> = {
   } satisfies Job<BuildTvmResult> as Job<never>,
 };
 
-export function buildReportMarkdown(r: BuildTvmResult): string {
-  const rows = r.ops.map((o) => `| ${o.onnxNode} | ${o.opType} | ${o.precision} | ${(o.reason ?? o.detail ?? '').replace(/\|/g, '\\|')} |`);
-  return [
+type LatencyRow = NonNullable<BuildOrtResult['bench']>['rows'][number];
+
+export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, parity?: VerifyParityResult): string {
+  const rows = r.ops.map((o) => `| ${o.onnxNode} | ${o.opType} | ${o.precision} | ${cell(o.reason ?? o.detail ?? '')} |`);
+  const out = [
     `# TVM build: ${r.target}`, '',
     ...r.summary.map((l) => `    ${l}`), '',
     `Artifact: [${path.basename(r.artifact)}](${vscode.Uri.file(r.artifact).toString()}) (${(r.artifactBytes / 1024).toFixed(1)} KiB) in [${r.outDir}](${vscode.Uri.file(r.outDir).toString()})`, '',
-    '## Precision of each op as built', '',
-    '| ONNX node | op | precision | why |', '|---|---|---|---|', ...rows, '',
-  ].join('\n');
+  ];
+  const latency = latencyRows(r, ort);
+  if (latency.length) {
+    const top = Math.max(...latency.map((l) => l.speedupVsTorchFp32?.b1 ?? 0));
+    out.push('## Latency on this machine', '', '| artifact | batch 1 median | vs PyTorch FP32 | batch 16 median | vs PyTorch FP32 | |', '|---|---|---|---|---|---|',
+      ...latency.map((l) => `| ${l.label} | ${ms(l.latency.b1?.medianMs)} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`), '');
+    const best = fastestCorrect(latency, parity);
+    if (best) out.push(`Fastest correct INT8 artifact here: **${best.label}** (${x(best.speedupVsTorchFp32?.b1)} PyTorch FP32 at batch 1, same top-1 as PyTorch INT8 on the parity samples).`, '');
+  }
+  if (parity) {
+    out.push(`## Parity with PyTorch INT8 (${parity.samples} validation samples; steps of ${parity.outputKind === 'accumulator' ? "the last layer's int32 accumulator" : 'the output quantization'})`, '',
+      '| artifact | status | max diff (steps) | within one step | top-1 agreement | accuracy |', '|---|---|---|---|---|---|',
+      ...parity.rows.map((p) => `| ${p.label} | ${p.status}${p.note ? `: ${cell(p.note)}` : ''} | ${num(p.vsTorchInt8?.maxDiffSteps)} | ${pc(p.vsTorchInt8?.withinOneStep)} | ${pc(p.vsTorchInt8?.top1Agreement)} | ${pc(p.accuracy)} |`), '');
+  }
+  out.push('## Precision of each op as built (TVM)', '', '| ONNX node | op | precision | why |', '|---|---|---|---|', ...rows, '');
+  if (ort) {
+    for (const v of ort.variants) {
+      out.push(`## Precision as executed in ONNX Runtime: ${v.label}`, '',
+        `Compute ops: ${Object.entries(v.computePerPrecision).map(([k, n]) => `${k} ${n}`).join(', ')}; optimised graph: [${path.basename(v.optimized)}](${vscode.Uri.file(v.optimized).toString()})`, '',
+        '| op | type | precision | why |', '|---|---|---|---|',
+        ...v.ops.filter((o) => o.role === 'compute').map((o) => `| ${o.name} | ${o.opType} | ${o.precision} | ${cell(o.reason ?? '')} |`), '');
+    }
+  }
+  return out.join('\n');
+}
+
+const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const ms = (v?: number) => (v === undefined ? '' : `${v.toFixed(3)} ms`);
+const x = (v?: number) => (v === undefined ? '' : `${v.toFixed(2)}x`);
+const num = (v?: number) => (v === undefined ? '' : v < 10 ? v.toFixed(2) : v.toFixed(0));
+const pc = (v?: number) => (v === undefined ? '' : `${(v * 100).toFixed(1)} %`);
+const bar = (v: number, top: number) => '█'.repeat(Math.max(1, Math.round((v / (top || 1)) * 20)));
+
+/** TVM's rows, then ONNX Runtime's rows the TVM bench did not time (quantize_static). */
+function latencyRows(r: BuildTvmResult, ort?: BuildOrtResult): LatencyRow[] {
+  const tvm = (r.bench?.rows ?? []) as LatencyRow[];
+  const seen = new Set(tvm.map((l) => l.name));
+  return [...tvm, ...(ort?.bench?.rows ?? []).filter((l) => !seen.has(l.name))];
+}
+
+function fastestCorrect(latency: LatencyRow[], parity?: VerifyParityResult): LatencyRow | undefined {
+  const correct = new Set<string>((parity?.rows ?? []).filter((p) => p.status === 'ok' && (p.vsTorchInt8?.top1Agreement ?? 0) >= 0.99).map((p) => p.name));
+  return latency.filter((l) => l.name.includes('int8') && correct.has(l.name))
+    .sort((a, b) => (a.latency.b1?.medianMs ?? Infinity) - (b.latency.b1?.medianMs ?? Infinity))[0];
 }

@@ -117,6 +117,13 @@ describe('QAT Studio in the extension host', () => {
     assert.match(text, /^# TVM build: x86-64/);
     assert.match(text, /Compute ops after the int8 fold: int8 [1-9]/);
     assert.match(text, /\| Conv \| int8 \|/);
+    // ONNX Runtime beside it, and every artifact checked against PyTorch INT8.
+    assert.match(text, /## Latency on this machine/);
+    assert.match(text, /\| ONNX Runtime INT8 \(quantize_static\) \| [0-9.]+ ms \|/);
+    assert.match(text, /## Parity with PyTorch INT8 \(540 validation samples/);
+    assert.match(text, /\| TVM INT8[^|]* \| ok \| [0-9.]+ \| [0-9.]+ % \| 100\.0 % \|/);
+    assert.match(text, /## Precision as executed in ONNX Runtime: .*\n\nCompute ops: int8 \d/);
+    assert.match(text, /Fastest correct INT8 artifact here: \*\*.+\*\*/);
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
   });
 
