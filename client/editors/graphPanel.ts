@@ -5,9 +5,7 @@ import type { LayerResult } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
-import { slimOnnx } from './slimOnnx';
-
-const SLIM_LIMIT_BYTES = 4096;
+import { SLIM_LIMIT_BYTES, slimOnnx } from './slimOnnx';
 
 export interface GraphContent {
   title: string;

@@ -25,6 +25,9 @@ export interface SlimResult {
 
 const HISTOGRAM_BINS = 32;
 
+/** What the graph panel strips: the webview reads values of tensors up to 1,024 elements (4 KB of float32). */
+export const SLIM_LIMIT_BYTES = 4096;
+
 // Which fields hold which message types (onnx.proto field numbers).
 type Kind = 'model' | 'graph' | 'node' | 'attribute' | 'function' | 'sparse' | 'tensor';
 const CHILDREN: Record<Exclude<Kind, 'tensor'>, Record<number, Kind>> = {
