@@ -20,8 +20,8 @@ export type {
   VerifyParityResult,
 };
 
-import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph } from '../build/generated/kernel-rpc';
-export type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph };
+import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult } from '../build/generated/kernel-rpc';
+export type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult };
 
 export interface KernelMethods {
   'kernel/info': { params: KernelInfoParams; result: KernelInfoResult };
@@ -36,6 +36,7 @@ export interface KernelMethods {
   'deploy/c-artifact': { params: DeployCParams; result: DeployCResult };
   'bench/run': { params: BenchRunParams; result: BenchRunResult };
   'graph/export': { params: GraphExportParams; result: GraphExportResult };
+  'qat/convert': { params: QatConvertParams; result: QatConvertResult };
 }
 export type KernelMethod = keyof KernelMethods;
 

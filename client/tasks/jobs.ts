@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type {
   BuildTvmResult, CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
 } from '../../protocol/kernel';
-import type { BuildOrtResult, VerifyParityResult } from '../../protocol/kernel';
+import type { BuildOrtResult, QatConvertResult, VerifyParityResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 
 export interface Job<R> {
@@ -19,7 +19,7 @@ export interface Job<R> {
 
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
 
-export type JobName = 'train' | 'evaluate' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
+export type JobName = 'train' | 'evaluate' | 'convert' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
 
 export const JOBS: Record<JobName, Job<never>> = {
   train: {
@@ -40,6 +40,15 @@ export const JOBS: Record<JobName, Job<never>> = {
         (r.ptq !== undefined ? ` · PTQ INT8 ${pct(r.ptq)}` : ''),
     ],
   } satisfies Job<EvalAccuracyResult> as Job<never>,
+  convert: {
+    method: 'qat/convert',
+    params: (config) => ({ config }),
+    summary: (r) => [
+      `INT8 ${r.format === 'exported-program' ? 'ExportedProgram (torch.export.load)' : 'state_dict (torch.load weights_only)'}: ${r.path}`,
+      `accuracy FP32 ${pct(r.accuracy.fp32)} -> INT8 ${pct(r.accuracy.int8)} on ${r.accuracy.samples} samples; ` +
+        `tensors ${(r.size.fp32Bytes / 1024).toFixed(1)} KiB -> ${(r.size.int8Bytes / 1024).toFixed(1)} KiB (${r.size.ratio.toFixed(2)}x smaller), file ${(r.size.fileBytes / 1024).toFixed(1)} KiB`,
+    ],
+  } satisfies Job<QatConvertResult> as Job<never>,
   export: {
     method: 'export/onnx',
     params: (config) => ({ config }),

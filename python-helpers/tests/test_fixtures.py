@@ -33,6 +33,8 @@ DEFINITIONS = {
     "bench-run.result": "BenchRunResult",
     "graph-export.params": "GraphExportParams",
     "graph-export.result": "GraphExportResult",
+    "qat-convert.params": "QatConvertParams",
+    "qat-convert.result": "QatConvertResult",
 }
 FIXTURES = sorted((PROTOCOL / "fixtures" / "rpc").glob("*.json"))
 

@@ -106,6 +106,8 @@ describe('QAT Studio in the extension host', () => {
     assert.deepEqual(result.layers.map((l) => l.rank), [1, 2, 3, 4]);
     assert.ok(Array.isArray(result.suggestion.overrides));
     assert.equal(await runTask('evaluate', 'digits.qat.yaml'), 0);
+    assert.equal(await runTask('convert', 'digits.qat.yaml'), 0);
+    await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'digits.int8.pt2'));
   });
 
   it('QAT: Build for Target builds the INT8 model with TVM as a task and writes the build report', async () => {

@@ -25,6 +25,7 @@ const definitionFor = (file: string) =>
     'deploy-c-artifact.params': 'DeployCParams', 'deploy-c-artifact.result': 'DeployCResult',
     'bench-run.params': 'BenchRunParams', 'bench-run.result': 'BenchRunResult',
     'graph-export.params': 'GraphExportParams', 'graph-export.result': 'GraphExportResult',
+    'qat-convert.params': 'QatConvertParams', 'qat-convert.result': 'QatConvertResult',
   } as Record<string, string>)[file.replace(/\.json$/, '')]
   ?? (file.startsWith('error-') ? 'KernelErrorData' : undefined);
 

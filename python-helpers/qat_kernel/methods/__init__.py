@@ -4,7 +4,7 @@ Handler modules import only the standard library at load time; heavy packages ar
 the handlers, so the kernel starts fast."""
 from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
 from . import bench_run, build_ort, deploy_c, verify_parity
-from . import graph_export
+from . import graph_export, qat_convert
 
 METHODS = {
     "kernel/info": kernel_info.run,
@@ -19,4 +19,5 @@ METHODS = {
     "deploy/c-artifact": deploy_c.run,
     "bench/run": bench_run.run,
     "graph/export": graph_export.run,
+    "qat/convert": qat_convert.run,
 }
