@@ -22,6 +22,8 @@ export type {
 
 import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult } from '../build/generated/kernel-rpc';
 export type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult };
+import type { Histogram, HistogramsParams, HistogramsResult, LayerHistograms } from '../build/generated/kernel-rpc';
+export type { Histogram, HistogramsParams, HistogramsResult, LayerHistograms };
 
 export interface KernelMethods {
   'kernel/info': { params: KernelInfoParams; result: KernelInfoResult };
@@ -37,6 +39,7 @@ export interface KernelMethods {
   'bench/run': { params: BenchRunParams; result: BenchRunResult };
   'graph/export': { params: GraphExportParams; result: GraphExportResult };
   'qat/convert': { params: QatConvertParams; result: QatConvertResult };
+  'analyze/histograms': { params: HistogramsParams; result: HistogramsResult };
 }
 export type KernelMethod = keyof KernelMethods;
 

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type {
   BuildTvmResult, CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
 } from '../../protocol/kernel';
-import type { BuildOrtResult, QatConvertResult, VerifyParityResult } from '../../protocol/kernel';
+import type { BuildOrtResult, HistogramsResult, QatConvertResult, VerifyParityResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 
 export interface Job<R> {
@@ -18,8 +18,9 @@ export interface Job<R> {
 }
 
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
+const span = (r?: number[]) => (r ? `[${r[0].toPrecision(3)}, ${r[1].toPrecision(3)}]` : '-').padEnd(22);
 
-export type JobName = 'train' | 'evaluate' | 'convert' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
+export type JobName = 'train' | 'evaluate' | 'convert' | 'histograms' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
 
 export const JOBS: Record<JobName, Job<never>> = {
   train: {
@@ -49,6 +50,15 @@ export const JOBS: Record<JobName, Job<never>> = {
         `tensors ${(r.size.fp32Bytes / 1024).toFixed(1)} KiB -> ${(r.size.int8Bytes / 1024).toFixed(1)} KiB (${r.size.ratio.toFixed(2)}x smaller), file ${(r.size.fileBytes / 1024).toFixed(1)} KiB`,
     ],
   } satisfies Job<QatConvertResult> as Job<never>,
+  histograms: {
+    method: 'analyze/histograms',
+    params: (config) => ({ config }),
+    summary: (r) => [
+      `weight and input-activation histograms of ${r.layers.length} layers on ${r.samples} samples (${r.bins} bins); clipped = more than half a step outside the range`,
+      'layer            weight range           clipped   activation range       clipped',
+      ...r.layers.map((l) => `${l.module.padEnd(16)} ${span(l.weight?.representable)} ${pct(l.weight?.clippedFraction ?? 0).padStart(8)}   ${span(l.activation?.representable)} ${pct(l.activation?.clippedFraction ?? 0).padStart(8)}`),
+    ],
+  } satisfies Job<HistogramsResult> as Job<never>,
   export: {
     method: 'export/onnx',
     params: (config) => ({ config }),

@@ -35,6 +35,8 @@ DEFINITIONS = {
     "graph-export.result": "GraphExportResult",
     "qat-convert.params": "QatConvertParams",
     "qat-convert.result": "QatConvertResult",
+    "histograms.params": "HistogramsParams",
+    "histograms.result": "HistogramsResult",
 }
 FIXTURES = sorted((PROTOCOL / "fixtures" / "rpc").glob("*.json"))
 

@@ -26,6 +26,7 @@ const definitionFor = (file: string) =>
     'bench-run.params': 'BenchRunParams', 'bench-run.result': 'BenchRunResult',
     'graph-export.params': 'GraphExportParams', 'graph-export.result': 'GraphExportResult',
     'qat-convert.params': 'QatConvertParams', 'qat-convert.result': 'QatConvertResult',
+    'histograms.params': 'HistogramsParams', 'histograms.result': 'HistogramsResult',
   } as Record<string, string>)[file.replace(/\.json$/, '')]
   ?? (file.startsWith('error-') ? 'KernelErrorData' : undefined);
 

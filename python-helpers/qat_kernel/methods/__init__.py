@@ -4,7 +4,7 @@ Handler modules import only the standard library at load time; heavy packages ar
 the handlers, so the kernel starts fast."""
 from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
 from . import bench_run, build_ort, deploy_c, verify_parity
-from . import graph_export, qat_convert
+from . import graph_export, histograms, qat_convert
 
 METHODS = {
     "kernel/info": kernel_info.run,
@@ -20,4 +20,5 @@ METHODS = {
     "bench/run": bench_run.run,
     "graph/export": graph_export.run,
     "qat/convert": qat_convert.run,
+    "analyze/histograms": histograms.run,
 }

@@ -1,0 +1,99 @@
+"""analyze/histograms: per quantized layer, the histogram of its weight and of its input activation as the
+trained QAT model sees them on real samples, with the fake quantizer's observed min/max, the range its
+scale and zero point can represent, and the fraction of values outside it (clipped by quantization).
+
+Values are read with forward pre-hooks on the layer's fake-quant modules (what they are about to
+quantize), in eval mode with observers frozen; activation histograms accumulate batch by batch over a
+fixed range (the observed range widened to the data of the first batch and the representable range)."""
+from __future__ import annotations
+
+import time
+
+from .. import session
+from ..context import RequestContext
+
+DEFAULT_BINS = 64
+DEFAULT_SAMPLES = 256
+
+
+def run(ctx: RequestContext) -> dict:
+    import torch
+
+    from ..training import first_inputs
+
+    started = time.monotonic()
+    params = ctx.params
+    cfg = session.load(params, ctx)
+    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
+    bins = params.get("bins") or DEFAULT_BINS
+    wanted = set(params.get("layers") or [])
+    inputs = first_inputs(trained.val, params.get("samples") or DEFAULT_SAMPLES)
+    fqs = trained.qat.fake_quants()
+    layers = [(layer, found) for layer, found in trained.qat.layers() if not wanted or layer.module in wanted]
+    seen: dict = {}
+    hooks = []
+    for layer, found in layers:
+        for role, names in (("weight", found.weight), ("activation", found.input)):
+            if names:
+                m = fqs[names[0]]
+                hooks.append(m.register_forward_pre_hook(
+                    lambda mod, args, key=(layer.module, role): seen.setdefault(key, []).append(args[0].detach().float().clone())
+                    if key[1] == "activation" or key not in seen else None))
+    ctx.progress("histograms", f"{len(layers)} layers on {sum(len(x) for x in inputs)} samples")
+    try:
+        with torch.no_grad(), session.evaluating(trained.qat, fake_quant=True) as model:
+            for x in inputs:
+                ctx.check_cancelled()
+                model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    rows = []
+    for layer, found in layers:
+        row = {"module": layer.module}
+        for role, names in (("weight", found.weight), ("activation", found.input)):
+            values = seen.get((layer.module, role))
+            if names and values:
+                row[role] = histogram(torch.cat([v.reshape(-1) for v in values]) if role == "activation" else values[0],
+                                      fqs[names[0]], bins, role)
+        rows.append(row)
+    return {"layers": rows, "samples": sum(len(x) for x in inputs), "bins": bins, "reused": reused,
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+def histogram(values, fq, bins: int, role: str) -> dict:
+    """Counts over [min(data, representable), max(data, representable)], and the clipped fraction."""
+    import torch
+
+    scale, zero_point = fq.scale.detach().float(), fq.zero_point.detach().float()
+    qmin, qmax = int(fq.quant_min), int(fq.quant_max)
+    low, high = (qmin - zero_point) * scale, (qmax - zero_point) * scale
+    per_channel = scale.numel() > 1
+    if per_channel:  # weights: one range per output channel (ch_axis of the fake quantizer)
+        axis = int(getattr(fq, "ch_axis", 0))
+        shape = [1] * values.dim()
+        shape[axis] = -1
+        lo_b, hi_b = low.reshape(shape), high.reshape(shape)
+    else:
+        lo_b, hi_b = low.reshape(()), high.reshape(())
+    # Clipped: beyond the range by more than half a step (closer values round to the end value anyway).
+    half = (scale.reshape(lo_b.shape) if per_channel else scale.reshape(())) / 2
+    clipped = ((values < lo_b - half) | (values > hi_b + half)).float().mean().item()
+    flat = values.reshape(-1)
+    lo = min(flat.min().item(), low.min().item())
+    hi = max(flat.max().item(), high.max().item())
+    counts = torch.histc(flat, bins=bins, min=lo, max=hi if hi > lo else lo + 1e-12)
+    observer = getattr(fq, "activation_post_process", None)
+    obs_min = getattr(observer, "min_val", None)
+    obs_max = getattr(observer, "max_val", None)
+    out = {
+        "min": flat.min().item(), "max": flat.max().item(), "count": flat.numel(),
+        "range": [lo, hi], "counts": [int(c) for c in counts.tolist()],
+        "representable": [low.min().item(), high.max().item()], "perChannel": per_channel,
+        "clippedFraction": clipped,
+    }
+    if obs_min is not None and obs_max is not None and obs_min.numel() and obs_max.numel():
+        observed = [obs_min.min().item(), obs_max.max().item()]
+        if all(abs(v) != float("inf") for v in observed):  # an observer that never ran keeps +-inf
+            out["observed"] = observed
+    return out
