@@ -1,5 +1,5 @@
 // Messages between the extension host and the graph webview: one union per direction.
-import type { LayerResult } from './kernel';
+import type { LayerHistograms, LayerResult } from './kernel';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -26,6 +26,8 @@ export type ToWebview =
       baseDir?: string;
       /** Tensors whose values the extension host kept (large weights), summarized, by tensor name. */
       weights?: Record<string, WeightStats>;
+      /** Per layer (module path): its weight and input-activation histograms from analyze/histograms. */
+      histograms?: LayerHistograms[];
       /** Per-layer results from compare/layers; empty when only the graph is shown. */
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */

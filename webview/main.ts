@@ -193,7 +193,8 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
       selectedId = id;
       // A group shown because another view selected inside it stays closed; a click opens it.
       if (node.kind === 'group') { if (!following) toggleGroup(node.module!, true); return; }
-      showProperties($('props'), node, graph, layerFor(node, byModule));
+      const shownLayer = layerFor(node, byModule);
+      showProperties($('props'), node, graph, shownLayer, shownLayer && msg.histograms?.find((h) => h.module === shownLayer.module));
       sourceButton(node, graph, msg.baseDir);
       groupButtons(node.scopes ?? []);
       if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });

@@ -37,7 +37,11 @@ export function compareLayers(ctx: Ctx) {
       const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
       if (result.onnx.path) {
         ctx.onnxEditor.overlays.set(result.onnx.path, { layers: result.layers, threshold: result.threshold, config: config.fsPath });
-        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold, config: config.fsPath });
+        // Histograms of the same trained model (reused by the kernel) for the selected layer; optional.
+        const histograms = await ctx.kernel.request('analyze/histograms', { config: config.fsPath })
+          .then((h) => h.layers)
+          .catch((err: Error) => { ctx.log.warn(`analyze/histograms: ${err.message}`); return undefined; });
+        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold, config: config.fsPath, histograms });
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
       }

@@ -1,7 +1,7 @@
 // The graph view: a webview showing a model (ONNX or the kernel's graph JSON) with Q/DQ marked and layers coloured
 // by compare results. Used for new panels (after Compare Layers) and for the custom editor, which hands us its panel.
 import * as vscode from 'vscode';
-import type { LayerResult } from '../../protocol/kernel';
+import type { LayerHistograms, LayerResult } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
@@ -14,6 +14,8 @@ export interface GraphContent {
   layers: LayerResult[]; threshold: number; config?: string;
   /** Folder that relative source paths in the model resolve against. */
   baseDir?: string;
+  /** analyze/histograms of the compared layers, for the properties panel. */
+  histograms?: LayerHistograms[];
 }
 
 export class GraphPanel implements vscode.Disposable, SyncPeer {
@@ -77,6 +79,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
       onnxBase64: Buffer.from(slim ? slim.bytes : content.onnx).toString('base64'),
       baseDir: content.baseDir,
       ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),
+      ...(content.histograms?.length ? { histograms: content.histograms } : {}),
     };
     await this.panel.webview.postMessage(msg);
   }

@@ -9,6 +9,9 @@ import { BANDS, bandOf } from '../../webview/view/metrics';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 import { slimOnnx } from '../../client/editors/slimOnnx';
+import type { HistogramsResult } from '../../protocol/kernel';
+
+const repoRootDir = path.resolve(__dirname, '..', '..', '..');
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
@@ -242,5 +245,29 @@ test('weights kept in the extension host show their summary and histogram in the
   const bars = await section.locator('svg.histogram rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
   assert.equal(bars.length, 32);
   assert.equal(bars.reduce((a, b) => a + b, 0), stats.count);
+  assert.deepEqual(violations, []);
+});
+
+test('a compared layer shows its weight and input-activation histograms with the clipped fraction', async () => {
+  const histograms = JSON.parse(readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'histograms.result.json'), 'utf8')) as HistogramsResult;
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold, histograms: histograms.layers });
+  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' });
+  const conv1 = page.locator('svg g.node.layer[data-module="conv1"]').first();
+  await conv1.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await conv1.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  const props = page.locator('#props');
+  const expected = histograms.layers.find((l) => l.module === 'conv1')!;
+  for (const [title, h] of [['Weight (QAT)', expected.weight!], ['Input activation', expected.activation!]] as const) {
+    const sec = props.locator('section.layer-histogram', { has: page.locator(`h3:text-is("${title}")`) });
+    assert.equal(await sec.locator('dt:text-is("clipped") + dd').textContent(), `${(h.clippedFraction * 100).toFixed(2)} %`);
+    const bars = await sec.locator('svg.histogram rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
+    assert.deepEqual(bars, h.counts);
+  }
+  // A layer without histograms (conv2 is not in this result) shows none.
+  const conv2 = page.locator('svg g.node.layer[data-module="conv2"]').first();
+  await conv2.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await conv2.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  assert.equal(await props.locator('section.layer-histogram').count(), 0);
   assert.deepEqual(violations, []);
 });

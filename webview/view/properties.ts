@@ -1,6 +1,6 @@
 // The properties panel of the selected node: op, module, metrics, attributes, tensors and, for Q/DQ,
 // the quantization parameters with the formula that maps stored integers back to real values.
-import type { LayerResult } from '../../protocol/kernel';
+import type { Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
 import { quantParams } from './qdq';
@@ -92,7 +92,21 @@ function histogramSvg(bins: number[], min: number, max: number): SVGSVGElement {
   return svg;
 }
 
-export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph, layer: LayerResult | undefined): void {
+function layerHistogramSection(title: string, h: Histogram): HTMLElement {
+  const sec = section(title, [
+    ['values', String(h.count)],
+    ['data range', `${fmt(h.min)} … ${fmt(h.max)}`],
+    ['representable', `${fmt(h.representable[0])} … ${fmt(h.representable[1])}${h.perChannel ? ' (widest channel)' : ''}`],
+    ...(h.observed ? [['observed', `${fmt(h.observed[0])} … ${fmt(h.observed[1])}`] as [string, string]] : []),
+    ['clipped', `${(h.clippedFraction * 100).toFixed(2)} %`],
+  ]);
+  sec.classList.add('layer-histogram');
+  sec.append(histogramSvg(h.counts, h.range[0], h.range[1]));
+  return sec;
+}
+
+export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph, layer: LayerResult | undefined,
+  histograms?: LayerHistograms): void {
   const type = node.module ? graph.modules?.[node.module]?.type : undefined;
   const parts: HTMLElement[] = [section(node.op, [
     ['name', node.name],
@@ -107,6 +121,8 @@ export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph,
       ...(layer.source ? [['source', `${layer.source.file}:${layer.source.line}`] as [string, string]] : []),
     ]));
   }
+  if (histograms?.weight) parts.push(layerHistogramSection('Weight (QAT)', histograms.weight));
+  if (histograms?.activation) parts.push(layerHistogramSection('Input activation', histograms.activation));
   if (isQdq(node.op) || node.qparams) {
     const q = quantParams(node, graph);
     const perChannel = (q.scale?.values?.length ?? 1) > 1;
