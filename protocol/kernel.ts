@@ -57,3 +57,5 @@ export const KernelErrorCode = {
   outOfMemory: -32004,
   internal: -32603,
 } as const;
+import type { ObserverDrift } from '../build/generated/kernel-rpc';
+export type { ObserverDrift };

@@ -33,7 +33,16 @@ log = logging.getLogger("qat_kernel")
 
 CACHE_SIZE = 2
 PTQ_CALIBRATION_SAMPLES = 512
+DRIFT_SAMPLES = 24  # observer snapshots kept over a QAT run (plus the first and the last step)
 _CACHE: "collections.OrderedDict[tuple, Trained]" = collections.OrderedDict()
+# Set in a torchrun worker (qat_kernel.ddp_worker): QAT then trains through DistributedDataParallel on
+# this rank's share of the training batches.
+DIST: Any = None
+
+
+def is_main() -> bool:
+    """True outside torchrun and on rank 0: the process that evaluates, writes and reports."""
+    return DIST is None or DIST.rank == 0
 
 
 def _seed(seed: int) -> None:
@@ -108,6 +117,7 @@ class Trained:
     kept_float: list = field(default_factory=list)   # [{module, precision, override}]
     warnings: list = field(default_factory=list)
     history: list = field(default_factory=list)      # per epoch: {epoch, step, loss, accuracy?}
+    drift: list = field(default_factory=list)        # [{step, epoch, observers: drift_state()}]
     seconds: float = 0.0
     # QDQ ONNX files exported from this model: path -> (mtime_ns, size, opset) when written
     exports: dict = field(default_factory=dict)
@@ -185,6 +195,38 @@ def observer_state(qat) -> list[dict]:
     return rows
 
 
+def drift_state(qat) -> list[dict]:
+    """observer_state compacted for plots: per layer and role, the scale's min/mean/max over channels
+    and the first zero point."""
+    rows = []
+    for row in observer_state(qat):
+        scale = row["scale"]
+        rows.append({"module": row["module"], "role": row["role"],
+                     "scale": [min(scale), sum(scale) / len(scale), max(scale)],
+                     "zeroPoint": row["zeroPoint"][0]})
+    return rows
+
+
+def drift_series(trained: "Trained") -> dict | None:
+    """How each layer's scale and zero point moved during QAT, as series over the sampled steps."""
+    if len(trained.drift) < 2:
+        return None
+    layers: dict = {}
+    for snap in trained.drift:
+        for row in snap["observers"]:
+            series = layers.setdefault((row["module"], row["role"]), {
+                "module": row["module"], "role": row["role"],
+                "scaleMin": [], "scaleMean": [], "scaleMax": [], "zeroPoint": []})
+            lo, mean, hi = row["scale"]
+            series["scaleMin"].append(lo)
+            series["scaleMean"].append(mean)
+            series["scaleMax"].append(hi)
+            series["zeroPoint"].append(row["zeroPoint"])
+    count = len(trained.drift)
+    return {"steps": [s["step"] for s in trained.drift], "epochs": [s["epoch"] for s in trained.drift],
+            "layers": [v for v in layers.values() if len(v["scaleMean"]) == count]}
+
+
 def _load_user_objects(cfg: Config):
     from . import usercode
 
@@ -239,6 +281,18 @@ def load(params: dict, ctx: RequestContext) -> Config:
     return cfg
 
 
+def adopt(cfg: Config, ctx: RequestContext, checkpoint: Path, steps: int | None = None,
+          epochs: int | None = None) -> Trained:
+    """The model a torchrun run trained, rebuilt here from its checkpoint (the FP32 reference and the
+    QAT state) and kept in the cache, so later methods on the config reuse it as after a qat/train."""
+    import torch
+
+    saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    trained = run_pipeline(cfg, ctx, steps, epochs, adopted=saved)
+    remember(cache_key(cfg, steps, epochs), trained)
+    return trained
+
+
 def get(cfg: Config, ctx: RequestContext, steps: int | None = None, epochs: int | None = None,
         retrain: bool = False, on_epoch_end: Callable | None = None,
         on_start: Callable | None = None) -> tuple[Trained, bool]:
@@ -256,7 +310,9 @@ def get(cfg: Config, ctx: RequestContext, steps: int | None = None, epochs: int 
 
 
 def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: int | None,
-                 on_epoch_end: Callable | None = None, on_start: Callable | None = None) -> Trained:
+                 on_epoch_end: Callable | None = None, on_start: Callable | None = None,
+                 adopted: dict | None = None) -> Trained:
+    """`adopted`: a distributed run's checkpoint; its FP32 and QAT weights replace both trainings."""
     import time
 
     started = time.monotonic()
@@ -282,7 +338,13 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
         ctx.progress("load", "building model and data")
         model, train, val = _load_user_objects(cfg)
         ctx.check_cancelled()
-        model = _fp32_model(cfg, model, train, ctx)
+        if adopted is not None:
+            ctx.progress("load", f"loading the model trained by {adopted['world_size']} processes")
+            model.load_state_dict(adopted["fp32_state_dict"])
+        else:
+            model = _fp32_model(cfg, model, train, ctx)
+            if DIST is not None:
+                DIST.broadcast(model)
         model.eval()
         fp32_accuracy, val_samples = accuracy(model, val, ctx)
         ctx.progress("fp32", f"FP32 accuracy {fp32_accuracy:.4f}", 1.0)
@@ -312,6 +374,8 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
         for index in qplan.unused_overrides():
             notes.append(f"overrides.{index}.match matches no layer of the model")
 
+        if DIST is not None:
+            train = DIST.shard(train)
         per_epoch = len(train) if hasattr(train, "__len__") else None
         # An `epochs` request overrides train.steps too; a `steps` request overrides both.
         steps = steps or (cfg.get("train.steps") if epochs is None else None)
@@ -348,12 +412,28 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
                 on_epoch_end(trained, row)
                 qat.train_mode()
 
+        if adopted is not None:
+            qat.model.load_state_dict(adopted["state_dict"])
+            trained.history = list(adopted.get("history") or [])
+            trained.drift = list(adopted.get("drift") or [])
+            qat.eval_mode()
+            for m in qat.fake_quants().values():
+                m.observer_enabled.fill_(0)
+            trained.seconds = round(time.monotonic() - started, 2)
+            return trained
         if on_start is not None:
             on_start(trained)
         qat.train_mode()
         freeze(0)
+        every = max(1, steps // DRIFT_SAMPLES)
+
+        def on_step(step: int, epoch: int) -> None:
+            if step == 1 or step % every == 0 or step == steps:
+                trained.drift.append({"step": step, "epoch": epoch, "observers": drift_state(qat)})
+
+        stepped = DIST.wrap(qat.model) if DIST is not None else qat.model
         with _eager_warnings(flow, notes):
-            train_steps(qat.model, optimizer, train, steps, ctx, "qat", per_epoch, scheduler, epoch_end)
+            train_steps(stepped, optimizer, train, steps, ctx, "qat", per_epoch, scheduler, epoch_end, on_step)
         qat.eval_mode()
         if freeze_obs is None:  # later passes over the model must not move the scales
             for m in qat.fake_quants().values():

@@ -61,11 +61,12 @@ def make_scheduler(name: str, optimizer, total_steps: int):
 
 
 def train_steps(model, optimizer, train, steps: int, ctx: RequestContext, stage: str,
-                steps_per_epoch: int | None = None, scheduler=None, on_epoch_end=None) -> None:
+                steps_per_epoch: int | None = None, scheduler=None, on_epoch_end=None, on_step=None) -> None:
     """`steps` optimizer steps, cycling through the training batches as often as needed.
 
-    An epoch is `steps_per_epoch` steps (len(train) when known); `on_epoch_end(epoch, step, loss)`
-    runs after each, and after the last step; `loss` is the epoch's mean."""
+    An epoch is `steps_per_epoch` steps (len(train) when known); `on_step(step, epoch)` runs after every
+    step, `on_epoch_end(epoch, step, loss)` after each epoch and after the last step; `loss` is the
+    epoch's mean."""
     per_epoch = steps_per_epoch or steps
     epochs = -(-steps // per_epoch)
     losses: list[float] = []
@@ -79,6 +80,8 @@ def train_steps(model, optimizer, train, steps: int, ctx: RequestContext, stage:
         lr = optimizer.param_groups[0]["lr"]
         ctx.progress(stage, f"QAT epoch {epoch}/{epochs}, step {step}/{steps}, loss {loss:.3f}", step / steps,
                      train={"epoch": epoch, "epochs": epochs, "step": step, "steps": steps, "loss": loss, "lr": lr})
+        if on_step is not None:
+            on_step(step, epoch)
         if on_epoch_end is not None and (step % per_epoch == 0 or step == steps):
             on_epoch_end(epoch, step, sum(losses) / len(losses))
             losses.clear()

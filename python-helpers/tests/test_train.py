@@ -86,3 +86,27 @@ def test_cancel_keeps_the_last_checkpoint(kernel, tmp_path):
     saved = torch.load(checkpoint, weights_only=False)
     assert saved["epoch"] >= 1 and saved["step"] == saved["epoch"] * 20
     assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt"]  # no temp files
+
+
+def test_observer_drift_is_sampled_over_the_run(train_run):
+    _, result, _ = train_run
+    drift = result["drift"]
+    steps = drift["steps"]
+    assert steps[0] == 1 and steps[-1] == STEPS and steps == sorted(set(steps)) and len(steps) >= 10
+    assert drift["epochs"] == [1 if s <= 20 else 2 for s in steps]
+    act = next(l for l in drift["layers"] if (l["module"], l["role"]) == ("conv1", "activation"))
+    weight = next(l for l in drift["layers"] if (l["module"], l["role"]) == ("conv1", "weight"))
+    for series in (act, weight):
+        assert all(len(series[k]) == len(steps) for k in ("scaleMin", "scaleMean", "scaleMax", "zeroPoint"))
+        assert all(0 < lo <= mean <= hi for lo, mean, hi in zip(series["scaleMin"], series["scaleMean"], series["scaleMax"]))
+    assert weight["scaleMin"][-1] < weight["scaleMax"][-1]  # per channel: a spread
+    # Observers move during epoch 1 and, frozen after it (freeze_observer_after: 1), not in epoch 2.
+    # (conv1's input is the image, whose range [0, 1] is known from the first batch.)
+    def values(series, epoch):
+        return {v for v, e in zip(series["scaleMean"], drift["epochs"]) if e == epoch}
+    activations = [l for l in drift["layers"] if l["role"] == "activation"]
+    assert len(values(act, 1)) == 1
+    assert any(len(values(l, 1)) > 1 for l in activations if l["module"] != "conv1")
+    assert all(len(values(l, 2)) == 1 for l in drift["layers"])
+    final = next(o for o in result["observers"] if (o["module"], o["role"]) == ("conv1", "activation"))
+    assert act["scaleMean"][-1] == pytest.approx(final["scale"][0])

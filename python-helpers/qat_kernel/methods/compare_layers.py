@@ -103,6 +103,9 @@ def run(ctx: RequestContext) -> dict:
     }
     if cfg.get("compare.threshold.sqnr") is not None:
         result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")
+    drift = session.drift_series(trained)
+    if drift is not None:
+        result["drift"] = drift
     if trained.kept_float:
         result["keptFloat"] = trained.kept_float
     if trained.warnings:

@@ -5,33 +5,87 @@ the validation set, every layer's fake-quantizer scale/zero-point so drift can b
 After each epoch the QAT model's state_dict is written to <config folder>/out/<name>.qat.pt through a
 temp file and a rename, so the file always holds the last finished epoch: a cancel stops at the next
 step and leaves it. The trained model stays in the kernel's cache, so compare/layers, eval/accuracy,
-export/onnx and analyze/sensitivity on the same config (same steps/epochs) reuse it."""
+export/onnx and analyze/sensitivity on the same config (same steps/epochs) reuse it.
+
+With train.distributed.nproc_per_node > 1 (or the request's nprocPerNode) the training runs under
+torchrun with DistributedDataParallel (qat_kernel.distributed) and the kernel then keeps the model it
+trained."""
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
-from .. import session
+from .. import distributed, session
 from ..context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
+    cfg = session.load(ctx.params, ctx)
+    processes, backend = distributed.settings(cfg, ctx.params)
+    if processes > 1 and session.DIST is None:
+        return _run_distributed(ctx, cfg, processes, backend)
+    return train_here(ctx, cfg)
+
+
+def _checkpoint_path(cfg):
+    return session.out_path(cfg, f"{cfg.path.name.split('.')[0]}.qat.pt")
+
+
+def _run_distributed(ctx: RequestContext, cfg, processes: int, backend: str) -> dict:
     started = time.monotonic()
     params = ctx.params
-    cfg = session.load(params, ctx)
     write = params.get("checkpoint", True)
-    checkpoint = session.out_path(cfg, f"{cfg.path.name.split('.')[0]}.qat.pt") if write else None
+    # The kernel rebuilds the trained model from the checkpoint, so one is written even when none was
+    # asked for (then under a temporary name, removed afterwards).
+    checkpoint = _checkpoint_path(cfg) if write else session.out_path(cfg, f".ddp-{os.getpid()}.qat.pt")
+    args = ["--config", str(cfg.path), "--checkpoint", str(checkpoint)]
+    steps, epochs = params.get("steps"), params.get("epochs")
+    if steps:
+        args += ["--steps", str(steps)]
+    if epochs:
+        args += ["--epochs", str(epochs)]
+    try:
+        result = distributed.launch(cfg, ctx, processes, backend, args)
+        session.adopt(cfg, ctx, checkpoint, steps=steps, epochs=epochs)
+    finally:
+        if not write and checkpoint.exists():
+            checkpoint.unlink()
+    if not write:
+        result["checkpoint"] = None
+    result["distributed"] = {"processes": processes, "backend": backend}
+    result["seconds"] = round(time.monotonic() - started, 2)
+    return result
+
+
+def train_here(ctx: RequestContext, cfg=None) -> dict:
+    """QAT in this process (the kernel's own, or one torchrun rank of a distributed run)."""
+    started = time.monotonic()
+    params = ctx.params
+    cfg = cfg or session.load(params, ctx)
+    write = params.get("checkpoint", True)
+    checkpoint = None
+    if write:
+        checkpoint = _checkpoint_path(cfg) if "checkpointPath" not in params else Path(params["checkpointPath"])
     saved: dict = {}
+    main = session.is_main()
 
     def epoch_end(trained, row: dict) -> None:
+        if not main:
+            return
         with session.evaluating(trained.qat, fake_quant=True) as model:
             from ..training import accuracy
 
             row["accuracy"], _ = accuracy(model, trained.val, ctx)
         observers = session.observer_state(trained.qat)
         if checkpoint is not None:
-            session.atomic_save({"epoch": row["epoch"], "step": row["step"], "flow": trained.flow,
-                                 "config": str(cfg.path), "accuracy": row["accuracy"],
-                                 "state_dict": trained.qat.model.state_dict()}, checkpoint)
+            state = {"epoch": row["epoch"], "step": row["step"], "flow": trained.flow,
+                     "config": str(cfg.path), "accuracy": row["accuracy"],
+                     "state_dict": trained.qat.model.state_dict()}
+            if session.DIST is not None:
+                state.update(world_size=session.DIST.world, history=list(trained.history), drift=list(trained.drift),
+                             fp32_state_dict=trained.fp32.state_dict())
+            session.atomic_save(state, checkpoint)
             saved["epoch"] = row["epoch"]
         ctx.progress("epoch", f"epoch {row['epoch']}/{trained.epochs}: loss {row['loss']:.3f}, "
                               f"fake-quant accuracy {row['accuracy']:.4f}",
@@ -54,6 +108,9 @@ def run(ctx: RequestContext) -> dict:
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
         "seconds": round(time.monotonic() - started, 2),
     }
+    drift = session.drift_series(trained)
+    if drift is not None:
+        result["drift"] = drift
     if trained.kept_float:
         result["keptFloat"] = trained.kept_float
     if trained.warnings:
