@@ -24,6 +24,10 @@ import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, 
 export type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult };
 import type { Histogram, HistogramsParams, HistogramsResult, LayerHistograms } from '../build/generated/kernel-rpc';
 export type { Histogram, HistogramsParams, HistogramsResult, LayerHistograms };
+import type { QdqInsertion, QdqReplacement, QdqReplacementSide } from '../build/generated/kernel-rpc';
+export type { QdqInsertion, QdqReplacement, QdqReplacementSide };
+import type { BuildInductorParams, BuildInductorResult } from '../build/generated/kernel-rpc';
+export type { BuildInductorParams, BuildInductorResult };
 
 export interface KernelMethods {
   'kernel/info': { params: KernelInfoParams; result: KernelInfoResult };
@@ -34,6 +38,7 @@ export interface KernelMethods {
   'analyze/sensitivity': { params: SensitivityParams; result: SensitivityResult };
   'build/tvm': { params: BuildTvmParams; result: BuildTvmResult };
   'build/ort': { params: BuildOrtParams; result: BuildOrtResult };
+  'build/inductor': { params: BuildInductorParams; result: BuildInductorResult };
   'verify/parity': { params: VerifyParityParams; result: VerifyParityResult };
   'deploy/c-artifact': { params: DeployCParams; result: DeployCResult };
   'bench/run': { params: BenchRunParams; result: BenchRunResult };

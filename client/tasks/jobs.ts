@@ -6,7 +6,9 @@ import type {
   BuildTvmResult, CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
 } from '../../protocol/kernel';
 import type { BuildOrtResult, HistogramsResult, QatConvertResult, VerifyParityResult } from '../../protocol/kernel';
+import { replacementMarkdown } from './qdqReplacement';
 import type { Ctx } from '../ctx';
+import { driftLines } from './drift';
 
 export interface Job<R> {
   method: KernelMethod;
@@ -27,8 +29,10 @@ export const JOBS: Record<JobName, Job<never>> = {
     method: 'qat/train',
     params: (config) => ({ config }),
     summary: (r) => [
-      `${r.flow} QAT: ${r.epochs} epochs, ${r.steps} steps${r.seconds ? ` in ${r.seconds.toFixed(1)} s` : ''}`,
+      `${r.flow} QAT: ${r.epochs} epochs, ${r.steps} steps${r.seconds ? ` in ${r.seconds.toFixed(1)} s` : ''}` +
+        (r.distributed ? ` on ${r.distributed.processes} processes (torchrun, ${r.distributed.backend})` : ''),
       `accuracy FP32 ${pct(r.accuracy.fp32)} · fake-quant ${pct(r.accuracy.fakeQuant)} on ${r.accuracy.samples} samples`,
+      ...driftLines(r.drift),
       r.checkpoint ? `checkpoint: ${r.checkpoint}` : 'no checkpoint written',
       ...(r.warnings ?? []).map((w) => `warning: ${w}`),
     ],
@@ -145,6 +149,7 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
       '| artifact | status | max diff (steps) | within one step | top-1 agreement | accuracy |', '|---|---|---|---|---|---|',
       ...parity.rows.map((p) => `| ${p.label} | ${p.status}${p.note ? `: ${cell(p.note)}` : ''} | ${num(p.vsTorchInt8?.maxDiffSteps)} | ${pc(p.vsTorchInt8?.withinOneStep)} | ${pc(p.vsTorchInt8?.top1Agreement)} | ${pc(p.accuracy)} |`), '');
   }
+  if (ort?.qdqReplacement) out.push(...replacementMarkdown(ort.qdqReplacement));
   out.push('## Precision of each op as built (TVM)', '', '| ONNX node | op | precision | why |', '|---|---|---|---|', ...rows, '');
   if (ort) {
     for (const v of ort.variants) {

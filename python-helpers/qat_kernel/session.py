@@ -425,7 +425,7 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
             on_start(trained)
         qat.train_mode()
         freeze(0)
-        every = max(1, steps // DRIFT_SAMPLES)
+        every = max(1, -(-steps // DRIFT_SAMPLES))
 
         def on_step(step: int, epoch: int) -> None:
             if step == 1 or step % every == 0 or step == steps:

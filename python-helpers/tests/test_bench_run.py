@@ -19,7 +19,8 @@ def bench(kernel, compare_run, validate):
 
 def test_every_runtime_timed_against_pytorch_fp32(bench):
     rows = {r["name"]: r for r in bench["bench"]["rows"]}
-    assert list(rows) == ["torch-fp32", "torch-int8", "ort-fp32", "ort-int8", "ort-qs-int8", "tvm-int8"]
+    assert list(rows) == ["torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-qs-int8",
+                          "tvm-int8"]
     assert bench["bench"]["baseline"] == "torch-fp32" and bench["samples"] == 540
     assert rows["torch-fp32"]["speedupVsTorchFp32"] == {"b1": 1.0, "b16": 1.0}
     for row in rows.values():
@@ -37,7 +38,7 @@ def test_table_lines(bench):
     print(text)
     assert bench["summary"][0].startswith("median ms (ratio to PyTorch FP32)")
     for label in ("PyTorch FP32 (eager)", "PyTorch INT8", "ONNX Runtime INT8 (our QDQ export)",
-                  "ONNX Runtime INT8 (quantize_static)", "TVM INT8 (int8 fold)"):
+                  "ONNX Runtime INT8 (quantize_static)", "TVM INT8 (int8 fold)", "Inductor INT8 (PT2E, freezing)"):
         assert label in text
     assert "( 1.00x)" in bench["summary"][1]
 

@@ -62,7 +62,7 @@ def test_files_report_and_markdown(ort_build_run):
     assert result["outDir"] == str(out)
     assert sorted(p.name for p in out.iterdir()) == sorted([
         "build-report.json", "build-report.md", "fp32.onnx", "model.optimized.onnx", "model.qdq.onnx",
-        "model.qs.onnx", "model.qs.optimized.onnx"])
+        "model.qdq.replaced.onnx", "model.replaced.optimized.onnx", "model.qs.onnx", "model.qs.optimized.onnx"])
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".ort-cpu")]
     optimized = onnx.load(str(out / "model.optimized.onnx"))
     assert sum(n.op_type == "QLinearConv" for n in optimized.graph.node) == 2
@@ -82,7 +82,7 @@ def test_accuracy_and_latency(ort_build_run):
     assert result["samples"] == 540
     assert ours["top1AgreementVsTorchInt8"] >= 0.99 and ours["accuracy"] > 0.9
     rows = {r["name"]: r for r in result["bench"]["rows"]}
-    assert set(rows) == {"torch-fp32", "torch-int8", "ort-fp32", "ort-int8", "ort-qs-int8"}
+    assert set(rows) == {"torch-fp32", "torch-int8", "ort-fp32", "ort-int8", "ort-replaced-int8", "ort-qs-int8"}
     assert rows["torch-fp32"]["speedupVsTorchFp32"] == {"b1": 1.0, "b16": 1.0}
     for row in rows.values():
         assert row["latency"]["b1"]["medianMs"] > 0 and row["latency"]["b16"]["runs"] == 20
@@ -90,6 +90,32 @@ def test_accuracy_and_latency(ort_build_run):
     text = "\n".join(result["summary"])
     print(text)
     assert "ONNX Runtime INT8 (quantize_static)" in text and "vs FP32" in text
+
+
+def test_replaced_digits_runs_fc2_as_qgemm_with_float_logits(ort_build_run):
+    _, result, config = ort_build_run
+    names = [v["name"] for v in result["variants"]]
+    assert names == ["ours", "replaced", "quantize_static"]
+    replaced = result["variants"][1]
+    # the only change digits needs: fc2's float bias made int32, so ORT runs it as a QGemm writing float logits
+    rq = result["qdqReplacement"]
+    assert [(i["kind"], i["tensor"], i["node"]) for i in rq["inserted"]] == [("bias", "fc2.bias", "node_linear_1")]
+    assert rq["inserted"][0]["maxRoundingError"] <= rq["inserted"][0]["scale"] / 2 + 1e-9
+    assert rq["calibrationSamples"] == 0 and rq["outputKind"] == "accumulator"
+    assert replaced["convMatmulPerPrecision"] == {"int8": 4, "fp32": 0} and replaced["opTypes"]["QGemm"] == 2
+    assert rq["before"]["fp32Ops"] == ["node_linear_1"] and rq["after"]["fp32Ops"] == []
+    assert rq["after"]["top1AgreementVsTorchInt8"] >= rq["before"]["top1AgreementVsTorchInt8"]
+    # one int32 rounding of the bias moves the logits by at most a step or so more than before
+    assert rq["after"]["maxDiffSteps"] <= rq["before"]["maxDiffSteps"] + 2
+    assert rq["before"]["latencyMs"]["b1"] > 0 and rq["after"]["latencyMs"]["b16"] > 0
+    beside = config.parent / "out" / "digits.qdq.replaced.onnx"
+    assert rq["onnx"] == str(beside) and rq["artifact"] == replaced["onnx"]
+    assert beside.read_bytes() == Path(replaced["onnx"]).read_bytes()
+    assert not [p for p in beside.parent.iterdir() if p.name.startswith(".digits.qdq.replaced")]
+    text = "\n".join(result["summary"])
+    assert "Q/DQ re-placement of our export (1 int32 bias" in text and "conv/matmul ops fp32: 1 -> 0" in text
+    md = Path(result["markdownPath"]).read_text(encoding="utf-8")
+    assert "## Q/DQ re-placement" in md and "| conv/matmul ops int8 | 3 | 4 |" in md
 
 
 def test_eager_flow_is_config_invalid(kernel, compare_run):

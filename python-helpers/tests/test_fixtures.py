@@ -25,6 +25,8 @@ DEFINITIONS = {
     "build-tvm-rpc.result": "BuildTvmResult",
     "build-ort.params": "BuildOrtParams",
     "build-ort.result": "BuildOrtResult",
+    "build-inductor.params": "BuildInductorParams",
+    "build-inductor.result": "BuildInductorResult",
     "verify-parity.params": "VerifyParityParams",
     "verify-parity.result": "VerifyParityResult",
     "deploy-c-artifact.params": "DeployCParams",

@@ -1,11 +1,12 @@
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
+import { benchBuild } from './build';
 import { benchCompare } from './compare';
 import { benchGraph } from './graph';
 import { benchLanguageServer } from './languageServer';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
-  const benches: Record<string, () => Promise<void>> = { graph: benchGraph, languageServer: benchLanguageServer, compare: benchCompare };
+  const benches: Record<string, () => Promise<void>> = { graph: benchGraph, languageServer: benchLanguageServer, compare: benchCompare, build: benchBuild };
   for (const [name, run] of Object.entries(benches)) if (!only.length || only.includes(name)) await run();
 }
 

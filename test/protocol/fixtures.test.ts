@@ -21,6 +21,7 @@ const definitionFor = (file: string) =>
     'build-tvm.params': 'BuildTvmParams', 'build-tvm.result': 'BuildTvmResult',
     'build-tvm-rpc.result': 'BuildTvmResult',
     'build-ort.params': 'BuildOrtParams', 'build-ort.result': 'BuildOrtResult',
+    'build-inductor.params': 'BuildInductorParams', 'build-inductor.result': 'BuildInductorResult',
     'verify-parity.params': 'VerifyParityParams', 'verify-parity.result': 'VerifyParityResult',
     'deploy-c-artifact.params': 'DeployCParams', 'deploy-c-artifact.result': 'DeployCResult',
     'bench-run.params': 'BenchRunParams', 'bench-run.result': 'BenchRunResult',

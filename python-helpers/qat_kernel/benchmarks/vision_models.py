@@ -1,17 +1,69 @@
 """ResNet-50 and MobileNetV3-Large, quantized with PT2E (x86) and exported as QDQ ONNX: real model graphs
-for the graph viewer benchmark.
+for the graph viewer benchmark; ResNet-18 for the build benchmark (build_bench).
 
 torchvision does not import beside the CPU build of torch 2.13 we pin (its wheel is built against
 another torch), so the two networks are written out here with torchvision's layer structure and module
 names (layer1.0.conv1, features.4.block.2.fc1, ...). One change: each ReLU use has its own module
-(torchvision's Bottleneck calls one nn.ReLU three times, which X86InductorQuantizer rejects with "Input
-partition has more than one output node"). Weights are random: the graph, not accuracy, is measured.
+(torchvision's Bottleneck and BasicBlock call one nn.ReLU several times, which X86InductorQuantizer rejects
+with "Input partition has more than one output node"). Weights are random: the graph, not accuracy, is measured.
 
-Run: python -m qat_kernel.benchmarks.vision_models <resnet50|mobilenet_v3_large> <out.onnx>"""
+Run: python -m qat_kernel.benchmarks.vision_models <resnet18|resnet50|mobilenet_v3_large> <out.onnx>"""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+
+def resnet18(num_classes: int = 1000):
+    """torchvision's resnet18 layout (BasicBlock x [2, 2, 2, 2], module names as there)."""
+    from torch import nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, inplanes, planes, stride=1, downsample=None):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu1 = nn.ReLU()
+            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.relu2 = nn.ReLU()
+            self.downsample = downsample
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu1(self.bn1(self.conv1(x)))
+            return self.relu2(self.bn2(self.conv2(out)) + identity)
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inplanes = 64
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU()
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            self.layer1 = self._layer(64)
+            self.layer2 = self._layer(128, 2)
+            self.layer3 = self._layer(256, 2)
+            self.layer4 = self._layer(512, 2)
+            self.avgpool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(512, num_classes)
+
+        def _layer(self, planes, stride=1):
+            downsample = None
+            if stride != 1 or self.inplanes != planes:
+                downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
+                                           nn.BatchNorm2d(planes))
+            first = BasicBlock(self.inplanes, planes, stride, downsample)
+            self.inplanes = planes
+            return nn.Sequential(first, BasicBlock(planes, planes))
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(self.avgpool(x).flatten(1))
+
+    return ResNet18()
 
 
 def resnet50():
@@ -141,7 +193,7 @@ def mobilenet_v3_large():
     return MobileNetV3()
 
 
-MODELS = {"resnet50": resnet50, "mobilenet_v3_large": mobilenet_v3_large}
+MODELS = {"resnet18": resnet18, "resnet50": resnet50, "mobilenet_v3_large": mobilenet_v3_large}
 
 
 def export(name: str, out: str) -> dict:

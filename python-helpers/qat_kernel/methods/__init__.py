@@ -4,6 +4,7 @@ Handler modules import only the standard library at load time; heavy packages ar
 the handlers, so the kernel starts fast."""
 from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
 from . import bench_run, build_ort, deploy_c, verify_parity
+from . import build_inductor
 from . import graph_export, histograms, qat_convert
 
 METHODS = {
@@ -15,6 +16,7 @@ METHODS = {
     "analyze/sensitivity": sensitivity.run,
     "build/tvm": build_tvm.run,
     "build/ort": build_ort.run,
+    "build/inductor": build_inductor.run,
     "verify/parity": verify_parity.run,
     "deploy/c-artifact": deploy_c.run,
     "bench/run": bench_run.run,

@@ -4,8 +4,9 @@ batch 1 and 16, each row's median as a ratio to PyTorch FP32 (eager).
 Rows: PyTorch FP32 and INT8 (the session's models), ONNX Runtime FP32 (the QDQ export with its Q/DQ
 stripped), ONNX Runtime INT8 on our QDQ export and on quantize_static's (ORT's own Q/DQ placement,
 calibrated on the config's training inputs), and TVM INT8 (build/tvm's library with the int8 fold,
-built for `target` into a temporary folder). Every row computes the same network; only where and how
-it is quantized differ, which is what the ratios compare."""
+built for `target` into a temporary folder), and Inductor INT8 (build/inductor's torch.compile of the
+INT8 graph with freezing; left out with a note when it cannot compile here). Every row computes the same
+network; only where and how it is quantized differ, which is what the ratios compare."""
 from __future__ import annotations
 
 import tempfile
@@ -14,10 +15,11 @@ from pathlib import Path
 
 from .. import session
 from ..context import RequestContext
-from ..errors import ConfigInvalid
-from . import build_ort, build_tvm
+from ..errors import Cancelled, ConfigInvalid, KernelError
+from . import build_inductor, build_ort, build_tvm
 
-LABELS = {**build_ort.LABELS, "tvm-int8": "TVM INT8 (int8 fold)"}
+LABELS = {**build_ort.LABELS, "tvm-int8": "TVM INT8 (int8 fold)", "inductor-int8": build_inductor.LABEL}
+ROW_ORDER = ("torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-qs-int8", "tvm-int8")
 
 
 def table(bench: dict) -> list[str]:
@@ -28,6 +30,31 @@ def table(bench: dict) -> list[str]:
         cells = [f"{r['latency'][k]['medianMs']:>8.3f} ({r['speedupVsTorchFp32'].get(k, 0):>5.2f}x)" for k in ("b1", "b16")]
         lines.append(f"{r['label']:<{width}}  {cells[0]:>18}  {cells[1]:>18}  {r['bytes']:>11,} B")
     return lines
+
+
+def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, ctx: RequestContext) -> None:
+    """The Inductor INT8 row, compiled now; a compile that fails here leaves it out with a note."""
+    import numpy as np
+
+    from .export_onnx import model_bytes
+
+    ctx.progress("build", "Inductor INT8: torch.compile with freezing")
+    try:
+        fn, seconds, _cxx = build_inductor.compile_int8(converted, x, build_ort.BATCHES, ctx)
+        n = min(len(x), build_inductor.PARITY_BATCH)
+        diff = float(np.abs(build_inductor.padded_outputs(fn, x[:n]) - torch_out[:n]).max())
+    except Cancelled:
+        raise
+    except Exception as exc:
+        err = exc if isinstance(exc, KernelError) else build_inductor.failure(exc)
+        install = err.data.get("install")
+        notes.append(f"{build_inductor.LABEL} left out: {err.message}"
+                     + (f" (install: {install})" if install and install not in err.message else ""))
+        return
+    fns["inductor-int8"] = (fn, None)
+    sizes["inductor-int8"] = model_bytes(converted)
+    notes.append(f"{build_inductor.LABEL}: compiled in {sum(seconds.values()):.1f} s (batch 1 and 16, static "
+                 f"shapes); max |diff| from PyTorch INT8 {diff:.3g} on {n} validation samples")
 
 
 def run(ctx: RequestContext) -> dict:
@@ -55,7 +82,7 @@ def run(ctx: RequestContext) -> dict:
     converted = session.convert(trained, ctx)
     onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
     limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
-    x, _labels, _torch_out = build_tvm._validation(trained, limit, converted, ctx)
+    x, _labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
     runs = params.get("runs") or build_tvm.DEFAULT_BENCH_RUNS
     notes: list = []
     with tempfile.TemporaryDirectory(prefix="qat-bench-") as tmp:
@@ -82,6 +109,11 @@ def run(ctx: RequestContext) -> dict:
         fns["tvm-int8"] = (load_tvm(report["artifact"]), None)
         sizes["tvm-int8"] = report["artifact_bytes"]
         ctx.check_cancelled()
+        if params.get("inductor", True):
+            _add_inductor(fns, sizes, converted, x, torch_out, notes, ctx)
+            # timed right after the other PyTorch rows: they share one OpenMP pool, and a row timed
+            # after TVM or ONNX Runtime runs against their still-spinning workers
+            fns = {k: fns[k] for k in ROW_ORDER if k in fns}
         with torch.no_grad():
             bench = build_ort._bench(fns, x, sizes, runs, ctx, LABELS)
         build_tvm._forget_vms(work)

@@ -3,16 +3,21 @@
 Flow: load the config -> the trained model (session cache, else trained) -> its QDQ ONNX export
 (reused when this model wrote it) -> an ORT session that saves the graph it optimised
 (SessionOptions.optimized_model_filepath) -> "precision as executed" of that graph (ort_build) ->
-optionally ORT's own quantize_static on the FP32 twin (same weights, Q/DQ removed) with the config's
-training inputs as calibration data, analysed the same way, so the report shows our Q/DQ placement
-next to ORT's -> top-1 accuracy of each on the validation samples -> latency at batch 1 and 16 against
-PyTorch FP32 (`bench`, default on) -> build-report.json and build-report.md.
+the Q/DQ re-placement of our export (qdq_replace: the trained scales kept, Q/DQ pairs added where
+ORT's fusion needs them, int32 bias for a float-output Gemm), analysed the same way, with before/after
+counts, latency and parity vs PyTorch INT8 -> optionally ORT's own quantize_static on the FP32 twin
+(same weights, Q/DQ removed) with the config's training inputs as calibration data, analysed the same
+way, so the report shows our Q/DQ placement next to ORT's -> top-1 accuracy of each on the validation
+samples -> latency at batch 1 and 16 against PyTorch FP32 (`bench`, default on) -> build-report.json and build-report.md.
 
 Everything goes to a staging folder beside <config folder>/out/ort-cpu/ that replaces it when the
 request succeeds. Files: model.qdq.onnx (the deployable QDQ file), model.optimized.onnx (ORT's graph
-for this CPU), and with quantizeStatic: fp32.onnx, model.qs.onnx, model.qs.optimized.onnx.
+for this CPU), with replaceQdq: model.qdq.replaced.onnx, model.replaced.optimized.onnx (the re-placed
+file is also written beside the export, <export>.replaced.onnx), and with quantizeStatic: fp32.onnx,
+model.qs.onnx, model.qs.optimized.onnx.
 
-Stages (`stage` of $/progress): load, fp32, export, qat, convert, onnx, optimize, quantize, verify, bench."""
+Stages (`stage` of $/progress): load, fp32, export, qat, convert, onnx, optimize, replace, quantize,
+verify, bench."""
 from __future__ import annotations
 
 import json
@@ -38,6 +43,7 @@ LABELS = {
     "torch-int8": "PyTorch INT8 (PT2E converted)",
     "ort-fp32": "ONNX Runtime FP32 (Q/DQ stripped)",
     "ort-int8": "ONNX Runtime INT8 (our QDQ export)",
+    "ort-replaced-int8": "ONNX Runtime INT8 (our QDQ, re-placed)",
     "ort-qs-int8": "ONNX Runtime INT8 (quantize_static)",
 }
 
@@ -123,6 +129,11 @@ def summary(result: dict) -> list[str]:
             if "top1AgreementVsTorchInt8" in v:
                 text += f", same prediction as PyTorch INT8 on {v['top1AgreementVsTorchInt8'] * 100:.2f}%"
             lines.append(text + f" of {result['samples']} validation samples")
+    rq = result.get("qdqReplacement")
+    if rq is not None:
+        lines.append(f"Q/DQ re-placement of our export ({_inserted_text(rq)}), before -> after:")
+        for label, before, after in replacement_table(rq):
+            lines.append(f"  {label}: {before} -> {after}")
     bench = result.get("bench")
     if bench is not None:
         width = max(len(r["label"]) for r in bench["rows"])
@@ -138,8 +149,58 @@ def summary(result: dict) -> list[str]:
     return lines
 
 
+def _inserted_text(rq: dict) -> str:
+    kinds = [i["kind"] for i in rq["inserted"]]
+    parts = []
+    for kind, word in (("activation", "Q/DQ pair"), ("bias", "int32 bias"), ("op", "op rewrite")):
+        n = kinds.count(kind)
+        if n:
+            parts.append(f"{n} {word}{'s' if n > 1 else ''}")
+    calibrated = sum(1 for i in rq["inserted"] if i.get("source") == "calibration")
+    text = ", ".join(parts) + "; the export's trained scales kept"
+    if calibrated:
+        text += f"; {calibrated} new scale{'s' if calibrated > 1 else ''} from {rq['calibrationSamples']} calibration samples"
+    return text
+
+
+def replacement_table(rq: dict) -> list[tuple[str, str, str]]:
+    """(row label, before, after) for the Q/DQ re-placement: precision as executed, parity, latency."""
+    def counts(side, key, prec):
+        return str(side[key].get(prec, 0))
+
+    def num(v, fmt):
+        return "n/a" if v is None else format(v, fmt)
+
+    b, a = rq["before"], rq["after"]
+    rows = [("conv/matmul ops int8", counts(b, "convMatmulPerPrecision", "int8"), counts(a, "convMatmulPerPrecision", "int8")),
+            ("conv/matmul ops fp32", counts(b, "convMatmulPerPrecision", "fp32"), counts(a, "convMatmulPerPrecision", "fp32")),
+            ("compute ops int8", counts(b, "computePerPrecision", "int8"), counts(a, "computePerPrecision", "int8")),
+            ("compute ops fp32", counts(b, "computePerPrecision", "fp32"), counts(a, "computePerPrecision", "fp32")),
+            ("Q/DQ and casts left", counts(b, "perPrecision", "conversion"), counts(a, "perPrecision", "conversion")),
+            ("max diff vs PyTorch INT8 (output steps)", num(b.get("maxDiffSteps"), ".2f"), num(a.get("maxDiffSteps"), ".2f")),
+            ("within one step", num(b.get("withinOneStep"), ".2%"), num(a.get("withinOneStep"), ".2%")),
+            ("top-1 agreement vs PyTorch INT8", num(b.get("top1AgreementVsTorchInt8"), ".2%"),
+             num(a.get("top1AgreementVsTorchInt8"), ".2%")),
+            ("top-1 accuracy", num(b.get("accuracy"), ".2%"), num(a.get("accuracy"), ".2%"))]
+    if "latencyMs" in b and "latencyMs" in a:
+        for k, label in (("b1", "latency batch 1, median ms"), ("b16", "latency batch 16, median ms")):
+            rows.append((label, f"{b['latencyMs'][k]:.3f}", f"{a['latencyMs'][k]:.3f}"))
+    return rows
+
+
 def markdown(result: dict) -> str:
     out = [f"# ONNX Runtime build: {Path(result['onnx']).name}", "", *[f"    {line}" for line in result["summary"]], ""]
+    rq = result.get("qdqReplacement")
+    if rq is not None:
+        out += ["## Q/DQ re-placement", "", f"`{rq['onnx']}`: {_inserted_text(rq)}.", "",
+                "| | before (our export) | after (re-placed) |", "|---|---|---|",
+                *[f"| {label} | {b} | {a} |" for label, b, a in replacement_table(rq)], "",
+                "| inserted | on | for | scale | why |", "|---|---|---|---|---|"]
+        for i in rq["inserted"]:
+            where = {"calibration": "calibrated", "neighbour": f"from {i.get('neighbour', '')}"}.get(i.get("source"), "")
+            scale = f"{i['scale']:.6g} {where}".strip() if "scale" in i else ""
+            out.append(f"| {i['kind']} | {i['tensor']} | {i['opType']} {i['node']} | {scale} | {i['why'].replace('|', '/')} |")
+        out.append("")
     for v in result["variants"]:
         out += [f"## {v['label']}: precision as executed", "",
                 f"Optimised graph: `{v['optimized']}` ({v['bytes']['optimized']:,} bytes; source "
@@ -150,6 +211,69 @@ def markdown(result: dict) -> str:
             out.append(f"| {o['name']} | {o['opType']} | {o['precision']} | {o['role']} | {why} |")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def replaced_path(export: Path) -> Path:
+    """Where the re-placed model goes beside the export: out/digits.qdq.onnx -> out/digits.qdq.replaced.onnx."""
+    stem = export.name[:-5] if export.name.endswith(".onnx") else export.name
+    return export.with_name(f"{stem}.replaced.onnx")
+
+
+def _replace(qdq: Path, export: Path, stage: Path, calibration, level: str, out_dir: Path, variants: list, sessions: dict,
+             notes: list) -> dict | None:
+    """The re-placed model of our export in the staging folder, its ORT session and variant; the
+    replacement record without parity/latency (added later). None, with a note, when there is
+    nothing to re-place or the pass fails."""
+    from .. import ort_build, qdq_replace
+
+    target = stage / "model.qdq.replaced.onnx"
+    optimized = stage / "model.replaced.optimized.onnx"
+    try:
+        record = qdq_replace.replace(qdq, target, calibration)
+        if record["inserted"]:
+            session = ort_build.optimized_session(target, optimized, level)
+            analysis = ort_build.precision_as_executed(optimized, target)
+    except Exception as err:  # noqa: BLE001 - the rest of the build stands without it
+        notes.append(f"Q/DQ re-placement not done: {type(err).__name__}: {err}")
+        target.unlink(missing_ok=True)
+        optimized.unlink(missing_ok=True)
+        return None
+    if not record["inserted"]:
+        notes.append("Q/DQ re-placement: no float tensor between quantized ops and no float-output Gemm bias "
+                     "in our export; nothing to change")
+        target.unlink(missing_ok=True)
+        return None
+    sessions["ort-replaced-int8"] = session
+    variant = _variant("replaced", LABELS["ort-replaced-int8"], target, optimized, analysis, out_dir)
+    variants.insert(1, variant)
+    # sessions keep the variants' order: ours, replaced, quantize_static
+    ours = variants[0]
+
+    def side(v):
+        return {"variant": v["name"], "perPrecision": v["perPrecision"], "computePerPrecision": v["computePerPrecision"],
+                "convMatmulPerPrecision": v["convMatmulPerPrecision"],
+                "fp32Ops": [o["name"] for o in v["ops"] if o["precision"] == "fp32" and o["role"] == "compute"]}
+
+    return {"onnx": str(replaced_path(export)), "artifact": str(out_dir / target.name), "inserted": record["inserted"],
+            "calibrationSamples": record["calibrationSamples"], "activationDtype": record["activationDtype"],
+            "before": side(ours), "after": side(variant)}
+
+
+def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
+    """maxDiffSteps etc. vs PyTorch INT8 for before and after, both in the steps of our export's output."""
+    from ..tvm_build.run import compare, output_step
+
+    step = output_step(qdq)
+    replacement["outputKind"] = step["kind"]
+    by_name = {v["name"]: v for v in variants}
+    for side, name in (("before", "ours"), ("after", "replaced")):
+        c = compare(outputs[name], torch_out, step["step"])
+        entry = replacement[side]
+        entry.update({"maxAbsDiff": c["max_abs_diff"], "maxDiffSteps": c["max_diff_steps"],
+                      "withinOneStep": c["within_one_step"]})
+        for key in ("accuracy", "top1AgreementVsTorchInt8"):
+            if key in by_name[name]:
+                entry[key] = by_name[name][key]
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -194,12 +318,20 @@ def run(ctx: RequestContext) -> dict:
 
         want_qs = params.get("quantizeStatic", True)
         want_bench = params.get("bench", True)
+        want_replace = params.get("replaceQdq", True)
+        calibration = None
+        if want_qs or want_replace:
+            calibration = [b.float().numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
+        replacement = None
+        if want_replace:
+            ctx.progress("replace", "re-placing Q/DQ of our export where ORT's QDQ fusion needs them")
+            replacement = _replace(qdq, onnx_file, stage, calibration, level, out_dir, variants, sessions, notes)
+            ctx.check_cancelled()
         fp32 = None
         if want_qs or want_bench:
             fp32 = strip_qdq(qdq, stage / "fp32.onnx")
         if want_qs:
             ctx.progress("quantize", f"quantize_static on the FP32 twin, {CALIBRATION_SAMPLES} calibration samples")
-            calibration = [b.float().numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
             qs = ort_build.quantize_static_twin(fp32, stage / "model.qs.onnx", calibration)
             ctx.check_cancelled()
             sessions["ort-qs-int8"] = ort_build.optimized_session(qs, stage / "model.qs.optimized.onnx", level)
@@ -215,8 +347,9 @@ def run(ctx: RequestContext) -> dict:
         limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
         ctx.progress("verify", "PyTorch INT8 and ONNX Runtime on the validation samples", 0.0)
         x, labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
+        outputs = {}
         for v, key in zip(variants, sessions):
-            out = _run_fn(sessions[key])(x)
+            outputs[v["name"]] = out = _run_fn(sessions[key])(x)
             if out.ndim == 2 and out.shape[-1] > 1:
                 v.update(_accuracy(out, labels, torch_out))
         ctx.check_cancelled()
@@ -227,6 +360,9 @@ def run(ctx: RequestContext) -> dict:
             "reportPath": str(out_dir / REPORT), "markdownPath": str(out_dir / MARKDOWN),
             "samples": int(len(x)), "variants": variants,
         }
+        if replacement is not None:
+            result["qdqReplacement"] = replacement
+            _replacement_parity(replacement, variants, outputs, torch_out, qdq)
         if want_bench:
             import torch
 
@@ -238,21 +374,35 @@ def run(ctx: RequestContext) -> dict:
                        "ort-int8": (_run_fn(sessions["ort-int8"]), out_dir / qdq.name)}
                 sizes = {"torch-fp32": model_bytes(trained.fp32), "torch-int8": model_bytes(converted),
                          "ort-fp32": fp32.stat().st_size, "ort-int8": qdq.stat().st_size}
+                if "ort-replaced-int8" in sessions:
+                    fns["ort-replaced-int8"] = (_run_fn(sessions["ort-replaced-int8"]),
+                                                out_dir / "model.qdq.replaced.onnx")
+                    sizes["ort-replaced-int8"] = (stage / "model.qdq.replaced.onnx").stat().st_size
                 if "ort-qs-int8" in sessions:
                     fns["ort-qs-int8"] = (_run_fn(sessions["ort-qs-int8"]), out_dir / "model.qs.onnx")
                     sizes["ort-qs-int8"] = (stage / "model.qs.onnx").stat().st_size
                 runs = params.get("benchRuns") or build_tvm.DEFAULT_BENCH_RUNS
                 result["bench"] = _bench(fns, x, sizes, runs, ctx)
+            if replacement is not None:
+                rows = {r["name"]: r for r in result["bench"]["rows"]}
+                for side, name in (("before", "ort-int8"), ("after", "ort-replaced-int8")):
+                    replacement[side]["latencyMs"] = {k: rows[name]["latency"][k]["medianMs"] for k in ("b1", "b16")}
         result["notes"] = notes
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
         report = {**result, "request": {"config": str(cfg.path), "optimization": level,
-                                        "quantizeStatic": bool(want_qs), "bench": bool(want_bench)}}
+                                        "quantizeStatic": bool(want_qs), "bench": bool(want_bench),
+                                        "replaceQdq": bool(want_replace)}}
         _write_atomic(stage / REPORT, json.dumps(report, indent=2))
         _write_atomic(stage / MARKDOWN, markdown(result))
         ctx.check_cancelled()
         del sess, sessions
         _replace_dir(stage, out_dir)
+        if replacement is not None:
+            beside = Path(replacement["onnx"])
+            tmp = beside.with_name(f".{beside.name}.{uuid.uuid4().hex[:8]}.tmp")
+            shutil.copyfile(out_dir / "model.qdq.replaced.onnx", tmp)
+            os.replace(tmp, beside)
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)

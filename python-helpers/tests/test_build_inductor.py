@@ -1,0 +1,109 @@
+"""build/inductor through the real kernel on a copy of examples/digits (few QAT steps): the PT2E INT8
+graph compiled by torch.compile with freezing matches the uncompiled INT8 graph on the validation
+samples and is timed next to PyTorch FP32/INT8; the eager flow is refused; a missing C++ compiler is
+a packageMissing error with the install command (checked in-process, without a compile), and bench/run
+leaves the row out with a note in that case."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import copy_example
+from rpc_client import RpcError
+
+torch = pytest.importorskip("torch")
+
+from qat_kernel.context import RequestContext  # noqa: E402
+from qat_kernel.methods import bench_run, build_inductor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def inductor_run(kernel, tmp_path_factory, validate):
+    config = copy_example(tmp_path_factory.mktemp("inductor") / "digits")
+    result = kernel.request("build/inductor", {"config": str(config), "steps": 5, "benchRuns": 10}, timeout=600)
+    validate("BuildInductorResult", result)
+    return result, config
+
+
+def test_compiled_int8_matches_pytorch_int8(inductor_run):
+    result, _ = inductor_run
+    parity = result["parity"]
+    assert result["samples"] == parity["samples"] == 540
+    assert parity["top1Agreement"] == 1.0 and parity["top1Mismatches"] == 0
+    assert parity["maxAbsDiff"] < 1e-3 and parity["cosineMin"] > 0.99999
+    assert result["accuracy"]["inductorInt8"] == result["accuracy"]["torchInt8"] > 0.8
+    assert result["freezing"] is True and result["compiler"]
+
+
+def test_compile_seconds_and_latency(inductor_run):
+    result, _ = inductor_run
+    per = result["compileSecondsPerBatch"]
+    assert set(per) == {"b1", "b16"} and all(v > 0 for v in per.values())
+    assert result["compileSeconds"] == pytest.approx(sum(per.values()), abs=1e-2)
+    rows = {r["name"]: r for r in result["bench"]["rows"]}
+    assert list(rows) == ["torch-fp32", "torch-int8", "inductor-int8"]
+    assert rows["inductor-int8"]["label"] == "Inductor INT8 (PT2E, freezing)"
+    for row in rows.values():
+        for b in ("b1", "b16"):
+            stats = row["latency"][b]
+            assert stats["runs"] == 10 and 0 < stats["p10Ms"] <= stats["medianMs"] <= stats["p90Ms"]
+    assert rows["inductor-int8"]["bytes"] < rows["torch-fp32"]["bytes"]
+    text = "\n".join(result["summary"])
+    print(text)
+    assert "Parity with PyTorch INT8" in text and "Inductor INT8 (PT2E, freezing)" in text
+
+
+def test_eager_flow_is_config_invalid(kernel, inductor_run):
+    config = inductor_run[1].parent / "eager.qat.yaml"
+    with pytest.raises(RpcError) as err:
+        kernel.request("build/inductor", {"config": str(config)}, timeout=60)
+    assert err.value.code == -32001 and err.value.data["path"] == "flow"
+    assert "pt2e" in err.value.message
+
+
+def test_freezing_is_restored():
+    from torch._inductor import config
+
+    before = config.freezing, config.compile_threads
+    with pytest.raises(ValueError):
+        with build_inductor.freezing():
+            assert config.freezing is True and config.compile_threads == 1
+            raise ValueError
+    assert (config.freezing, config.compile_threads) == before
+
+
+@pytest.fixture
+def no_compiler():
+    from torch._inductor import config
+
+    with config.patch({"cpp.cxx": (None, "/nonexistent/bin/g++")}):
+        yield
+
+
+def test_missing_compiler_is_package_missing_with_install(no_compiler):
+    with pytest.raises(build_inductor.KernelError) as err:
+        build_inductor.compiler()
+    rpc = err.value.to_rpc()
+    assert rpc["code"] == -32003 and rpc["data"]["install"] == build_inductor.CXX_INSTALL
+    assert "C++ compiler" in rpc["message"] and "Traceback" not in rpc["message"]
+
+
+def test_wrapped_compile_errors_name_their_cause():
+    from torch._inductor.exc import InvalidCxxCompiler
+
+    outer = RuntimeError("backend='inductor' raised: ...")
+    outer.__cause__ = InvalidCxxCompiler()
+    err = build_inductor.failure(outer)
+    assert err.to_rpc()["data"]["kind"] == "packageMissing" and err.data["install"] == build_inductor.CXX_INSTALL
+    other = build_inductor.failure(AssertionError("stride mismatch\nmore"))
+    assert other.message.endswith("AssertionError: stride mismatch") and "traceback" in other.data
+
+
+def test_bench_leaves_the_row_out_with_a_note(no_compiler):
+    fns, sizes, notes = {"torch-fp32": (None, None)}, {"torch-fp32": 1}, []
+    ctx = RequestContext(1, "bench/run", {}, lambda method, params: None)
+    x = np.zeros((2, 1, 8, 8), np.float32)
+    bench_run._add_inductor(fns, sizes, torch.nn.Identity(), x, x, notes, ctx)
+    assert list(fns) == ["torch-fp32"] and "inductor-int8" not in sizes
+    assert len(notes) == 1 and notes[0].startswith("Inductor INT8 (PT2E, freezing) left out: ")
+    assert build_inductor.CXX_INSTALL in notes[0]
