@@ -1,7 +1,7 @@
 // Owns every lifetime: the output channel, the language client, the kernel and the registrations.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { compareLayers } from './commands/compareLayers';
+import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
@@ -39,6 +39,7 @@ export class Ctx implements vscode.Disposable {
   async activate(): Promise<void> {
     const commands: Record<string, (ctx: Ctx) => (...args: never[]) => unknown> = {
       'qatStudio.compareLayers': compareLayers,
+      'qatStudio.compareLayer': compareLayer,
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,

@@ -1,5 +1,5 @@
 // Messages between the extension host and the graph webview: one union per direction.
-import type { LayerHistograms, LayerResult } from './kernel';
+import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -12,6 +12,24 @@ export interface WeightStats {
   std?: number;
   /** Equal-width bins over [min, max]. */
   histogram?: number[];
+}
+
+/** What a runtime ran for one node of the file shown (by node name), from its build report. */
+export interface ExecutedOp {
+  /** int8 | fp32 | fp16 | conversion (Q/DQ, casts) | other (shape ops). */
+  precision: string;
+  role?: string;
+  /** The optimised graph's op(s) that ran this node, when it is the source model (e.g. `QLinearConv`). */
+  ranAs?: string;
+  dtypes?: string;
+  /** Why a node stayed fp32 (e.g. its input is not dequantized from int8). */
+  reason?: string;
+}
+
+export interface ExecutedOverlay {
+  /** e.g. `ONNX Runtime 1.32.0 (CPUExecutionProvider)`. */
+  runtime: string;
+  ops: Record<string, ExecutedOp>;
 }
 
 export type ToWebview =
@@ -28,6 +46,10 @@ export type ToWebview =
       weights?: Record<string, WeightStats>;
       /** Per layer (module path): its weight and input-activation histograms from analyze/histograms. */
       histograms?: LayerHistograms[];
+      /** Precision as executed by a runtime, per node name (an ONNX Runtime build's report beside the file). */
+      executed?: ExecutedOverlay;
+      /** How each layer's observers moved during the QAT run that trained the model, for the properties panel. */
+      drift?: ObserverDrift;
       /** Per-layer results from compare/layers; empty when only the graph is shown. */
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */

@@ -83,6 +83,12 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #props dd { margin: 0; word-break: break-all; font-family: var(--vscode-editor-font-family, monospace); }
 #props svg.histogram { width: 100%; height: 60px; display: block; margin-bottom: 10px; }
 #props svg.histogram rect { fill: var(--vscode-charts-blue, #3794ff); }
+#props svg.drift { width: 100%; height: 70px; display: block; margin-bottom: 2px; overflow: visible; }
+#props svg.drift .line { fill: none; stroke: var(--vscode-charts-blue, #3794ff); stroke-width: 1.5; }
+#props svg.drift .band { fill: var(--vscode-charts-blue, #3794ff); fill-opacity: .2; stroke: none; }
+#props svg.drift .epoch { stroke: var(--vscode-panel-border, #999); stroke-dasharray: 2 2; }
+#props svg.drift text { font-size: 9px; fill: var(--vscode-descriptionForeground, #717171); }
+#props .drift-caption { opacity: .75; margin-bottom: 8px; }
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }

@@ -10,6 +10,8 @@ import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
 import { BANDS, bandOf, layerFor } from './view/metrics';
 import { showProperties } from './view/properties';
+import { layerDrift } from './view/drift';
+import { applyExecuted, executedSummary } from './view/executed';
 import { renderCanvas } from './view/canvasRender';
 import { renderGraph, nodeFill } from './view/render';
 import { colourResolver } from './view/colours';
@@ -160,6 +162,7 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
     const t = graph.tensors.get(name);
     if (t) t.stats = stats;
   }
+  const executedCounts = msg.executed ? applyExecuted(graph, msg.executed) : undefined;
   expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
   const shown = [...msg.layers, ...groupMetrics(graph, msg.layers)];
@@ -194,7 +197,8 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
       // A group shown because another view selected inside it stays closed; a click opens it.
       if (node.kind === 'group') { if (!following) toggleGroup(node.module!, true); return; }
       const shownLayer = layerFor(node, byModule);
-      showProperties($('props'), node, graph, shownLayer, shownLayer && msg.histograms?.find((h) => h.module === shownLayer.module));
+      showProperties($('props'), node, graph, shownLayer, shownLayer && msg.histograms?.find((h) => h.module === shownLayer.module),
+        shownLayer && msg.drift ? layerDrift(msg.drift, shownLayer.module) : undefined);
       sourceButton(node, graph, msg.baseDir);
       groupButtons(node.scopes ?? []);
       if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });
@@ -211,7 +215,8 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   const groups = graph.nodes.filter((n) => n.kind === 'group').length;
   const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
   $('summary').textContent = `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${result.stats.qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
-    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '');
+    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '') +
+    (msg.executed && executedCounts ? ` · ${executedSummary(msg.executed, executedCounts)}` : '');
   requestAnimationFrame(() => {
     const t2 = performance.now();
     vscode.postMessage({ type: 'rendered', ...result.stats, renderer: big ? 'canvas' : 'svg', inWorker, groups, total,

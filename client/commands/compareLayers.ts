@@ -7,9 +7,34 @@ import type { Ctx } from '../ctx';
 import { GraphPanel } from '../editors/graphPanel';
 import { configFor } from './configPick';
 import { reportKernelError } from './errors';
+import { findLayer, layerSummary } from './layerSummary';
+import type { LayerContext } from './layerActions';
 
+/** The graph's "Compare This Layer": compare/layers on the node's config (the kernel reuses the trained
+ * model), the results view with the layer selected, and its figures in a notification. */
+export function compareLayer(ctx: Ctx) {
+  return async (c: LayerContext = {}): Promise<{ result: CompareLayersResult; summary?: string } | undefined> => {
+    if (!c.module || !c.config) {
+      void vscode.window.showWarningMessage('This node has no module or config to compare.');
+      return undefined;
+    }
+    const result = await compareLayers(ctx)(vscode.Uri.file(c.config), c.module);
+    if (!result) return undefined;
+    const layer = findLayer(result, c.module);
+    if (!layer) {
+      void vscode.window.showInformationMessage(`${c.module} is not a quantized layer of ${path.basename(c.config)}: nothing to compare.`);
+      return { result };
+    }
+    const summary = layerSummary(result, layer);
+    ctx.log.info(`compare ${c.module}: ${summary}`);
+    void vscode.window.showInformationMessage(summary);
+    return { result, summary };
+  };
+}
+
+/** `focus`: a module path; the results view then selects that layer and its figures are shown. */
 export function compareLayers(ctx: Ctx) {
-  return async (uri?: vscode.Uri): Promise<CompareLayersResult | undefined> => {
+  return async (uri?: vscode.Uri, focus?: string): Promise<CompareLayersResult | undefined> => {
     const config = await configFor(uri);
     if (!config) {
       void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found. Create one next to your model to compare layers.');
@@ -41,7 +66,12 @@ export function compareLayers(ctx: Ctx) {
         const histograms = await ctx.kernel.request('analyze/histograms', { config: config.fsPath })
           .then((h) => h.layers)
           .catch((err: Error) => { ctx.log.warn(`analyze/histograms: ${err.message}`); return undefined; });
-        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold, config: config.fsPath, histograms });
+        const rendered = focus ? new Promise<void>((resolve) => { const d = panel.onDidRender(() => { d.dispose(); resolve(); }); }) : undefined;
+        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold, config: config.fsPath, histograms, drift: result.drift });
+        if (focus && rendered) {
+          await rendered;
+          panel.post({ type: 'selectCounterpart', name: '', op: '', module: focus });
+        }
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
       }

@@ -1,7 +1,7 @@
 // The graph view: a webview showing a model (ONNX or the kernel's graph JSON) with Q/DQ marked and layers coloured
 // by compare results. Used for new panels (after Compare Layers) and for the custom editor, which hands us its panel.
 import * as vscode from 'vscode';
-import type { LayerHistograms, LayerResult } from '../../protocol/kernel';
+import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol/kernel';
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
@@ -16,6 +16,10 @@ export interface GraphContent {
   baseDir?: string;
   /** analyze/histograms of the compared layers, for the properties panel. */
   histograms?: LayerHistograms[];
+  /** Precision as executed by a runtime, per node name. */
+  executed?: import('../../protocol/webview').ExecutedOverlay;
+  /** Observer scale/zero-point over the QAT run (compare/layers' drift). */
+  drift?: ObserverDrift;
 }
 
 export class GraphPanel implements vscode.Disposable, SyncPeer {
@@ -80,6 +84,8 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
       baseDir: content.baseDir,
       ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),
       ...(content.histograms?.length ? { histograms: content.histograms } : {}),
+      ...(content.drift ? { drift: content.drift } : {}),
+      ...(content.executed ? { executed: content.executed } : {}),
     };
     await this.panel.webview.postMessage(msg);
   }

@@ -4,6 +4,8 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import { GraphPanel } from './graphPanel';
 import { syncKey } from './graphSync';
+import { executedOverlayFor, REPORT_FILE } from './executedOverlay';
+import type { ExecutedOverlay } from '../../protocol/webview';
 
 export interface LayerOverlay { layers: LayerResult[]; threshold: number; config: string }
 
@@ -43,10 +45,24 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
       return;
     }
     const overlay = this.overlays.get(document.uri.fsPath);
+    const executed = await this.executed(document.uri);
     this.log.info(`opening ${document.uri.fsPath} (${bytes.byteLength} bytes${overlay ? `, ${overlay.layers.length} compared layers` : ''})`);
     await view.show({
       title: name, onnx: bytes, layers: overlay?.layers ?? [], threshold: overlay?.threshold ?? 0.99, config: overlay?.config,
       baseDir: document.uri.scheme === 'file' ? vscode.Uri.joinPath(document.uri, '..').fsPath : undefined,
+      executed,
     });
+  }
+
+  /** Precision as executed, when an ONNX Runtime build report beside the file describes it. */
+  private async executed(uri: vscode.Uri): Promise<ExecutedOverlay | undefined> {
+    try {
+      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(uri, '..', REPORT_FILE)));
+      const overlay = executedOverlayFor(uri.path, JSON.parse(text));
+      if (overlay) this.log.info(`${uri.fsPath}: precision as executed from ${REPORT_FILE}`);
+      return overlay;
+    } catch {
+      return undefined; // no build report there, or not one of build/ort's
+    }
   }
 }

@@ -9,7 +9,9 @@ import { BANDS, bandOf } from '../../webview/view/metrics';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 import { slimOnnx } from '../../client/editors/slimOnnx';
-import type { HistogramsResult } from '../../protocol/kernel';
+import type { BuildOrtResult, HistogramsResult, QatTrainResult } from '../../protocol/kernel';
+import { executedOverlayFor } from '../../client/editors/executedOverlay';
+import { change } from '../../webview/view/drift';
 
 const repoRootDir = path.resolve(__dirname, '..', '..', '..');
 
@@ -269,5 +271,65 @@ test('a compared layer shows its weight and input-activation histograms with the
   await conv2.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await conv2.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
   assert.equal(await props.locator('section.layer-histogram').count(), 0);
+  assert.deepEqual(violations, []);
+});
+
+test('a compared layer shows how its observers drifted during QAT, epochs marked', async () => {
+  const train = JSON.parse(readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'qat-train.result.json'), 'utf8')) as QatTrainResult;
+  const drift = train.drift!;
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold, drift });
+  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' });
+  const conv2 = page.locator('svg g.node.layer[data-module="conv2"]').first();
+  await conv2.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await conv2.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  const sec = page.locator('#props section.observer-drift');
+  await sec.waitFor({ timeout: 5_000 });
+  const act = drift.layers.find((l) => l.module === 'conv2' && l.role === 'activation')!;
+  const weight = drift.layers.find((l) => l.module === 'conv2' && l.role === 'weight')!;
+  const captions = await sec.locator('.drift-caption').allTextContents();
+  assert.match(captions[0], new RegExp(`^${drift.steps.length} samples over steps 1–${drift.steps.at(-1)}, 2 epochs`));
+  assert.ok(captions.some((c) => c.startsWith(`input activation scale ${change(act.scaleMean)}`)), captions.join(' | '));
+  assert.ok(captions.some((c) => c.includes(`weight scale (mean; band: channel min–max) ${change(weight.scaleMean)}`)), captions.join(' | '));
+  const plots = sec.locator('svg.drift');
+  assert.equal(await plots.count(), 2);
+  // One point per sampled step, the per-channel band on the weight plot, one boundary between the two epochs.
+  const points = await plots.nth(0).locator('polyline.line').getAttribute('points');
+  assert.equal(points!.trim().split(' ').length, drift.steps.length);
+  assert.equal(await plots.nth(0).locator('polygon.band').count(), 0);
+  assert.equal(await plots.nth(1).locator('polygon.band').count(), 1);
+  assert.equal(await plots.nth(1).locator('line.epoch').count(), 1);
+  // The line follows the values: the highest sample is drawn highest (smallest y).
+  const ys = points!.trim().split(' ').map((p) => Number(p.split(',')[1]));
+  const top = act.scaleMean.indexOf(Math.max(...act.scaleMean));
+  assert.equal(ys[top], Math.min(...ys));
+  // A layer without a series (fc1 has no activation quantizer of its own here) shows only what it has.
+  const fc1 = page.locator('svg g.node.layer[data-module="fc1"]').first();
+  await fc1.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await fc1.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  assert.equal(await page.locator('#props section.observer-drift svg.drift').count(), 1);
+  assert.deepEqual(violations, []);
+});
+
+test("precision as executed: ONNX Runtime's build report laid over the QDQ model it was given", async () => {
+  const report = JSON.parse(readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8')) as BuildOrtResult;
+  const executed = executedOverlayFor('/ws/out/ort-cpu/model.qdq.onnx', report)!;
+  const { page, violations } = await openPage();
+  await post(page, { type: 'showGraph', title: 'model.qdq.onnx', onnxBase64, layers: [], threshold: 0.99, executed });
+  await page.waitForSelector('svg g.node[data-name="node_linear_1"]', { timeout: 15_000, state: 'attached' });
+  // The Gemm ORT left in fp32 carries an fp32 badge; the convs it fused into QLinearConv an int8 one.
+  assert.equal(await page.locator('svg g.node[data-name="node_linear_1"]').getAttribute('data-precision'), 'fp32');
+  assert.equal(await page.locator('svg g.node[data-name="node_conv2d"]').getAttribute('data-precision'), 'int8');
+  const summary = await page.locator('#summary').textContent();
+  const compute = Object.values(executed.ops).filter((o) => o.role === 'compute');
+  const int8 = compute.filter((o) => o.precision === 'int8').length;
+  assert.ok(summary?.includes(`compute ops as executed by ONNX Runtime ${report.ortVersion} (CPUExecutionProvider): 1 fp32, ${int8} int8`), summary ?? '');
+  const gemm = page.locator('svg g.node[data-name="node_linear_1"]');
+  await gemm.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await gemm.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  const sec = page.locator('#props section.executed');
+  assert.equal(await sec.locator('dt:text-is("precision") + dd').textContent(), 'fp32');
+  assert.equal(await sec.locator('dt:text-is("ran as") + dd').textContent(), 'Gemm');
+  assert.match((await sec.locator('dt:text-is("why fp32") + dd').textContent()) ?? '', /not fused into QGemm/);
   assert.deepEqual(violations, []);
 });

@@ -101,6 +101,43 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });
 
+test('right-click a layer in the graph > Compare This Layer opens the results with it selected and reports its figures', { timeout: 360_000 }, async () => {
+  const first = await findFrame('svg g.node.layer[data-module="conv2"]', 30_000);
+  await first.locator('#search input').fill('conv2');
+  await first.locator('#search input').press('Enter');
+  await first.locator('svg g.node.selected[data-module="conv2"]').waitFor({ state: 'attached', timeout: 10_000 });
+  // The properties panel shows how the layer's observers moved during the QAT run that trained the model.
+  assert.equal(await first.locator('#props section.observer-drift svg.drift').count(), 2);
+  await first.locator('svg g.node.layer[data-module="conv2"]').first().click({ button: 'right' });
+  const item = page.getByRole('menuitem', { name: 'Compare This Layer' });
+  await item.waitFor({ timeout: 30_000 });
+  // (A click on a webview context-menu item is sometimes lost; the keyboard is not.)
+  await item.hover();
+  await page.keyboard.press('Enter');
+  // Once the kernel has compared (reusing the trained model), a second results view selects conv2 by itself ...
+  const deadline = Date.now() + 240_000;
+  let second: Frame | undefined;
+  while (!second && Date.now() < deadline) {
+    for (const f of page.frames()) {
+      if (f !== first && await f.locator('svg g.node.selected[data-module="conv2"]').count().catch(() => 0)) second = f;
+    }
+    if (!second) await page.waitForTimeout(500);
+  }
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-compare-layer.png') });
+  assert.ok(second, 'no second results view selected conv2');
+  await second.locator('#props section.observer-drift').waitFor({ timeout: 10_000 });
+  // ... and a notification gives its figures (a toast, or in the notification center of a window without focus).
+  const message = page.locator('.notification-list-item-message', { hasText: /conv2 \(conv2d\+batch_norm\+relu\): cosine 0\.\d{5}, SQNR [\d.]+ dB vs FP32/ });
+  if (!(await message.first().isVisible()) && !(await page.locator('.notifications-center.visible').isVisible())) {
+    await page.locator('.statusbar-item[id="status.notifications"]').click();
+  }
+  await message.first().waitFor({ timeout: 30_000 });
+  assert.match(await message.first().textContent() ?? '', /worst of 4/);
+  // Close the second view (the active tab), so the first is shown again.
+  await page.locator('.tabs-container .tab.active', { hasText: 'Layers: digits.qat.yaml' }).click({ button: 'middle' });
+  await first.locator('#canvas').waitFor({ state: 'visible', timeout: 10_000 });
+});
+
 test('right-click a layer in the graph > Keep This Layer in FP16 adds an override to the config', { timeout: 120_000 }, async () => {
   const frame = await findFrame('svg g.node.layer[data-module="fc2"]', 30_000);
   // The graph is taller than the panel: find the layer first, which centres it.

@@ -33,6 +33,8 @@ export interface GraphNode {
   /** Where the node is computed in the user's code (graph JSON). */
   source?: SourceLocation;
   qparams?: QParams;
+  /** What a runtime ran for this node (precision as executed), when its build report is known. */
+  executed?: import('../../protocol/webview').ExecutedOp;
 }
 
 export interface TensorInfo {

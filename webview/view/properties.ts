@@ -1,6 +1,8 @@
 // The properties panel of the selected node: op, module, metrics, attributes, tensors and, for Q/DQ,
 // the quantization parameters with the formula that maps stored integers back to real values.
 import type { Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
+import { driftSection, type LayerDrift } from './drift';
+import { executedRows } from './executed';
 import { isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
 import { quantParams } from './qdq';
@@ -106,7 +108,7 @@ function layerHistogramSection(title: string, h: Histogram): HTMLElement {
 }
 
 export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph, layer: LayerResult | undefined,
-  histograms?: LayerHistograms): void {
+  histograms?: LayerHistograms, drift?: LayerDrift): void {
   const type = node.module ? graph.modules?.[node.module]?.type : undefined;
   const parts: HTMLElement[] = [section(node.op, [
     ['name', node.name],
@@ -115,6 +117,11 @@ export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph,
     ...(node.precision ? [['precision', node.precision] as [string, string]] : []),
     ...(node.source ? [['source', `${node.source.file}:${node.source.line}`] as [string, string]] : []),
   ])];
+  if (node.executed) {
+    const sec = section('As executed', executedRows(node.executed));
+    sec.classList.add('executed');
+    parts.push(sec);
+  }
   if (layer) {
     parts.push(section(`FP32 vs INT8 (${layer.group.join('+')})`, [
       ['cosine', layer.cosine.toFixed(5)], ['SQNR', `${layer.sqnr.toFixed(2)} dB`], ['MSE', layer.mse.toExponential(3)], ['max |Δ|', fmt(layer.maxAbs)],
@@ -123,6 +130,7 @@ export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph,
   }
   if (histograms?.weight) parts.push(layerHistogramSection('Weight (QAT)', histograms.weight));
   if (histograms?.activation) parts.push(layerHistogramSection('Input activation', histograms.activation));
+  if (drift) parts.push(driftSection(drift));
   if (isQdq(node.op) || node.qparams) {
     const q = quantParams(node, graph);
     const perChannel = (q.scale?.values?.length ?? 1) > 1;
