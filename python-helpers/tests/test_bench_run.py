@@ -1,5 +1,5 @@
 """bench/run through the real kernel on the compare_run config: one latency table (PyTorch FP32/INT8,
-ONNX Runtime FP32/INT8 ours and quantize_static, TVM INT8) at batch 1 and 16 with ratios to PyTorch
+Inductor INT8, ONNX Runtime FP32/INT8 ours, re-placed and quantize_static, TVM FP32/INT8) at batch 1 and 16 with ratios to PyTorch
 FP32; a target that does not run here is refused before any work."""
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def bench(kernel, compare_run, validate):
 
 def test_every_runtime_timed_against_pytorch_fp32(bench):
     rows = {r["name"]: r for r in bench["bench"]["rows"]}
-    assert list(rows) == ["torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-qs-int8",
-                          "tvm-int8"]
+    assert list(rows) == ["torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-replaced-int8",
+                          "ort-qs-int8", "tvm-fp32", "tvm-int8"]
     assert bench["bench"]["baseline"] == "torch-fp32" and bench["samples"] == 540
     assert rows["torch-fp32"]["speedupVsTorchFp32"] == {"b1": 1.0, "b16": 1.0}
     for row in rows.values():
@@ -38,7 +38,8 @@ def test_table_lines(bench):
     print(text)
     assert bench["summary"][0].startswith("median ms (ratio to PyTorch FP32)")
     for label in ("PyTorch FP32 (eager)", "PyTorch INT8", "ONNX Runtime INT8 (our QDQ export)",
-                  "ONNX Runtime INT8 (quantize_static)", "TVM INT8 (int8 fold)", "Inductor INT8 (PT2E, freezing)"):
+                  "ONNX Runtime INT8 (quantize_static)", "TVM INT8 (int8 fold)", "Inductor INT8 (PT2E, freezing)",
+                  "ONNX Runtime INT8 (our QDQ, re-placed)", "TVM FP32 (Q/DQ stripped)"):
         assert label in text
     assert "( 1.00x)" in bench["summary"][1]
 

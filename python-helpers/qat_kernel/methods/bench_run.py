@@ -18,8 +18,10 @@ from ..context import RequestContext
 from ..errors import Cancelled, ConfigInvalid, KernelError
 from . import build_inductor, build_ort, build_tvm
 
-LABELS = {**build_ort.LABELS, "tvm-int8": "TVM INT8 (int8 fold)", "inductor-int8": build_inductor.LABEL}
-ROW_ORDER = ("torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-qs-int8", "tvm-int8")
+LABELS = {**build_ort.LABELS, "tvm-fp32": "TVM FP32 (Q/DQ stripped)", "tvm-int8": "TVM INT8 (int8 fold)",
+          "inductor-int8": build_inductor.LABEL}
+ROW_ORDER = ("torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-replaced-int8", "ort-qs-int8",
+             "tvm-fp32", "tvm-int8")
 
 
 def table(bench: dict) -> list[str]:
@@ -30,6 +32,25 @@ def table(bench: dict) -> list[str]:
         cells = [f"{r['latency'][k]['medianMs']:>8.3f} ({r['speedupVsTorchFp32'].get(k, 0):>5.2f}x)" for k in ("b1", "b16")]
         lines.append(f"{r['label']:<{width}}  {cells[0]:>18}  {cells[1]:>18}  {r['bytes']:>11,} B")
     return lines
+
+
+def _add_replaced(fns: dict, sizes: dict, onnx_file, work: Path, calibration, notes: list, ort, ctx) -> None:
+    """ONNX Runtime on our export with its Q/DQ re-placed (build/ort's qdq_replace, trained scales kept);
+    left out with a note when there is nothing to re-place or the pass fails."""
+    from .. import qdq_replace
+
+    ctx.progress("replace", "re-placing the export's Q/DQ for ONNX Runtime")
+    target = work / "model.qdq.replaced.onnx"
+    try:
+        record = qdq_replace.replace(onnx_file, target, calibration)
+    except Exception as err:  # noqa: BLE001 - the other rows stand without it
+        notes.append(f"Q/DQ re-placement row left out: {type(err).__name__}: {err}")
+        return
+    if not record["inserted"]:
+        notes.append("Q/DQ re-placement row left out: nothing to re-place in the export")
+        return
+    fns["ort-replaced-int8"] = (ort(target), None)
+    sizes["ort-replaced-int8"] = target.stat().st_size
 
 
 def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, ctx: RequestContext) -> None:
@@ -98,9 +119,11 @@ def run(ctx: RequestContext) -> dict:
                "ort-fp32": (ort(fp32), None), "ort-int8": (ort(onnx_file), onnx_file)}
         sizes = {"torch-fp32": model_bytes(trained.fp32), "torch-int8": model_bytes(converted),
                  "ort-fp32": fp32.stat().st_size, "ort-int8": onnx_file.stat().st_size}
+        calibration = [b.float().numpy() for b in first_inputs(trained.train, build_ort.CALIBRATION_SAMPLES)]
+        if params.get("replaceQdq", True):
+            _add_replaced(fns, sizes, onnx_file, work, calibration, notes, ort, ctx)
         if params.get("quantizeStatic", True):
             ctx.progress("quantize", "quantize_static on the FP32 twin")
-            calibration = [b.float().numpy() for b in first_inputs(trained.train, build_ort.CALIBRATION_SAMPLES)]
             qs = ort_build.quantize_static_twin(fp32, work / "model.qs.onnx", calibration)
             fns["ort-qs-int8"] = (ort(qs), None)
             sizes["ort-qs-int8"] = qs.stat().st_size
@@ -109,6 +132,12 @@ def run(ctx: RequestContext) -> dict:
         fns["tvm-int8"] = (load_tvm(report["artifact"]), None)
         sizes["tvm-int8"] = report["artifact_bytes"]
         ctx.check_cancelled()
+        if params.get("tvmFp32", True):
+            ctx.progress("build", f"TVM FP32 build for {name}")
+            fp32_report = tvm_build_fn(fp32, spec, work / "tvm-fp32", fold_int8=False, check_cancelled=ctx.check_cancelled)
+            fns["tvm-fp32"] = (load_tvm(fp32_report["artifact"]), None)
+            sizes["tvm-fp32"] = fp32_report["artifact_bytes"]
+            ctx.check_cancelled()
         if params.get("inductor", True):
             _add_inductor(fns, sizes, converted, x, torch_out, notes, ctx)
             # timed right after the other PyTorch rows: they share one OpenMP pool, and a row timed
