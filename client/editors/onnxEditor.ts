@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import { GraphPanel } from './graphPanel';
 import { syncKey } from './graphSync';
-import { executedOverlayFor, REPORT_FILE } from './executedOverlay';
+import { findExecutedOverlay } from './executedOverlay';
 import type { ExecutedOverlay } from '../../protocol/webview';
 
 export interface LayerOverlay { layers: LayerResult[]; threshold: number; config: string }
@@ -54,15 +54,11 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
     });
   }
 
-  /** Precision as executed, when an ONNX Runtime build report beside the file describes it. */
+  /** Precision as executed, from the newest build report (ONNX Runtime or TVM) that describes the file. */
   private async executed(uri: vscode.Uri): Promise<ExecutedOverlay | undefined> {
-    try {
-      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(uri, '..', REPORT_FILE)));
-      const overlay = executedOverlayFor(uri.path, JSON.parse(text));
-      if (overlay) this.log.info(`${uri.fsPath}: precision as executed from ${REPORT_FILE}`);
-      return overlay;
-    } catch {
-      return undefined; // no build report there, or not one of build/ort's
-    }
+    if (uri.scheme !== 'file') return undefined;
+    const found = await findExecutedOverlay(uri.fsPath);
+    if (found) this.log.info(`${uri.fsPath}: precision as executed by ${found.overlay.runtime} from ${found.from}`);
+    return found?.overlay;
   }
 }
