@@ -2,13 +2,16 @@
 // and synthetic QDQ graphs of 1k / 10k / 100k nodes. Our flat view (layered layout + canvas past 1,500 nodes)
 // and our default grouped view against dagre + SVG (the Netron-style approach) and against Netron itself, run
 // from its published source on the same files, in the same run. First render counts from page navigation
-// for every viewer (page load, decode, layout, draw).
+// for every viewer (page load, decode, layout, draw). Each measured run gets a Chromium of its own, and the
+// memory of its whole process tree (browser, renderer, GPU and utility processes) is sampled from launch
+// until the run's measurements are done: the peak is the "peak browser" column.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { repoRoot, venvPython } from '../support/paths';
+import { sampleBrowserMemory } from '../support/procMemory';
 import { openWebview, postToWebview, serveWebview, waitForSent } from '../support/webviewPage';
 import { ensureNetron, measureNetron, NETRON_VERSION } from './netron';
 import { SLIM_LIMIT_BYTES, slimOnnx } from '../../client/editors/slimOnnx';
@@ -17,7 +20,7 @@ import type { WeightStats } from '../../protocol/webview';
 const SIZES = (process.env.QAT_BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const BASELINE_TIMEOUT_MS = Number(process.env.QAT_BENCH_BASELINE_TIMEOUT_MS ?? 120_000);
 
-interface Run { firstRender: number; decode: number; layout: number; render: number; frameMs: number; heapMB: number }
+interface Run { firstRender: number; decode: number; layout: number; render: number; frameMs: number; heapMB: number; browserMB: number }
 
 async function heapMB(page: Page): Promise<number> {
   const cdp = await page.context().newCDPSession(page);
@@ -53,25 +56,35 @@ function panFrames(page: Page): Promise<number> {
 /**
  * First render = page load until the webview is ready + its own decode, layout and draw of the model. The
  * harness hands the bytes over as base64 through the DevTools protocol (seconds for a 25 MB file), which
- * VS Code does not (it posts the bytes), so that transfer is left out.
+ * VS Code does not (it posts the bytes), so that transfer is left out. Peak browser memory covers launch,
+ * load, first render, the pan and the heap reading.
  */
-async function measure(browser: Browser, origin: string, onnxBase64: string, renderer: 'auto' | 'svg', timeoutMs: number, groups: 'auto' | 'flat' = 'flat',
+async function measure(origin: string, onnxBase64: string, renderer: 'auto' | 'svg', timeoutMs: number, groups: 'auto' | 'flat' = 'flat',
   weights?: Record<string, WeightStats>): Promise<Run | undefined> {
-  const start = Date.now();
-  const { page } = await openWebview(browser, origin, { width: 1280, height: 900 });
-  const pageReady = Date.now() - start;
+  const browser = await launchChromium();
+  const memory = await sampleBrowserMemory(browser).catch(async (err) => { await browser.close(); throw err; });
   try {
+    const start = Date.now();
+    const { page } = await openWebview(browser, origin, { width: 1280, height: 900 });
+    const pageReady = Date.now() - start;
     await postToWebview(page, { type: 'showGraph', title: 'bench', onnxBase64, layers: [], threshold: 0.99, renderer, groups, ...(weights ? { weights } : {}) });
     const r = await waitForSent<{ timings: { decode: number; layout: number; render: number } }>(page, 'rendered', timeoutMs).catch(() => undefined);
     if (!r) return undefined;
     const firstRender = pageReady + r.timings.decode + r.timings.layout + r.timings.render;
-    return { firstRender, ...r.timings, frameMs: await panFrames(page), heapMB: await heapMB(page) };
+    const frameMs = await panFrames(page);
+    const heap = await heapMB(page);
+    return { firstRender, ...r.timings, frameMs, heapMB: heap, browserMB: await memory.stop() };
   } finally {
-    await page.close();
+    await memory.stop();
+    await browser.close();
   }
 }
 
 const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+const mb = (v: number) => `${v.toFixed(0).padStart(9)} MB`;
+/** "x slower, y× heap" of a run against ours. */
+const ratio = (other: { firstRender: number; heapMB: number }, ours: Run) =>
+  `${(other.firstRender / ours.firstRender).toFixed(1)}x slower, ${(other.heapMB / ours.heapMB).toFixed(1)}x heap`;
 
 const REAL_MODELS = (process.env.QAT_BENCH_MODELS ?? 'resnet50,mobilenet_v3_large').split(',').filter(Boolean);
 const NETRON_TIMEOUT_MS = Number(process.env.QAT_BENCH_NETRON_TIMEOUT_MS ?? 150_000);
@@ -90,18 +103,18 @@ export async function benchGraph(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   ensureNetron();
   const server = await serveWebview();
-  const browser = await launchChromium();
-  console.log(`\n## Graph viewer (headless Chromium, 1280x900; Netron ${NETRON_VERSION} from its PyPI package, same browser)`);
-  console.log('model           | nodes   | path          | first render | decode  | layout  | draw    | pan frame | JS heap  | vs ours');
+  console.log(`\n## Graph viewer (headless Chromium, 1280x900, a fresh browser per run; Netron ${NETRON_VERSION} from its PyPI package, same browser build)`);
+  console.log('model           | nodes   | path          | first render | decode  | layout  | draw    | pan frame | JS heap  | peak browser | vs ours');
   const row = (model: string, nodes: number, name: string, r: Run | undefined, note: string, timeoutMs: number) => console.log(r
-    ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${note}`
+    ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${mb(r.browserMB)} | ${note}`
     : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | did not render within ${fmt(timeoutMs)} | ${note}`);
   const netronRow = async (model: string, nodes: number, file: string, ours: Run | undefined) => {
-    const n = await measureNetron(browser, file, NETRON_TIMEOUT_MS);
-    const vs = n && ours ? `${(n.firstRender / ours.firstRender).toFixed(1)}x slower, ${(n.heapMB / ours.heapMB).toFixed(1)}x heap` : !n && ours ? `> ${(NETRON_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower` : '';
+    let peak = 0;
+    const n = await measureNetron(file, NETRON_TIMEOUT_MS, (mbSeen) => { peak = mbSeen; });
+    const vs = n && ours ? `${ratio(n, ours)}, ${(n.browserMB / ours.browserMB).toFixed(1)}x browser memory` : !n && ours ? `> ${(NETRON_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower, > ${(peak / ours.browserMB).toFixed(1)}x browser memory` : '';
     console.log(n
-      ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | ${fmt(n.firstRender).padEnd(12)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padStart(9)} | ${n.heapMB.toFixed(0).padStart(5)} MB | ${vs}`
-      : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | did not render within ${fmt(NETRON_TIMEOUT_MS)} | ${vs}`);
+      ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | ${fmt(n.firstRender).padEnd(12)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padStart(9)} | ${n.heapMB.toFixed(0).padStart(5)} MB | ${mb(n.browserMB)} | ${vs}`
+      : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | did not render within ${fmt(NETRON_TIMEOUT_MS)} (peak browser so far ${peak.toFixed(0)} MB) | ${vs}`);
   };
   try {
     for (const name of REAL_MODELS) {
@@ -111,7 +124,7 @@ export async function benchGraph(): Promise<void> {
       const slim = slimOnnx(new Uint8Array(bytes), SLIM_LIMIT_BYTES);
       const b64 = Buffer.from(slim.bytes).toString('base64');
       const nodes = countNodes(file);
-      const ours = await measure(browser, server.origin, b64, 'auto', 300_000, 'auto', Object.fromEntries(slim.removed));
+      const ours = await measure(server.origin, b64, 'auto', 300_000, 'auto', Object.fromEntries(slim.removed));
       row(name, nodes, 'ours', ours, `${(bytes.length / 2 ** 20).toFixed(1)} MB file, ${(slim.bytes.length / 2 ** 20).toFixed(2)} MB sent`, 300_000);
       await netronRow(name, nodes, file, ours);
     }
@@ -119,16 +132,15 @@ export async function benchGraph(): Promise<void> {
       const file = path.join(dir, `qdq-${size}.onnx`);
       if (!existsSync(file)) execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', String(size), '--out', file]);
       const b64 = readFileSync(file).toString('base64');
-      const ours = await measure(browser, server.origin, b64, 'auto', 300_000);
-      const base = await measure(browser, server.origin, b64, 'svg', BASELINE_TIMEOUT_MS);
+      const ours = await measure(server.origin, b64, 'auto', 300_000);
+      const base = await measure(server.origin, b64, 'svg', BASELINE_TIMEOUT_MS);
       row('synthetic', size, size > 1500 ? 'flat, canvas' : 'flat, svg', ours, '', 300_000);
-      if (size > 1500) row('synthetic', size, 'module groups', await measure(browser, server.origin, b64, 'auto', 300_000, 'auto'), 'opens collapsed to top-level modules', 300_000);
-      const ratio = ours && base ? `${(base.firstRender / ours.firstRender).toFixed(1)}x slower, ${(base.heapMB / ours.heapMB).toFixed(1)}x heap` : ours ? `> ${(BASELINE_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower` : '';
-      row('synthetic', size, 'dagre + svg', base, ratio, BASELINE_TIMEOUT_MS);
+      if (size > 1500) row('synthetic', size, 'module groups', await measure(server.origin, b64, 'auto', 300_000, 'auto'), 'opens collapsed to top-level modules', 300_000);
+      const vs = ours && base ? `${ratio(base, ours)}, ${(base.browserMB / ours.browserMB).toFixed(1)}x browser memory` : ours ? `> ${(BASELINE_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower` : '';
+      row('synthetic', size, 'dagre + svg', base, vs, BASELINE_TIMEOUT_MS);
       await netronRow('synthetic', size, file, ours);
     }
   } finally {
-    await browser.close();
     server.close();
   }
 }

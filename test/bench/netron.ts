@@ -1,11 +1,13 @@
 // Netron's web viewer run from its published source (the `netron` PyPI package serves the same
 // HTML/JS as netron.app) beside ours, on the same files in the same headless Chromium: time until the
-// model is laid out and drawn (Netron switches its page to the `default` screen then) and JS heap.
+// model is laid out and drawn (Netron switches its page to the `default` screen then), JS heap, and the
+// peak memory of a browser launched for that run alone.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import { cacheDir, venvPython } from '../support/paths';
+import { sampleBrowserMemory } from '../support/procMemory';
 
 export const NETRON_VERSION = '9.3.3';
 const target = path.join(cacheDir, `netron-${NETRON_VERSION}`);
@@ -38,13 +40,19 @@ export function serveNetron(file: string): Promise<NetronServer> {
   });
 }
 
-export interface NetronRun { firstRender: number; heapMB: number }
+export interface NetronRun { firstRender: number; heapMB: number; browserMB: number }
 
-/** Milliseconds from navigation until Netron shows the drawn graph; undefined on timeout or error. */
-export async function measureNetron(browser: Browser, file: string, timeoutMs: number): Promise<NetronRun | undefined> {
+/**
+ * Milliseconds from navigation until Netron shows the drawn graph, in a Chromium of its own whose process
+ * tree is sampled from launch until then; undefined on timeout or error, with the peak seen so far passed
+ * to onPeak in every case.
+ */
+export async function measureNetron(file: string, timeoutMs: number, onPeak?: (browserMB: number) => void): Promise<NetronRun | undefined> {
   const server = await serveNetron(file);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const browser = await launchChromium().catch((err) => { server.stop(); throw err; });
+  const memory = await sampleBrowserMemory(browser).catch(async (err) => { await browser.close(); server.stop(); throw err; });
   try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // Netron asks for cookie consent first (after a lookup that needs the internet): answered beforehand.
     await page.context().addCookies([{ name: 'consent', value: String(Date.now()), url: server.url }]);
     const start = Date.now();
@@ -58,9 +66,11 @@ export async function measureNetron(browser: Browser, file: string, timeoutMs: n
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Performance.enable');
     const { metrics } = await cdp.send('Performance.getMetrics');
-    return { firstRender, heapMB: (metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? 0) / 2 ** 20 };
+    const heapMB = (metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? 0) / 2 ** 20;
+    return { firstRender, heapMB, browserMB: await memory.stop() };
   } finally {
-    await page.close();
+    onPeak?.(await memory.stop());
+    await browser.close();
     server.stop();
   }
 }
