@@ -5,10 +5,10 @@ import { test } from 'node:test';
 import { launchChromium } from '../support/browser';
 import { devUrl, exampleWorkspace, startCodeServer } from '../support/codeServer';
 import { repoRoot } from '../support/paths';
-import { BAD_RANGE_YAML, BROKEN_MODEL_PY, BROKEN_YAML } from './workspaceFiles';
+import { BAD_RANGE_YAML, BROKEN_MODEL_PY, BROKEN_YAML, DDP_YAML } from './workspaceFiles';
 
 test('extension-host tests in code-server', { timeout: 300_000 }, async (t) => {
-  const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML, 'broken.qat.yaml': BROKEN_YAML, 'broken_model.py': BROKEN_MODEL_PY });
+  const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML, 'broken.qat.yaml': BROKEN_YAML, 'broken_model.py': BROKEN_MODEL_PY, 'ddp.qat.yaml': DDP_YAML });
   const cs = await startCodeServer(workspace, { smokeTestDriver: true });
   const browser = await launchChromium();
   const lines: string[] = [];

@@ -29,3 +29,13 @@ qconfig:
   activation: {observer: MovingAverageMinMaxObserver, dtype: quint8, quant_min: 0, quant_max: 255}
   weight: {observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric, ch_axis: 0}
 `;
+
+/** The example trained by two processes under torchrun (DistributedDataParallel on gloo). */
+export const DDP_YAML = `version: 1
+model: {entry: "model.py:make_model", example_input: [2, 1, 8, 8]}
+data: {entry: "data.py:loaders"}
+qconfig:
+  activation: {observer: MovingAverageMinMaxObserver, dtype: quint8, qscheme: per_tensor_affine, quant_min: 0, quant_max: 255}
+  weight: {observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric, ch_axis: 0}
+train: {fp32_epochs: 2, epochs: 1, distributed: {nproc_per_node: 2, backend: gloo}}
+`;

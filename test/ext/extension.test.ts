@@ -97,6 +97,17 @@ describe('QAT Studio in the extension host', () => {
     assert.match(hit.message, /planted failure in make_model/);
   });
 
+  it('the train task of a config with train.distributed trains under torchrun (2 processes) and checkpoints', async () => {
+    const config = vscode.Uri.joinPath(ws(), 'ddp.qat.yaml');
+    await vscode.workspace.openTextDocument(config);
+    // The language server knows the key: no diagnostic on the config.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.deepEqual(vscode.languages.getDiagnostics(config).map((d) => d.message), []);
+    assert.equal(await runTask('train', 'ddp.qat.yaml'), 0);
+    const checkpoint = await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'ddp.qat.pt'));
+    assert.ok(checkpoint.size > 10_000);
+  });
+
   it('QAT: Analyze Sensitivity ranks every quantized layer, and the evaluate task reuses the trained model', async () => {
     const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
     const result = await vscode.commands.executeCommand<{ layers: Array<{ module: string; rank: number }>; suggestion: { overrides: unknown[] } }>(
