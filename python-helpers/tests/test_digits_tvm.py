@@ -52,6 +52,8 @@ def test_x86_int8_ops_after_the_fold_none_before(x86_build):
     assert result["opsPerPrecision"]["after"]["int8"] > 0
     assert result["anchorsPerPrecision"]["after"]["int8"] == 4        # 2 conv + 2 linear, all int8
     assert result["anchorsPerPrecision"]["after"]["float32"] == 0
+    assert result["opsPerPrecision"]["after"]["float16"] == 0            # no fp16 override in the config
+    assert "fp16Layers" not in result
     ops = {o["onnxNode"]: o for o in result["ops"]}
     assert {o["precision"] for o in ops.values() if o["opType"] in ("Conv", "Gemm")} == {"int8"}
     assert all(o.get("reason") for o in ops.values() if o["precision"] == "fp32")

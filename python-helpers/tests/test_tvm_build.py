@@ -66,7 +66,7 @@ def test_fold_turns_fp32_qdq_into_int8_ops():
     result = fold_qdq(mod, provenance)
     after = count_ops(result.mod["main"])
     assert after["per_precision"]["int8"] > 0
-    assert after["anchors_per_precision"] == {"int8": 4, "int32": 0, "float32": 0}
+    assert after["anchors_per_precision"] == {"int8": 4, "int32": 0, "float16": 0, "float32": 0}
     assert after["per_precision"]["float32"] == 0           # only the requantize epilogues stay float
     assert after["conversions"].get("dequantize:int8->float32", 0) == 0   # no weight dequantize left
     script = result.mod.script()

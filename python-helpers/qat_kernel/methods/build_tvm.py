@@ -4,10 +4,12 @@ Flow: load the config -> resolve the target (a preset of tvm_build.PRESETS or th
 of the config's `targets`; a missing toolchain fails here, before any training) -> the trained model
 (reused from the session cache, else trained) -> its QDQ ONNX export (the file compare/layers or
 export/onnx wrote for this very model is reused, else exported now to export.onnx.path) ->
-tvm_build.build_tvm with our int8 fold -> parity on real validation samples against ONNX Runtime and
-the PyTorch INT8 model (`verify`, default on; only where the library runs on this machine) ->
-latency of TVM INT8 against TVM FP32, ONNX Runtime and PyTorch FP32/INT8 at batch 1 and 16
-(`bench`, default off).
+tvm_build.build_tvm with our int8 fold (layers the config's overrides keep in `precision: fp16` run
+in float16: their ONNX nodes, found by module scope, get float16 inputs, weights and outputs and a
+float32 accumulator; `fp16Layers` and the per-node `fp16` precision report them) -> parity on real
+validation samples against ONNX Runtime and the PyTorch INT8 model (`verify`, default on; only where
+the library runs on this machine) -> latency of TVM INT8 against TVM FP32, ONNX Runtime and PyTorch
+FP32/INT8 at batch 1 and 16 (`bench`, default off).
 
 Everything is written into a staging folder next to <config folder>/out/tvm-<target name>/ and moved
 into place when the request succeeds, so a cancelled or failed request leaves no folder (and an
@@ -177,6 +179,39 @@ def resolve(cfg: Config, name: str):
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ConfigInvalid(f"{where}: TVM rejects the target {json.dumps(spec)}: {first}", path=where) from exc
     return spec, source, resolved
+
+
+def fp16_matcher(cfg: Config):
+    """module path -> "overrides.<i> (match <regex>)" for the layers the config keeps in fp16 (the
+    first override that matches a path or a parent path wins, as in training); None when no
+    override asks for fp16."""
+    from .. import qconfig
+
+    plan = qconfig.plan(cfg)
+    if not any(layer.precision == "fp16" for _, _, layer in plan.overrides):
+        return None
+    overrides = cfg.get("overrides") or []
+
+    def match(module: str) -> str | None:
+        layer = plan.for_module(module)
+        if layer.precision != "fp16" or layer.override is None:
+            return None
+        return f"overrides.{layer.override} (match {overrides[layer.override].get('match')!r})"
+
+    return match
+
+
+def fp16_layers(report: dict) -> list:
+    """The result's fp16Layers: per layer the config keeps fp16, its ONNX nodes run in float16 and
+    the ones that could not be converted (with why)."""
+    section = report.get("fp16") or {}
+    out = []
+    for layer in section.get("layers") or []:
+        out.append({"module": layer["module"], "override": layer["match"], "onnxNodes": list(layer["onnx_nodes"]),
+                    "converted": bool(layer["onnx_nodes"]),
+                    "skipped": [{"onnxNode": s["onnx_node"], "opType": s["op_type"], "reason": s["reason"]}
+                                for s in layer["skipped"]]})
+    return out
 
 
 def out_dir_for(cfg: Config, name: str) -> Path:
@@ -374,8 +409,13 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
     fold = "after the int8 fold" if report["fold_int8"] else "built without the fold (foldInt8: false)"
     lines.append(f"Compute ops {fold}: {_precision_counts(after)} (conv/matmul: {_precision_counts(a_after)})")
     ops = result["ops"]
-    per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "folded", "fp32")}
-    lines.append(f"ONNX nodes: {per['int8']} run in int8, {per['folded']} folded away, {per['fp32']} stay fp32")
+    per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "fp16", "folded", "fp32")}
+    fp16 = f", {per['fp16']} in fp16" if per["fp16"] else ""
+    lines.append(f"ONNX nodes: {per['int8']} run in int8{fp16}, {per['folded']} folded away, {per['fp32']} stay fp32")
+    for layer in result.get("fp16Layers") or []:
+        if layer["converted"]:
+            lines.append(f"fp16 layer {layer['module']} ({layer['override']}): {', '.join(layer['onnxNodes'])} run in "
+                         "float16 (float32 accumulation)")
     fp32 = [o for o in ops if o["precision"] == "fp32"]
     for o in fp32[:5]:
         lines.append(f"  fp32: {o['opType']} {o['onnxNode']}: {o.get('reason') or 'no reason given'}")
@@ -473,8 +513,9 @@ def run(ctx: RequestContext) -> dict:
         def build_progress(_stage: str, message: str, fraction: float) -> None:
             ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
 
+        fp16 = fp16_matcher(cfg)
         report = build_tvm(onnx_file, spec, stage, fold_int8=fold_int8, progress=build_progress,
-                           check_cancelled=ctx.check_cancelled)
+                           check_cancelled=ctx.check_cancelled, fp16=fp16)
         artifact = stage / tvm_build_mod.ARTIFACT
         result: dict = {
             "target": name, "targetSource": source, "tvmTarget": report["target"], "arch": report["arch"],
@@ -497,6 +538,11 @@ def run(ctx: RequestContext) -> dict:
         if report.get("cross_compiler"):
             result["crossCompiler"] = report["cross_compiler"]
         notes.extend(report.get("notes") or [])
+        if fp16 is not None:
+            result["fp16Layers"] = fp16_layers(report)
+            if not result["fp16Layers"] and not any(n.startswith("fp16 overrides not applied") for n in notes):
+                notes.append(f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
+                             "match, so every layer keeps the precision of the export")
 
         want_verify, want_bench = params.get("verify", True), params.get("bench", False)
         board = None

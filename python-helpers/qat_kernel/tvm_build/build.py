@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import fold as foldmod
+from . import mixed as mixedmod
 from .errors import TvmBuildError
 from .targets import ResolvedTarget, elf_machine, resolve_target
 
@@ -54,14 +55,15 @@ def _input_shapes(model, batch: int | None) -> dict:
 
 
 def import_onnx(onnx_path, batch: int | None = None):
-    """(Relax module, {relax var: onnx node name}, onnx model).
+    """(Relax module, {relax var: onnx node name}, onnx model). `onnx_path` may also be a loaded
+    onnx.ModelProto.
 
     The provenance comes from the importer's own table of ONNX tensor -> Relax expr (the bindings a
     node emits come right before its output binding); if that private API changes, the module is
     imported with the public from_onnx and the report has no ONNX node names."""
     import onnx
 
-    model = onnx.load(str(onnx_path))
+    model = onnx_path if isinstance(onnx_path, onnx.ModelProto) else onnx.load(str(onnx_path))
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     shapes = _input_shapes(model, batch)
     try:
@@ -115,7 +117,10 @@ def _onnx_ops(model, rows: list) -> list:
             continue
         fp32 = [r for r in mine if r["precision"] == "fp32"]
         ints = [r for r in mine if r["precision"] in ("int8", "int32")]
-        if fp32:
+        halves = [r for r in mine if r["precision"] == "fp16"]
+        if halves:
+            precision, detail, reason = "fp16", halves[0]["detail"], None
+        elif fp32:
             precision, detail, reason = "fp32", None, fp32[0]["reason"]
         elif ints:
             precision, detail, reason = "int8", ints[0]["detail"], None
@@ -194,15 +199,40 @@ def _replace_dir(tmp: Path, out_dir: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _fp16_matcher(fp16):
+    if fp16 is None or callable(fp16):
+        return fp16
+    patterns = [fp16] if isinstance(fp16, str) else list(fp16)
+    return mixedmod.pattern_matcher(patterns) if patterns else None
+
+
+def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
+    """The report's `fp16` section and the notes on matched layers that stayed (partly) fp32."""
+    notes = list(rewrite.notes)
+    layers = []
+    for layer in rewrite.layers:
+        layers.append({"module": layer["module"], "match": layer["match"], "onnx_nodes": list(layer["nodes"]),
+                       "skipped": list(layer["skipped"])})
+        for s in layer["skipped"]:
+            head = (f"fp16 layer {layer['module']!r} could not be converted" if not layer["nodes"]
+                    else f"fp16 layer {layer['module']!r} partly converted")
+            notes.append(f"{head}: {s['op_type']} {s['onnx_node']} stays fp32 ({s['reason']})")
+    return {"layers": layers, "onnx_nodes": dict(rewrite.nodes), "casts": sorted(rewrite.owner),
+            "accumulator": "float32", "widened_ops": widened}, notes
+
+
 def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Progress | None = None,
               check_cancelled: Callable[[], None] | None = None, batch: int | None = None,
-              schedule: bool = True) -> dict:
+              schedule: bool = True, fp16=None) -> dict:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
 
     fold_int8=False builds the importer's module as-is (Q/DQ lowered to fp32 math): the "TVM FP32"
-    baseline. schedule=False skips our default CPU schedule (schedule.py): TVM's unscheduled code. Raises ToolchainMissing (with the install command) before any work when the target's
-    compiler is missing."""
+    baseline. schedule=False skips our default CPU schedule (schedule.py): TVM's unscheduled code.
+    fp16: the layers to run in float16 (mixed.py): regular expressions matched against the module
+    path each ONNX node's metadata names (as config overrides match), or a callable
+    module path -> the override that keeps it fp16 (None: not fp16). Raises ToolchainMissing (with
+    the install command) before any work when the target's compiler is missing."""
     import tvm
 
     progress = progress or _noop_progress
@@ -216,7 +246,22 @@ def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Prog
 
     progress("import", f"Importing {onnx_path.name} with TVM {tvm_version()}", 0.05)
     t0 = time.perf_counter()
-    mod, provenance, model = import_onnx(onnx_path, batch)
+    import onnx
+
+    model = onnx.load(str(onnx_path))
+    matcher = _fp16_matcher(fp16)
+    fp16_section, fp16_notes, fp16_nodes = None, [], {}
+    if matcher is not None:
+        rewrite = mixedmod.convert_fp16_layers(model, matcher)
+        fp16_nodes = rewrite.nodes
+        mod, provenance, _ = import_onnx(rewrite.model, batch)
+        provenance = {v: rewrite.owner.get(n, n) for v, n in provenance.items()}
+        widened = 0
+        if fp16_nodes:
+            mod, widened = mixedmod.widen_accumulators(mod)
+        fp16_section, fp16_notes = _fp16_report(rewrite, widened)
+    else:
+        mod, provenance, _ = import_onnx(model, batch)
     import_s = time.perf_counter() - t0
     before = foldmod.count_ops(mod["main"])
     check_cancelled()
@@ -239,6 +284,12 @@ def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Prog
                  "reason": "fold disabled (fold_int8=False): Q/DQ lowered to fp32 math by LegalizeOps"}
                 for block in mod["main"].body.blocks for b in block.bindings]
     after = foldmod.count_ops(mod["main"])
+    if fp16_nodes:
+        for row in rows:
+            if row["onnx_node"] in fp16_nodes:
+                row.update(precision="fp16", reason=None, group=None,
+                           detail=f"float16 (layer {fp16_nodes[row['onnx_node']]} kept fp16 by the config; "
+                                  "float16 inputs and weights, float32 accumulation)")
 
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
     tvm_target = resolved.tvm_target()
@@ -299,7 +350,8 @@ def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Prog
             "ops": _onnx_ops(model, rows),
             "relax_ops": rows,
             "fold": fold_report,
-            "notes": list(resolved.notes),
+            "fp16": fp16_section,
+            "notes": list(resolved.notes) + fp16_notes,
         }
         report["build_time_s"] = round(time.perf_counter() - t_start, 4)
         (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -644,7 +644,8 @@ def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
 
 def count_ops(func) -> dict:
     """Walk a Relax function and count its compute ops per precision: the dtype of the op's data
-    input (int8 = int8/uint8 data, int32 = the accumulator's bias/relu, float32 = fp32 math).
+    input (int8 = int8/uint8 data, int32 = the accumulator's bias/relu, float16 = the layers kept
+    fp16, float32 = fp32 math).
 
     Kept apart: conversions (quantize, dequantize, astype), layout ops (reshape, permute, ...), and
     the fp32 requantize epilogue of a folded op (the float ops between its int32->float32 cast and
@@ -653,8 +654,8 @@ def count_ops(func) -> dict:
     import tvm
     from tvm import relax
 
-    per_precision: dict = {"int8": 0, "int32": 0, "float32": 0}
-    anchors: dict = {"int8": 0, "int32": 0, "float32": 0}
+    per_precision: dict = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
+    anchors: dict = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
     conversions: dict = {}
     layout: dict = {}
     by_op: dict = {}
