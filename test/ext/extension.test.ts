@@ -137,6 +137,9 @@ describe('QAT Studio in the extension host', () => {
     assert.match(text, /\| TVM INT8[^|]* \| ok \| [0-9.]+ \| [0-9.]+ % \| 100\.0 % \|/);
     assert.match(text, /## Precision as executed in ONNX Runtime: .*\n\nCompute ops: int8 \d/);
     assert.match(text, /Fastest correct INT8 artifact here: \*\*.+\*\*/);
+    // Our export with its Q/DQ re-placed for ONNX Runtime (on digits: fc2's bias to int32, so it runs as QGemm).
+    assert.match(text, /## Q\/DQ re-placement\n\nOur QDQ export with Q\/DQ re-placed where ONNX Runtime's fusion needs them \(1 int32 bias\)/);
+    assert.match(text, /\| bias \| [^|]+ \| Gemm /);
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
   });
 
