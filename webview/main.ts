@@ -120,7 +120,10 @@ function layerTable(layers: LayerResult[], threshold: number): void {
 let generation = 0;
 
 type ShowGraph = Extract<ToWebview, { type: 'showGraph' }>;
+/** The model shown, without its base64 text (the layout client keeps the bytes that re-layouts need). */
 let current: ShowGraph | undefined;
+/** Names the model shown to the layout client, which re-lays out only the model it last got under this key. */
+let modelKey = '';
 let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
@@ -129,14 +132,16 @@ let selectedId: string | undefined;
 
 /** A new model: decode it (in the worker) and draw. */
 function show(msg: ShowGraph): Promise<void> {
-  current = msg;
+  modelKey = msg.onnxBase64.length + ':' + msg.title;
+  const bytes = base64ToBytes(msg.onnxBase64);
+  current = { ...msg, onnxBase64: '' };
   lastQuery = '';
   expanded = msg.groups === 'flat' ? null : undefined;
   $('title').textContent = msg.title;
-  return draw(msg, base64ToBytes(msg.onnxBase64));
+  return draw(current, bytes);
 }
 
-/** The same model again with other view options (groups, Q/DQ collapse): no decoding. */
+/** The same model again with other view options (groups, Q/DQ collapse), from the bytes the layout client kept. */
 function relayout(): void {
   if (current) draw(current, undefined).catch((err) => showError(`Cannot show this model: ${(err as Error).message}`));
 }
@@ -153,7 +158,7 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   const mine = ++generation;
   $('summary').textContent = 'Laying out…';
   const t0 = performance.now();
-  const laidOut = await layoutInWorker(msg.onnxBase64.length + ':' + msg.title, bytes, {
+  const laidOut = await layoutInWorker(modelKey, bytes, {
     renderer: msg.renderer, collapseQdq: collapse, expanded: expanded === undefined ? undefined : expanded && [...expanded],
   }, msg.title);
   if (mine !== generation) return; // a newer request arrived meanwhile

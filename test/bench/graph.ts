@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { repoRoot, venvPython } from '../support/paths';
-import { sampleBrowserMemory } from '../support/procMemory';
+import { formatBreakdown, sampleBrowserMemory } from '../support/procMemory';
 import { openWebview, postToWebview, serveWebview, waitForSent } from '../support/webviewPage';
 import { ensureNetron, measureNetron, NETRON_VERSION } from './netron';
 import { SLIM_LIMIT_BYTES, slimOnnx } from '../../client/editors/slimOnnx';
@@ -19,14 +19,45 @@ import type { WeightStats } from '../../protocol/webview';
 
 const SIZES = (process.env.QAT_BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const BASELINE_TIMEOUT_MS = Number(process.env.QAT_BENCH_BASELINE_TIMEOUT_MS ?? 120_000);
+/** QAT_BENCH_NETRON=0 / QAT_BENCH_DAGRE=0 leave out the Netron / dagre + SVG runs (for quicker looks at ours alone). */
+const WITH_NETRON = process.env.QAT_BENCH_NETRON !== '0';
+const WITH_DAGRE = process.env.QAT_BENCH_DAGRE !== '0';
+/** QAT_BENCH_BREAKDOWN=1: after each of our runs, the Pss of every process role at the peak and the layout worker's JS heap. */
+const BREAKDOWN = process.env.QAT_BENCH_BREAKDOWN === '1';
 
-interface Run { firstRender: number; decode: number; layout: number; render: number; frameMs: number; heapMB: number; browserMB: number }
+interface Run { firstRender: number; decode: number; layout: number; render: number; frameMs: number; heapMB: number; browserMB: number; breakdown?: string }
 
 async function heapMB(page: Page): Promise<number> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
   const { metrics } = await cdp.send('Performance.getMetrics');
   return (metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? 0) / 2 ** 20;
+}
+
+/**
+ * Used JS heap of each dedicated worker of the page in MiB (the worker shares the renderer process, so its
+ * Pss cannot be told apart): attaches to the worker targets over the page's DevTools session and asks each one.
+ */
+async function workerHeapsMB(page: Page): Promise<number[]> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const sessions: string[] = [];
+    const replies = new Map<string, (usedSize: number) => void>();
+    cdp.on('Target.attachedToTarget', (ev) => { if (ev.targetInfo.type === 'worker') sessions.push(ev.sessionId); });
+    cdp.on('Target.receivedMessageFromTarget', (ev) => {
+      const reply = JSON.parse(ev.message) as { id?: number; result?: { usedSize: number } };
+      if (reply.id === 1 && reply.result) replies.get(ev.sessionId)?.(reply.result.usedSize);
+    });
+    await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
+    await new Promise((r) => setTimeout(r, 200));
+    return await Promise.all(sessions.map((sessionId) => new Promise<number>((resolve) => {
+      const timer = setTimeout(() => resolve(NaN), 5_000);
+      replies.set(sessionId, (used) => { clearTimeout(timer); resolve(used / 2 ** 20); });
+      void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: 1, method: 'Runtime.getHeapUsage' }) });
+    })));
+  } finally {
+    await cdp.detach();
+  }
 }
 
 /** Mean milliseconds per frame while dragging the view for 60 frames. */
@@ -62,7 +93,7 @@ function panFrames(page: Page): Promise<number> {
 async function measure(origin: string, onnxBase64: string, renderer: 'auto' | 'svg', timeoutMs: number, groups: 'auto' | 'flat' = 'flat',
   weights?: Record<string, WeightStats>): Promise<Run | undefined> {
   const browser = await launchChromium();
-  const memory = await sampleBrowserMemory(browser).catch(async (err) => { await browser.close(); throw err; });
+  const memory = await sampleBrowserMemory(browser, undefined, BREAKDOWN).catch(async (err) => { await browser.close(); throw err; });
   try {
     const start = Date.now();
     const { page } = await openWebview(browser, origin, { width: 1280, height: 900 });
@@ -73,7 +104,29 @@ async function measure(origin: string, onnxBase64: string, renderer: 'auto' | 's
     const firstRender = pageReady + r.timings.decode + r.timings.layout + r.timings.render;
     const frameMs = await panFrames(page);
     const heap = await heapMB(page);
-    return { firstRender, ...r.timings, frameMs, heapMB: heap, browserMB: await memory.stop() };
+    const workers = BREAKDOWN ? await workerHeapsMB(page) : [];
+    const browserMB = await memory.stop();
+    const breakdown = BREAKDOWN
+      ? `${formatBreakdown(memory.peakBreakdown())} MB at the peak; JS heap: page ${heap.toFixed(1)} MB, ` +
+        (workers.length ? workers.map((w) => `worker ${w.toFixed(1)} MB`).join(', ') : 'no worker')
+      : undefined;
+    return { firstRender, ...r.timings, frameMs, heapMB: heap, browserMB, breakdown };
+  } finally {
+    await memory.stop();
+    await browser.close();
+  }
+}
+
+/** Peak Pss of a Chromium launched the same way that opens about:blank and waits 3 s, with its breakdown. */
+async function idleBrowser(): Promise<string> {
+  const browser = await launchChromium();
+  const memory = await sampleBrowserMemory(browser, undefined, true).catch(async (err) => { await browser.close(); throw err; });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto('about:blank');
+    await new Promise((r) => setTimeout(r, 3_000));
+    const peak = await memory.stop();
+    return `${peak.toFixed(0)} MB (${formatBreakdown(memory.peakBreakdown())} MB)`;
   } finally {
     await memory.stop();
     await browser.close();
@@ -101,14 +154,18 @@ function realModel(dir: string, name: string): string {
 export async function benchGraph(): Promise<void> {
   const dir = path.join(repoRoot, 'build', 'bench');
   mkdirSync(dir, { recursive: true });
-  ensureNetron();
+  if (WITH_NETRON) ensureNetron();
   const server = await serveWebview();
   console.log(`\n## Graph viewer (headless Chromium, 1280x900, a fresh browser per run; Netron ${NETRON_VERSION} from its PyPI package, same browser build)`);
   console.log('model           | nodes   | path          | first render | decode  | layout  | draw    | pan frame | JS heap  | peak browser | vs ours');
-  const row = (model: string, nodes: number, name: string, r: Run | undefined, note: string, timeoutMs: number) => console.log(r
-    ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${mb(r.browserMB)} | ${note}`
-    : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | did not render within ${fmt(timeoutMs)} | ${note}`);
+  const row = (model: string, nodes: number, name: string, r: Run | undefined, note: string, timeoutMs: number) => {
+    console.log(r
+      ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${mb(r.browserMB)} | ${note}`
+      : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | did not render within ${fmt(timeoutMs)} | ${note}`);
+    if (r?.breakdown) console.log(`  ${' '.repeat(13)}processes: ${r.breakdown}`);
+  };
   const netronRow = async (model: string, nodes: number, file: string, ours: Run | undefined) => {
+    if (!WITH_NETRON) return;
     let peak = 0;
     const n = await measureNetron(file, NETRON_TIMEOUT_MS, (mbSeen) => { peak = mbSeen; });
     const vs = n && ours ? `${ratio(n, ours)}, ${(n.browserMB / ours.browserMB).toFixed(1)}x browser memory` : !n && ours ? `> ${(NETRON_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower, > ${(peak / ours.browserMB).toFixed(1)}x browser memory` : '';
@@ -116,6 +173,7 @@ export async function benchGraph(): Promise<void> {
       ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | ${fmt(n.firstRender).padEnd(12)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padStart(9)} | ${n.heapMB.toFixed(0).padStart(5)} MB | ${mb(n.browserMB)} | ${vs}`
       : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | did not render within ${fmt(NETRON_TIMEOUT_MS)} (peak browser so far ${peak.toFixed(0)} MB) | ${vs}`);
   };
+  if (BREAKDOWN) console.log(`idle browser (about:blank): ${await idleBrowser()}`);
   try {
     for (const name of REAL_MODELS) {
       const file = realModel(dir, name);
@@ -133,11 +191,11 @@ export async function benchGraph(): Promise<void> {
       if (!existsSync(file)) execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', String(size), '--out', file]);
       const b64 = readFileSync(file).toString('base64');
       const ours = await measure(server.origin, b64, 'auto', 300_000);
-      const base = await measure(server.origin, b64, 'svg', BASELINE_TIMEOUT_MS);
+      const base = WITH_DAGRE ? await measure(server.origin, b64, 'svg', BASELINE_TIMEOUT_MS) : undefined;
       row('synthetic', size, size > 1500 ? 'flat, canvas' : 'flat, svg', ours, '', 300_000);
       if (size > 1500) row('synthetic', size, 'module groups', await measure(server.origin, b64, 'auto', 300_000, 'auto'), 'opens collapsed to top-level modules', 300_000);
       const vs = ours && base ? `${ratio(base, ours)}, ${(base.browserMB / ours.browserMB).toFixed(1)}x browser memory` : ours ? `> ${(BASELINE_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower` : '';
-      row('synthetic', size, 'dagre + svg', base, vs, BASELINE_TIMEOUT_MS);
+      if (WITH_DAGRE) row('synthetic', size, 'dagre + svg', base, vs, BASELINE_TIMEOUT_MS);
       await netronRow('synthetic', size, file, ours);
     }
   } finally {

@@ -3,6 +3,7 @@
 // Files are read asynchronously, so the kernel's walk of a multi-GB renderer's pages (a few hundred ms)
 // runs on libuv's thread pool, not on the event loop that drives the page under test.
 import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 
 const readText = (file: string) => readFile(file, 'utf8').catch(() => undefined);
@@ -44,9 +45,48 @@ export async function treeBytes(rootPid: number): Promise<number> {
   return sizes.reduce((sum, n) => sum + n, 0);
 }
 
+/**
+ * A Chromium process's role from its command line: the value of --type= (renderer, gpu-process, zygote,
+ * utility, ...), with --utility-sub-type= appended for a utility process (utility:network.mojom.NetworkService);
+ * "browser" for a Chromium process without --type, else the executable's name. Chromium's child processes
+ * rewrite their command line as one space-separated string, so both NULs and spaces separate arguments.
+ */
+export async function processType(pid: number): Promise<string> {
+  const args = ((await readText(`/proc/${pid}/cmdline`)) ?? '').split(/[\0 ]/);
+  const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const type = flag('type');
+  if (type) return type === 'utility' && flag('utility-sub-type') ? `utility:${flag('utility-sub-type')}` : type;
+  const exe = path.basename(args[0] ?? '');
+  return /chrom/i.test(exe) ? 'browser' : exe || '?';
+}
+
+export interface ProcessMemory { pid: number; type: string; bytes: number }
+
+/** Every process of the tree with its role and Pss (as processBytes measures it). */
+export async function treeBreakdown(rootPid: number): Promise<ProcessMemory[]> {
+  const pids = await processTree(rootPid);
+  const [types, sizes] = await Promise.all([Promise.all(pids.map(processType)), Promise.all(pids.map(processBytes))]);
+  return pids.map((pid, i) => ({ pid, type: types[i], bytes: sizes[i] })).filter((p) => p.bytes > 0);
+}
+
+/** "renderer 210, gpu-process 95, ..." in MiB, summed by role, largest first. */
+export function formatBreakdown(processes: ProcessMemory[]): string {
+  const byType = new Map<string, { bytes: number; count: number }>();
+  for (const p of processes) {
+    const t = byType.get(p.type) ?? { bytes: 0, count: 0 };
+    t.bytes += p.bytes;
+    t.count += 1;
+    byType.set(p.type, t);
+  }
+  return [...byType].sort((a, b) => b[1].bytes - a[1].bytes)
+    .map(([type, t]) => `${type}${t.count > 1 ? ` ×${t.count}` : ''} ${(t.bytes / 2 ** 20).toFixed(0)}`).join(', ');
+}
+
 export interface MemorySampler {
   /** Largest tree total seen so far, in MiB. */
   peakMB(): number;
+  /** The processes of the sample that set the peak, when sampling with a breakdown; else empty. */
+  peakBreakdown(): ProcessMemory[];
   /** Waits for the sample in flight, takes a last one, stops sampling and returns the peak in MiB. */
   stop(): Promise<number>;
 }
@@ -56,12 +96,18 @@ export interface MemorySampler {
  * takes long (a tree of many GB) stretches the wait after it to four times its duration, which keeps the
  * sampling itself under a fifth of one core.
  */
-export function sampleTreeMemory(rootPid: number, intervalMs = 200): MemorySampler {
+export function sampleTreeMemory(rootPid: number, intervalMs = 200, breakdown = false): MemorySampler {
   let peak = 0;
+  let peakProcesses: ProcessMemory[] = [];
   let stopped = false;
   let wake: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const sample = async () => { peak = Math.max(peak, await treeBytes(rootPid)); };
+  const sample = async () => {
+    if (!breakdown) { peak = Math.max(peak, await treeBytes(rootPid)); return; }
+    const processes = await treeBreakdown(rootPid);
+    const total = processes.reduce((sum, p) => sum + p.bytes, 0);
+    if (total > peak) { peak = total; peakProcesses = processes; }
+  };
   const loop = (async () => {
     while (!stopped) {
       const started = Date.now();
@@ -77,6 +123,7 @@ export function sampleTreeMemory(rootPid: number, intervalMs = 200): MemorySampl
   let done: Promise<number> | undefined;
   return {
     peakMB: () => peak / 2 ** 20,
+    peakBreakdown: () => peakProcesses,
     stop: () => {
       done ??= (async () => {
         stopped = true;
@@ -104,7 +151,7 @@ export async function browserPid(browser: Browser): Promise<number> {
   }
 }
 
-/** Samples the tree of a launched Chromium, from its browser process down. */
-export async function sampleBrowserMemory(browser: Browser, intervalMs?: number): Promise<MemorySampler> {
-  return sampleTreeMemory(await browserPid(browser), intervalMs);
+/** Samples the tree of a launched Chromium, from its browser process down, with a per-process breakdown if asked. */
+export async function sampleBrowserMemory(browser: Browser, intervalMs?: number, breakdown = false): Promise<MemorySampler> {
+  return sampleTreeMemory(await browserPid(browser), intervalMs, breakdown);
 }
