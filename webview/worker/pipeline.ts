@@ -1,5 +1,6 @@
 // Decode + group + layout, shared by the worker and the main-thread fallback. The decoded graph is kept,
-// so expanding a group or toggling Q/DQ collapse re-lays out without decoding again.
+// so on the main thread expanding a group or toggling Q/DQ collapse re-lays out without decoding again
+// (as in a worker kept running; a worker ended after each layout gets the bytes again: worker/client.ts).
 import { openModel } from '../importers';
 import type { Graph } from '../importers/types';
 import { fastLayout } from '../view/fastLayout';
