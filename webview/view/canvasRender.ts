@@ -39,6 +39,16 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   const edgeColour = colour('var(--vscode-descriptionForeground, #888)');
   const int8Colour = colour('var(--vscode-charts-purple, #b180d7)');
   const quantized = new Set(graph.edges.filter((e) => e.label).map((e) => `${e.from}>${e.to}`));
+  // Per edge, computed once: its bounding box (culling) and whether it stands for a collapsed Q/DQ pair.
+  const edgeCount = layout.edges.length;
+  const box = new Float64Array(edgeCount * 4);
+  const int8Edge = new Uint8Array(edgeCount);
+  layout.edges.forEach((e, i) => {
+    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    for (const q of e.points) { minX = Math.min(minX, q.x); maxX = Math.max(maxX, q.x); minY = Math.min(minY, q.y); maxY = Math.max(maxY, q.y); }
+    box.set([minX, minY, maxX, maxY], i * 4);
+    int8Edge[i] = quantized.has(`${e.from}>${e.to}`) ? 1 : 0;
+  });
   const borderColour = colour('var(--vscode-panel-border, #999)');
   const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
   const font = getComputedStyle(host).fontFamily || 'sans-serif';
@@ -68,42 +78,64 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     for (const int8 of [false, true]) {
       ctx.strokeStyle = int8 ? int8Colour : edgeColour;
       ctx.beginPath();
-      for (const e of layout.edges) {
-        const a = e.points[0], b = e.points[e.points.length - 1];
-        if (!a || Math.max(a.y, b.y) < y0 || Math.min(a.y, b.y) > y1 || Math.max(a.x, b.x) < x0 || Math.min(a.x, b.x) > x1) continue;
-        if (quantized.has(`${e.from}>${e.to}`) !== int8) continue;
-        ctx.moveTo(a.x, a.y);
+      const want = int8 ? 1 : 0;
+      for (let k = 0; k < edgeCount; k++) {
+        if (int8Edge[k] !== want) continue;
+        const j = k * 4;
+        if (box[j + 3] < y0 || box[j + 1] > y1 || box[j + 2] < x0 || box[j] > x1) continue;
+        const e = layout.edges[k];
+        if (!e.points.length) continue;
+        ctx.moveTo(e.points[0].x, e.points[0].y);
         for (let i = 1; i < e.points.length; i++) ctx.lineTo(e.points[i].x, e.points[i].y);
       }
       ctx.stroke();
     }
     const showText = view.scale * 11 >= 6;
-    ctx.font = `11px ${font}`;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'middle';
+    // The visible nodes, then one pass per kind of drawing: a font or alignment change per node costs more
+    // than the text itself on a canvas with thousands of labels.
+    const visible: number[] = [];
     for (let i = lowerBound(y0 - 40); i < placed.length && placed[i].p.y <= y1 + 40; i++) {
-      const { p, fill, label, sub, id, precision, ink, badge } = placed[i];
-      if (p.x + p.width / 2 < x0 || p.x - p.width / 2 > x1) continue;
+      const p = placed[i].p;
+      if (p.x + p.width / 2 >= x0 && p.x - p.width / 2 <= x1) visible.push(i);
+    }
+    let sel: (typeof placed)[number] | undefined;
+    for (const i of visible) {
+      const { p, fill, id } = placed[i];
       ctx.fillStyle = fill;
       ctx.fillRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
-      if (id === selected || showText) {
-        ctx.strokeStyle = id === selected ? focusColour : borderColour;
-        ctx.lineWidth = (id === selected ? 3 : 1) / view.scale;
-        ctx.strokeRect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
+      if (id === selected) sel = placed[i];
+    }
+    if (showText) {
+      ctx.strokeStyle = borderColour;
+      ctx.lineWidth = 1 / view.scale;
+      ctx.beginPath();
+      for (const i of visible) {
+        const p = placed[i].p;
+        ctx.rect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
       }
-      if (showText) {
+      ctx.stroke();
+      ctx.font = `11px ${font}`;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      for (const i of visible) {
+        const { p, label, sub, ink } = placed[i];
         ctx.fillStyle = ink;
         ctx.fillText(label, p.x, sub ? p.y - 6 : p.y, p.width - 4);
         if (sub) ctx.fillText(sub, p.x, p.y + 8, p.width - 4);
-        if (precision) {
-          ctx.font = `9px ${font}`;
-          ctx.fillStyle = badge;
-          ctx.textAlign = 'right';
-          ctx.fillText(precision, p.x + p.width / 2 - 3, p.y - p.height / 2 + 7);
-          ctx.font = `11px ${font}`;
-          ctx.textAlign = 'center';
-        }
       }
+      ctx.font = `9px ${font}`;
+      ctx.textAlign = 'right';
+      for (const i of visible) {
+        const { p, precision, badge } = placed[i];
+        if (!precision) continue;
+        ctx.fillStyle = badge;
+        ctx.fillText(precision, p.x + p.width / 2 - 3, p.y - p.height / 2 + 7);
+      }
+    }
+    if (sel) {
+      ctx.strokeStyle = focusColour;
+      ctx.lineWidth = 3 / view.scale;
+      ctx.strokeRect(sel.p.x - sel.p.width / 2, sel.p.y - sel.p.height / 2, sel.p.width, sel.p.height);
     }
   }
   const redraw = () => { if (!pending) pending = requestAnimationFrame(draw); };

@@ -5,6 +5,9 @@ import { nodeWidth } from './fastLayout';
 
 /** Above this many nodes dagre's layout takes seconds; the linear-time layered layout (fastLayout) takes over. */
 export const DAGRE_LIMIT = 1500;
+/** Above this many drawn nodes the canvas renderer takes over from SVG (panning SVG repaints every node: ~45 ms
+ * a frame at 1,100 nodes in headless Chromium), also for views dagre still lays out. */
+export const SVG_LIMIT = 1000;
 
 export interface Placed { id: string; x: number; y: number; width: number; height: number }
 export interface Layout { nodes: Map<string, Placed>; edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>; width: number; height: number }

@@ -5,7 +5,7 @@ import { openModel } from '../importers';
 import type { Graph } from '../importers/types';
 import { fastLayout } from '../view/fastLayout';
 import { groupGraph, inheritScopes, topScopes } from '../view/groups';
-import { DAGRE_LIMIT, dagreLayout, type Layout } from '../view/layout';
+import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../view/layout';
 import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
 
 export interface LaidOut {
@@ -51,8 +51,10 @@ export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, opti
   if (expanded) graph = groupGraph(graph, new Set(expanded));
   const t1 = performance.now();
   const renderer = options.renderer ?? 'auto';
-  const big = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
-  const layout = big ? fastLayout(graph) : dagreOrFast(graph);
+  // big: drawn on canvas; past DAGRE_LIMIT also laid out by the linear-time layered layout.
+  const fast = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
+  const big = fast || (renderer !== 'svg' && graph.nodes.length > SVG_LIMIT);
+  const layout = fast ? fastLayout(graph) : dagreOrFast(graph);
   return { graph, layout, big, expanded, total: full.nodes.length, timings: { decode: t1 - t0, layout: performance.now() - t1 } };
 }
 
