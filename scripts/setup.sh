@@ -17,6 +17,10 @@ setup_apt() {
   local missing=()
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
+  # The host C/C++ compiler: TVM links its libraries with it, Inductor compiles its kernels with it, and the
+  # tests build deploy/c-artifact's C runner with it.
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
   # The aarch64 cross compiler for TVM builds targeting Arm boards.
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
   # qemu-user runs the cross-compiled aarch64 C runner here (deploy/c-artifact's emulated check).
