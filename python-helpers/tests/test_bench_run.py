@@ -52,3 +52,16 @@ def test_cross_target_is_refused_before_training(kernel, compare_run):
         return
     assert err.value.code == -32001 and err.value.data["path"] == "targets"
     assert "aarch64" in err.value.message
+
+
+def test_tvm_row_is_the_configs_mixed_build(kernel, tmp_path, validate):
+    """A config that keeps fc1 in fp16 times TVM's mixed build (fc1 in float16, the rest int8) and says so."""
+    from conftest import copy_example, edit_config
+
+    config = copy_example(tmp_path / "digits")
+    edit_config(config, lambda d: d.update(overrides=[{"match": "fc1", "precision": "fp16"}]))
+    result = kernel.request("bench/run", {"config": str(config), "runs": 3, "quantizeStatic": False,
+                                          "inductor": False, "replaceQdq": False, "tvmFp32": False}, timeout=600)
+    validate("BenchRunResult", result)
+    assert [r["name"] for r in result["bench"]["rows"]] == ["torch-fp32", "torch-int8", "ort-fp32", "ort-int8", "tvm-int8"]
+    assert any(n.startswith("TVM INT8 row: mixed precision, fc1 in fp16") for n in result["notes"]), result["notes"]

@@ -128,7 +128,13 @@ def run(ctx: RequestContext) -> dict:
             fns["ort-qs-int8"] = (ort(qs), None)
             sizes["ort-qs-int8"] = qs.stat().st_size
         ctx.progress("build", f"TVM INT8 build for {name}")
-        report = tvm_build_fn(onnx_file, spec, work / "tvm", check_cancelled=ctx.check_cancelled)
+        # The config's fp16 layers run in float16 as in build/tvm: the row is the config's mixed build.
+        fp16 = build_tvm.fp16_matcher(cfg)
+        report = tvm_build_fn(onnx_file, spec, work / "tvm", check_cancelled=ctx.check_cancelled, fp16=fp16)
+        if fp16 is not None:
+            layers = [layer["module"] for layer in build_tvm.fp16_layers(report) if layer["converted"]]
+            if layers:
+                notes.append(f"TVM INT8 row: mixed precision, {', '.join(layers)} in fp16 (the config's overrides)")
         fns["tvm-int8"] = (load_tvm(report["artifact"]), None)
         sizes["tvm-int8"] = report["artifact_bytes"]
         ctx.check_cancelled()
