@@ -14,6 +14,42 @@ import sys
 from pathlib import Path
 
 
+def _resnet(block, expansion: int, blocks: tuple, num_classes: int):
+    """torchvision's ResNet around `block`: the 7x7 stem, four stages of `blocks` blocks (64, 128, 256 and 512
+    planes, the first block of a stage downsampling where needed) and the classifier; module names as there."""
+    from torch import nn
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inplanes = 64
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU()
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            for i, (planes, count) in enumerate(zip((64, 128, 256, 512), blocks)):
+                setattr(self, f"layer{i + 1}", self._layer(planes, count, 1 if i == 0 else 2))
+            self.avgpool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(512 * expansion, num_classes)
+
+        def _layer(self, planes, count, stride):
+            downsample = None
+            if stride != 1 or self.inplanes != planes * expansion:
+                downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes * expansion, 1, stride, bias=False),
+                                           nn.BatchNorm2d(planes * expansion))
+            layers = [block(self.inplanes, planes, stride, downsample)]
+            self.inplanes = planes * expansion
+            layers += [block(self.inplanes, planes) for _ in range(1, count)]
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(self.avgpool(x).flatten(1))
+
+    return ResNet()
+
+
 def resnet18(num_classes: int = 1000):
     """torchvision's resnet18 layout (BasicBlock x [2, 2, 2, 2], module names as there)."""
     from torch import nn
@@ -34,44 +70,13 @@ def resnet18(num_classes: int = 1000):
             out = self.relu1(self.bn1(self.conv1(x)))
             return self.relu2(self.bn2(self.conv2(out)) + identity)
 
-    class ResNet18(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inplanes = 64
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU()
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            self.layer1 = self._layer(64)
-            self.layer2 = self._layer(128, 2)
-            self.layer3 = self._layer(256, 2)
-            self.layer4 = self._layer(512, 2)
-            self.avgpool = nn.AdaptiveAvgPool2d(1)
-            self.fc = nn.Linear(512, num_classes)
-
-        def _layer(self, planes, stride=1):
-            downsample = None
-            if stride != 1 or self.inplanes != planes:
-                downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
-                                           nn.BatchNorm2d(planes))
-            first = BasicBlock(self.inplanes, planes, stride, downsample)
-            self.inplanes = planes
-            return nn.Sequential(first, BasicBlock(planes, planes))
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(self.avgpool(x).flatten(1))
-
-    return ResNet18()
+    return _resnet(BasicBlock, 1, (2, 2, 2, 2), num_classes)
 
 
-def resnet50():
+def resnet50(num_classes: int = 1000):
     from torch import nn
 
     class Bottleneck(nn.Module):
-        expansion = 4
-
         def __init__(self, inplanes, planes, stride=1, downsample=None):
             super().__init__()
             self.conv1 = nn.Conv2d(inplanes, planes, 1, bias=False)
@@ -91,37 +96,7 @@ def resnet50():
             out = self.relu2(self.bn2(self.conv2(out)))
             return self.relu3(self.bn3(self.conv3(out)) + identity)
 
-    class ResNet50(nn.Module):
-        def __init__(self, num_classes=1000):
-            super().__init__()
-            self.inplanes = 64
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU()
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            self.layer1 = self._layer(64, 3)
-            self.layer2 = self._layer(128, 4, 2)
-            self.layer3 = self._layer(256, 6, 2)
-            self.layer4 = self._layer(512, 3, 2)
-            self.avgpool = nn.AdaptiveAvgPool2d(1)
-            self.fc = nn.Linear(2048, num_classes)
-
-        def _layer(self, planes, blocks, stride=1):
-            downsample = None
-            if stride != 1 or self.inplanes != planes * 4:
-                downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes * 4, 1, stride, bias=False),
-                                           nn.BatchNorm2d(planes * 4))
-            layers = [Bottleneck(self.inplanes, planes, stride, downsample)]
-            self.inplanes = planes * 4
-            layers += [Bottleneck(self.inplanes, planes) for _ in range(1, blocks)]
-            return nn.Sequential(*layers)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(self.avgpool(x).flatten(1))
-
-    return ResNet50()
+    return _resnet(Bottleneck, 4, (3, 4, 6, 3), num_classes)
 
 
 def mobilenet_v3_large():
