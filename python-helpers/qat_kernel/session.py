@@ -293,6 +293,12 @@ def adopt(cfg: Config, ctx: RequestContext, checkpoint: Path, steps: int | None 
     return trained
 
 
+def require_pt2e(cfg: Config, why: str) -> None:
+    """ConfigInvalid on `flow` (why: what needs the PT2E flow) when the config uses the eager flow."""
+    if cfg.get("flow", "pt2e") != "pt2e":
+        raise ConfigInvalid(f"flow: {why}", path="flow")
+
+
 def get(cfg: Config, ctx: RequestContext, steps: int | None = None, epochs: int | None = None,
         retrain: bool = False, on_epoch_end: Callable | None = None,
         on_start: Callable | None = None) -> tuple[Trained, bool]:

@@ -91,8 +91,7 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: bench/run times the QDQ ONNX export, which needs the pt2e flow", path="flow")
+    session.require_pt2e(cfg, "bench/run times the QDQ ONNX export, which needs the pt2e flow")
     name = params.get("target", "x86-64")
     spec, _source, resolved = build_tvm.resolve(cfg, name)
     if not resolved.runnable_here:

@@ -21,7 +21,7 @@ import time
 
 from .. import session
 from ..context import RequestContext
-from ..errors import Cancelled, ConfigInvalid, KernelError
+from ..errors import Cancelled, KernelError
 
 BATCHES = (1, 16)
 PARITY_BATCH = 16
@@ -204,9 +204,8 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: build/inductor compiles the PT2E-converted INT8 graph (X86InductorQuantizer); "
-                            "the eager flow's quantized modules are not an Inductor input, use flow: pt2e", path="flow")
+    session.require_pt2e(cfg, "build/inductor compiles the PT2E-converted INT8 graph (X86InductorQuantizer); "
+                         "the eager flow's quantized modules are not an Inductor input, use flow: pt2e")
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
     converted = session.convert(trained, ctx)
     limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES

@@ -29,7 +29,6 @@ from pathlib import Path
 
 from .. import session
 from ..context import RequestContext
-from ..errors import ConfigInvalid
 from . import build_tvm
 
 OUT_NAME = "ort-cpu"
@@ -294,8 +293,7 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: build/ort runs the QDQ ONNX export, which needs the pt2e flow", path="flow")
+    session.require_pt2e(cfg, "build/ort runs the QDQ ONNX export, which needs the pt2e flow")
     level = params.get("optimization", "all")
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
     converted = session.convert(trained, ctx)

@@ -492,8 +492,7 @@ def run(ctx: RequestContext) -> dict:
     fold_int8 = params.get("foldInt8", True)
     ctx.progress("target", f"resolving target {name}")
     spec, source, resolved = resolve(cfg, name)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: build/tvm compiles the QDQ ONNX export, which needs the pt2e flow", path="flow")
+    session.require_pt2e(cfg, "build/tvm compiles the QDQ ONNX export, which needs the pt2e flow")
     rpc_address, rpc_path = config_rpc(cfg, name)
     remote = None
     if rpc_address:  # before any training: a board that does not answer fails fast

@@ -188,8 +188,7 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: deploy/c-artifact reads the PT2E converted graph; use flow: pt2e", path="flow")
+    session.require_pt2e(cfg, "deploy/c-artifact reads the PT2E converted graph; use flow: pt2e")
     name = params.get("target", "x86-64")
     want_verify, want_tvm = params.get("verify", True), params.get("tvm", True)
     ctx.progress("target", f"resolving target {name}")

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from .. import session
 from ..context import RequestContext
-from ..errors import ConfigInvalid
 from . import compare_layers
 
 
@@ -142,9 +141,8 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: export/onnx supports the pt2e flow (an eager INT8 model's packed "
-                            "params do not pass the dynamo exporter)", path="flow")
+    session.require_pt2e(cfg, "export/onnx supports the pt2e flow (an eager INT8 model's packed "
+                         "params do not pass the dynamo exporter)")
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
     converted = session.convert(trained, ctx)
     path = Path(params["path"]) if params.get("path") else None

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from .. import session
 from ..context import RequestContext
-from ..errors import ConfigInvalid
 from . import build_ort, build_tvm
 
 LABELS = {
@@ -171,9 +170,7 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid("flow: verify/parity compares the QDQ ONNX artifacts, which need the pt2e flow",
-                            path="flow")
+    session.require_pt2e(cfg, "verify/parity compares the QDQ ONNX artifacts, which need the pt2e flow")
     target = params.get("target", "x86-64")
     wanted = params.get("artifacts")
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
