@@ -45,7 +45,8 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.restartKernel': restartKernel,
       'qatStudio.showModelGraph': showModelGraph,
     };
-    for (const [id, factory] of Object.entries(commands)) this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
+    for (const [id, factory] of Object.entries(commands))
+      this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
     // Editing text and opening files run no user code: allowed in Restricted Mode too.
     this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
@@ -56,7 +57,9 @@ export class Ctx implements vscode.Disposable {
     this.track(vscode.commands.registerCommand('qatStudio.buildForTarget', requireTrust(buildForTarget(this, tasks))));
     this.track(kernelStatusBar(this.kernel));
     this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
-    this.track(vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')));
+    this.track(
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')),
+    );
     this.client = createLanguageClient(this.context, this.log);
     await this.client.start();
   }
@@ -73,7 +76,9 @@ function requireTrust<A extends unknown[], R>(run: (...args: A) => R) {
     if (vscode.workspace.isTrusted) return await run(...args);
     const manage = 'Manage Workspace Trust';
     const pick = await vscode.window.showWarningMessage(
-      'QAT Studio runs your model and data code only in a trusted workspace. Trust this folder to compare layers or start the kernel.', manage);
+      'QAT Studio runs your model and data code only in a trusted workspace. Trust this folder to compare layers or start the kernel.',
+      manage,
+    );
     if (pick === manage) await vscode.commands.executeCommand('workbench.trust.manage');
     return undefined;
   };

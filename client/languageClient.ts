@@ -1,6 +1,11 @@
 // Starts the language server (server/) over IPC for Python scripts and QAT config YAML.
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  LanguageClient,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 
 export function createLanguageClient(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): LanguageClient {
   const module = vscode.Uri.joinPath(context.extensionUri, 'out', 'server', 'server.js').fsPath;

@@ -1,27 +1,87 @@
 // The kernel RPC contract as TypeScript: method names, error codes and the types generated from
 // kernel-rpc.schema.json (the one declaration both sides check against).
 import type {
-  BuildTvmParams, BuildTvmResult, CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
-  KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
-  QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
+  BuildTvmParams,
+  BuildTvmResult,
+  CompareLayersParams,
+  CompareLayersResult,
+  EvalAccuracyParams,
+  EvalAccuracyResult,
+  ExportOnnxParams,
+  ExportOnnxResult,
+  KernelErrorData,
+  KernelInfoParams,
+  KernelInfoResult,
+  LayerResult,
+  LogParams,
+  ProgressParams,
+  QatTrainParams,
+  QatTrainResult,
+  SensitivityLayer,
+  SensitivityParams,
+  SensitivityResult,
 } from '../build/generated/kernel-rpc';
 import type {
-  BenchRunParams, BenchRunResult, BuildOrtParams, BuildOrtResult, DeployCParams, DeployCResult, VerifyParityParams,
+  BenchRunParams,
+  BenchRunResult,
+  BuildOrtParams,
+  BuildOrtResult,
+  DeployCParams,
+  DeployCResult,
+  VerifyParityParams,
   VerifyParityResult,
 } from '../build/generated/kernel-rpc';
 
 export type {
-  BuildTvmParams, BuildTvmResult, CompareLayersParams, CompareLayersResult, EvalAccuracyParams, EvalAccuracyResult, ExportOnnxParams, ExportOnnxResult,
-  KernelErrorData, KernelInfoParams, KernelInfoResult, LayerResult, LogParams, ProgressParams, QatTrainParams,
-  QatTrainResult, SensitivityLayer, SensitivityParams, SensitivityResult,
+  BuildTvmParams,
+  BuildTvmResult,
+  CompareLayersParams,
+  CompareLayersResult,
+  EvalAccuracyParams,
+  EvalAccuracyResult,
+  ExportOnnxParams,
+  ExportOnnxResult,
+  KernelErrorData,
+  KernelInfoParams,
+  KernelInfoResult,
+  LayerResult,
+  LogParams,
+  ProgressParams,
+  QatTrainParams,
+  QatTrainResult,
+  SensitivityLayer,
+  SensitivityParams,
+  SensitivityResult,
 };
 export type {
-  BenchRunParams, BenchRunResult, BuildOrtParams, BuildOrtResult, DeployCParams, DeployCResult, VerifyParityParams,
+  BenchRunParams,
+  BenchRunResult,
+  BuildOrtParams,
+  BuildOrtResult,
+  DeployCParams,
+  DeployCResult,
+  VerifyParityParams,
   VerifyParityResult,
 };
 
-import type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult } from '../build/generated/kernel-rpc';
-export type { GraphExportParams, GraphExportResult, GraphModule, GraphNodeJson, ModelGraph, QatConvertParams, QatConvertResult };
+import type {
+  GraphExportParams,
+  GraphExportResult,
+  GraphModule,
+  GraphNodeJson,
+  ModelGraph,
+  QatConvertParams,
+  QatConvertResult,
+} from '../build/generated/kernel-rpc';
+export type {
+  GraphExportParams,
+  GraphExportResult,
+  GraphModule,
+  GraphNodeJson,
+  ModelGraph,
+  QatConvertParams,
+  QatConvertResult,
+};
 import type { Histogram, HistogramsParams, HistogramsResult, LayerHistograms } from '../build/generated/kernel-rpc';
 export type { Histogram, HistogramsParams, HistogramsResult, LayerHistograms };
 import type { QdqInsertion, QdqReplacement, QdqReplacementSide } from '../build/generated/kernel-rpc';

@@ -68,9 +68,15 @@ export type ToWebview =
 export type FromWebview =
   | { type: 'ready' }
   | {
-      type: 'rendered'; nodes: number; qdq: number; coloured: number; renderer: 'svg' | 'canvas'; inWorker: boolean;
+      type: 'rendered';
+      nodes: number;
+      qdq: number;
+      coloured: number;
+      renderer: 'svg' | 'canvas';
+      inWorker: boolean;
       /** Collapsed module groups drawn, and nodes in the whole model. */
-      groups: number; total: number;
+      groups: number;
+      total: number;
       /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
       timings: { decode: number; layout: number; render: number };
     }
@@ -84,13 +90,24 @@ export type FromWebview =
 
 /** The webview's layout worker: decode and lay out off the UI thread. */
 export type ToLayoutWorker = {
-  type: 'layout'; id: number;
+  type: 'layout';
+  id: number;
   /** Identifies the model; without `bytes` the worker re-lays out the one it decoded last under this key. */
-  key: string; bytes?: Uint8Array;
+  key: string;
+  bytes?: Uint8Array;
   /** The model's file name, which with the bytes picks the importer. */
   fileName?: string;
   options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean; expanded?: string[] | null };
 };
 export type FromLayoutWorker =
-  | { type: 'laidOut'; id: number; graph: unknown; layout: unknown; big: boolean; expanded: string[] | null; total: number; timings: { decode: number; layout: number } }
+  | {
+      type: 'laidOut';
+      id: number;
+      graph: unknown;
+      layout: unknown;
+      big: boolean;
+      expanded: string[] | null;
+      total: number;
+      timings: { decode: number; layout: number };
+    }
   | { type: 'failed'; id: number; message: string };

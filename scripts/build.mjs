@@ -34,12 +34,18 @@ writeIfChanged(path.join(gen, 'kernel-rpc.ts'), rpcTypes);
 // compiles with, so the validator is generated here as plain code.
 const graphAjv = new Ajv({ allErrors: false, strict: false, code: { source: true, esm: true } });
 graphAjv.addSchema(rpcSchema, 'rpc');
-writeIfChanged(path.join(gen, 'model-graph-validate.js'),
-  '/* Generated from protocol/kernel-rpc.schema.json by scripts/build.mjs. Do not edit. */\n' + standaloneCode(graphAjv, { validateModelGraph: 'rpc#/definitions/ModelGraph' }));
-writeIfChanged(path.join(gen, 'model-graph-validate.d.ts'), `import type { ErrorObject } from 'ajv';
+writeIfChanged(
+  path.join(gen, 'model-graph-validate.js'),
+  '/* Generated from protocol/kernel-rpc.schema.json by scripts/build.mjs. Do not edit. */\n' +
+    standaloneCode(graphAjv, { validateModelGraph: 'rpc#/definitions/ModelGraph' }),
+);
+writeIfChanged(
+  path.join(gen, 'model-graph-validate.d.ts'),
+  `import type { ErrorObject } from 'ajv';
 import type { ModelGraph } from './kernel-rpc';
 export declare const validateModelGraph: ((data: unknown) => data is ModelGraph) & { errors?: ErrorObject[] | null };
-`);
+`,
+);
 
 const configSchema = JSON.parse(readFileSync(path.join(root, 'protocol', 'qat-config.schema.json'), 'utf8'));
 const configTypes = await compile(configSchema, 'QatConfig', {
@@ -54,7 +60,8 @@ function onnxProtoPath() {
   const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
   const python = [path.join(cache, 'venv', 'bin', 'python'), 'python3'].find((p) => p === 'python3' || existsSync(p));
   const dir = execFileSync(python, ['-c', 'import os, onnx; print(os.path.dirname(onnx.__file__))'], {
-    encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'],
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
   }).trim();
   return path.join(dir, 'onnx-ml.proto');
 }
@@ -64,8 +71,26 @@ const pbJs = path.join(gen, 'onnx-pb.js');
 const pbStamp = path.join(gen, 'onnx-pb.sha256');
 if (!existsSync(pbStamp) || readFileSync(pbStamp, 'utf8') !== protoHash) {
   const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-  execFileSync(bin('pbjs'), ['-t', 'static-module', '-w', 'es6', '--keep-case', '--force-number', '--no-create', '--no-encode',
-    '--no-verify', '--no-convert', '--no-delimited', '-o', pbJs, protoFile], { stdio: 'inherit' });
+  execFileSync(
+    bin('pbjs'),
+    [
+      '-t',
+      'static-module',
+      '-w',
+      'es6',
+      '--keep-case',
+      '--force-number',
+      '--no-create',
+      '--no-encode',
+      '--no-verify',
+      '--no-convert',
+      '--no-delimited',
+      '-o',
+      pbJs,
+      protoFile,
+    ],
+    { stdio: 'inherit' },
+  );
   execFileSync(bin('pbts'), ['-o', path.join(gen, 'onnx-pb.d.ts'), pbJs], { stdio: 'inherit' });
   writeFileSync(pbStamp, protoHash);
 }
@@ -74,21 +99,55 @@ if (!existsSync(pbStamp) || readFileSync(pbStamp, 'utf8') !== protoHash) {
 if (production) rmSync(path.join(root, 'out'), { recursive: true, force: true });
 
 const common = {
-  bundle: true, sourcemap: !production, minify: production, logLevel: 'warning',
-  absWorkingDir: root, target: 'es2022',
+  bundle: true,
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+  absWorkingDir: root,
+  target: 'es2022',
 };
-const node = { ...common, platform: 'node', format: 'cjs', external: ['vscode', 'mocha', 'playwright-core', '@vscode/test-electron'] };
+const node = {
+  ...common,
+  platform: 'node',
+  format: 'cjs',
+  external: ['vscode', 'mocha', 'playwright-core', '@vscode/test-electron'],
+};
 // The layout worker is bundled first and embedded in the webview bundle as text (started from a blob URL).
-await esbuild.build({ ...common, platform: 'browser', format: 'iife', entryPoints: ['webview/worker/layoutWorker.ts'], outfile: 'build/generated/layout-worker.js.txt' });
+await esbuild.build({
+  ...common,
+  platform: 'browser',
+  format: 'iife',
+  entryPoints: ['webview/worker/layoutWorker.ts'],
+  outfile: 'build/generated/layout-worker.js.txt',
+});
 await Promise.all([
-  esbuild.build({ ...node, entryPoints: { 'client/extension': 'client/extension.ts', 'server/server': 'server/server.ts' }, outdir: 'out' }),
-  esbuild.build({ ...common, platform: 'browser', format: 'iife', entryPoints: { 'webview/main': 'webview/main.ts' }, outdir: 'out', loader: { '.txt': 'text' } }),
-  production ? null : esbuild.build({
+  esbuild.build({
     ...node,
-    entryPoints: Object.fromEntries(
-      execFileSync('find', ['test', '-name', '*.ts', '-not', '-path', 'test/fixtures/*'], { cwd: root, encoding: 'utf8' })
-        .split('\n').filter(Boolean).map((f) => [f.replace(/\.ts$/, ''), f])),
+    entryPoints: { 'client/extension': 'client/extension.ts', 'server/server': 'server/server.ts' },
     outdir: 'out',
   }),
+  esbuild.build({
+    ...common,
+    platform: 'browser',
+    format: 'iife',
+    entryPoints: { 'webview/main': 'webview/main.ts' },
+    outdir: 'out',
+    loader: { '.txt': 'text' },
+  }),
+  production
+    ? null
+    : esbuild.build({
+        ...node,
+        entryPoints: Object.fromEntries(
+          execFileSync('find', ['test', '-name', '*.ts', '-not', '-path', 'test/fixtures/*'], {
+            cwd: root,
+            encoding: 'utf8',
+          })
+            .split('\n')
+            .filter(Boolean)
+            .map((f) => [f.replace(/\.ts$/, ''), f]),
+        ),
+        outdir: 'out',
+      }),
 ]);
 console.log(`built ${production ? '(production) ' : ''}from ${path.relative(root, protoFile) || protoFile}`);

@@ -2,6 +2,7 @@
 Q -> DQ -> Conv (int8 weights through a per-channel DQ) -> Relu, with a residual Add every other block,
 and torch-exporter-style `pkg.torch.onnx.name_scopes` metadata so module groups exist.
     python scripts/gen_qdq_graph.py --nodes 10000 --out /tmp/g10k.onnx"""
+
 import argparse
 
 import numpy as np
@@ -51,8 +52,13 @@ def build(target_nodes: int, channels: int = 8) -> onnx.ModelProto:
             skip = out
         x = out
         block += 1
-    graph = helper.make_graph(nodes, "synthetic_qdq", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, channels, 8, 8])],
-                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, channels, 8, 8])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "synthetic_qdq",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, channels, 8, 8])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, channels, 8, 8])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 

@@ -1,6 +1,7 @@
 """Regenerates test/fixtures/digits/: a real QDQ ONNX export of the example and its compare/layers result,
 made by the real kernel on a temp copy of examples/digits. Run with the kernel's Python:
     ~/.cache/qat-studio/venv/bin/python scripts/make-fixtures.py"""
+
 import collections
 import json
 import shutil
@@ -10,9 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python-helpers"))
-from tests.rpc_client import KernelClient  # noqa: E402
-
 import onnx  # noqa: E402
+from tests.rpc_client import KernelClient  # noqa: E402
 
 out = ROOT / "test" / "fixtures" / "digits"
 out.mkdir(parents=True, exist_ok=True)
@@ -33,7 +33,11 @@ with tempfile.TemporaryDirectory() as tmp:
 
 model = onnx.load(str(out / "digits.qdq.onnx"))
 ops = collections.Counter(n.op_type for n in model.graph.node)
-summary = {"ops": dict(sorted(ops.items())), "opset": {o.domain or "ai.onnx": o.version for o in model.opset_import},
-           "inputs": [i.name for i in model.graph.input], "outputs": [o.name for o in model.graph.output]}
+summary = {
+    "ops": dict(sorted(ops.items())),
+    "opset": {o.domain or "ai.onnx": o.version for o in model.opset_import},
+    "inputs": [i.name for i in model.graph.input],
+    "outputs": [o.name for o in model.graph.output],
+}
 (out / "onnx-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 print(f"wrote {out}")

@@ -2,6 +2,7 @@
 with summary.json: what the onnx package itself reads from each file. The importer tests decode the same
 files in TypeScript and must agree.
     python scripts/onnx_backend_cases.py OUT_DIR"""
+
 import json
 import sys
 import warnings

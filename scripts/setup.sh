@@ -41,7 +41,7 @@ setup_npm() {
 }
 
 python_venv_dir() {
-  echo "$CACHE/venv-$(sha256sum "$ROOT/python-helpers/requirements.txt" | cut -c1-12)"
+  echo "$CACHE/venv-$(cat "$ROOT/python-helpers/requirements.txt" "$ROOT/python-helpers/requirements-dev.txt" | sha256sum | cut -c1-12)"
 }
 
 setup_python() {
@@ -50,9 +50,10 @@ setup_python() {
     log "creating Python environment $venv (pinned torch 2.13.0 CPU, torchao, onnx, onnxruntime, apache-tvm)"
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT/python-helpers/requirements.txt" 2>&1 \
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT/python-helpers/requirements-dev.txt" 2>&1 \
       | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
-    "$venv/bin/python" -c "import torch, torchao, onnx, onnxruntime, sklearn, yaml, jsonschema" 2>/dev/null \
+    "$venv/bin/python" -c "import torch, torchao, onnx, onnxruntime, sklearn, yaml, jsonschema, pytest" 2>/dev/null \
+      && [ -x "$venv/bin/ruff" ] \
       || { log "Python environment incomplete"; exit 1; }
     touch "$venv/.complete"
   fi

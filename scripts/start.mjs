@@ -17,25 +17,55 @@ const workspace = path.join(root, 'examples', 'digits');
 
 execFileSync('node', [path.join(root, 'scripts', 'build.mjs'), '--production'], { stdio: 'inherit', cwd: root });
 const vsix = path.join(root, 'out', 'qat-studio.vsix');
-execFileSync(path.join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '-o', vsix], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+execFileSync(path.join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '-o', vsix], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+  cwd: root,
+});
 
 const dirs = ['--extensions-dir', path.join(profile, 'extensions'), '--user-data-dir', path.join(profile, 'user-data')];
 mkdirSync(path.join(profile, 'user-data', 'User'), { recursive: true });
-writeFileSync(path.join(profile, 'user-data', 'User', 'settings.json'), JSON.stringify({
-  'qatStudio.pythonPath': path.join(cache, 'venv', 'bin', 'python'),
-  'workbench.startupEditor': 'none',
-  'telemetry.telemetryLevel': 'off',
-}, null, 2));
+writeFileSync(
+  path.join(profile, 'user-data', 'User', 'settings.json'),
+  JSON.stringify(
+    {
+      'qatStudio.pythonPath': path.join(cache, 'venv', 'bin', 'python'),
+      'workbench.startupEditor': 'none',
+      'telemetry.telemetryLevel': 'off',
+    },
+    null,
+    2,
+  ),
+);
 const env = { ...process.env, PATH: `${path.dirname(node24)}:${process.env.PATH}` };
-execFileSync(node24, [entry, ...dirs, '--install-extension', vsix, '--force'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+execFileSync(node24, [entry, ...dirs, '--install-extension', vsix, '--force'], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+  env,
+});
 
-const server = spawn(node24, [entry, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-  '--disable-update-check', ...dirs, workspace], { stdio: ['ignore', 'pipe', 'inherit'], env });
+const server = spawn(
+  node24,
+  [
+    entry,
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    ...dirs,
+    workspace,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'], env },
+);
 server.stdout.setEncoding('utf8').on('data', (chunk) => {
   if (/HTTP server listening on/.test(chunk)) {
-    console.log(`\nQAT Studio is running in VS Code (code-server) at http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    console.log(
+      `\nQAT Studio is running in VS Code (code-server) at http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`,
+    );
     console.log('Trust the folder when VS Code asks (the kernel never runs code in Restricted Mode), then right-click');
-    console.log('digits.qat.yaml > "Compare Layers", or run "QAT: Show Kernel Info" from the command palette. Ctrl+C stops.');
+    console.log(
+      'digits.qat.yaml > "Compare Layers", or run "QAT: Show Kernel Info" from the command palette. Ctrl+C stops.',
+    );
   }
 });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => server.kill(sig));

@@ -1,6 +1,13 @@
 // Language server entry: wires the connection to the services. Never imports torch or runs user code.
 import { fileURLToPath } from 'node:url';
-import { CodeActionKind, createConnection, FileChangeType, ProposedFeatures, TextDocuments, TextDocumentSyncKind } from 'vscode-languageserver/node';
+import {
+  CodeActionKind,
+  createConnection,
+  FileChangeType,
+  ProposedFeatures,
+  TextDocuments,
+  TextDocumentSyncKind,
+} from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { DiagnosticsHandler } from './handlers/diagnostics';
 import { registerFeatures } from './handlers/features';

@@ -1,4 +1,4 @@
-// Runs every suite (unit, protocol, python, browser, e2e), prints each one's counts and a closing total.
+// Runs every suite (lint, unit, protocol, python, browser, e2e), prints each one's counts and a closing total.
 // In CI (CI=true) a skipped test, an empty suite or a failing one fails the run.
 //   node test/run-all.mjs [suite ...]
 import { spawn } from 'node:child_process';
@@ -9,12 +9,22 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
 const python = path.join(cache, 'venv', 'bin', 'python');
-const nodeTest = (dir, extra = []) => ({ cmd: process.execPath, args: ['--test', '--test-reporter=tap', ...extra, `out/test/${dir}/`], parse: parseTap });
+const nodeTest = (dir, extra = []) => ({
+  cmd: process.execPath,
+  args: ['--test', '--test-reporter=tap', ...extra, `out/test/${dir}/`],
+  parse: parseTap,
+});
 
 const suites = {
+  lint: { cmd: process.execPath, args: [path.join(root, 'test', 'lint.mjs')], parse: parseTap },
   unit: nodeTest('unit'),
   protocol: nodeTest('protocol'),
-  python: { cmd: python, args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], cwd: path.join(root, 'python-helpers'), parse: parsePytest },
+  python: {
+    cmd: python,
+    args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'],
+    cwd: path.join(root, 'python-helpers'),
+    parse: parsePytest,
+  },
   browser: nodeTest('browser'),
   e2e: nodeTest('e2e', ['--test-concurrency=1']),
 };
@@ -25,28 +35,49 @@ function parseTap(out) {
 }
 
 function parsePytest(out) {
-  const last = out.trim().split('\n').reverse().find((l) => /\d+ (passed|failed|error|skipped|deselected)/.test(l)) ?? '';
+  const last =
+    out
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => /\d+ (passed|failed|error|skipped|deselected)/.test(l)) ?? '';
   const n = (k) => Number(last.match(new RegExp(`(\\d+) ${k}`))?.[1] ?? 0);
-  return { passed: n('passed'), failed: n('failed') + n('errors?'), skipped: n('skipped') + n('deselected') + n('xfailed') };
+  return {
+    passed: n('passed'),
+    failed: n('failed') + n('errors?'),
+    skipped: n('skipped') + n('deselected') + n('xfailed'),
+  };
 }
 
 function run(name, suite) {
   return new Promise((resolve) => {
     const started = Date.now();
     console.log(`\n=== ${name} ===`);
-    const child = spawn(suite.cmd, suite.args, { cwd: suite.cwd ?? root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(suite.cmd, suite.args, {
+      cwd: suite.cwd ?? root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: process.env,
+    });
     let out = '';
-    child.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
+    child.stdout.on('data', (d) => {
+      out += d;
+      process.stdout.write(d);
+    });
     child.stderr.on('data', (d) => process.stderr.write(d));
     child.on('close', (code) => resolve({ name, code, seconds: (Date.now() - started) / 1000, ...suite.parse(out) }));
-    child.on('error', (err) => resolve({ name, code: 1, seconds: 0, passed: 0, failed: 1, skipped: 0, error: err.message }));
+    child.on('error', (err) =>
+      resolve({ name, code: 1, seconds: 0, passed: 0, failed: 1, skipped: 0, error: err.message }),
+    );
   });
 }
 
 const selected = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(suites);
 const results = [];
 for (const name of selected) {
-  if (!suites[name]) { console.error(`unknown suite ${name}; known: ${Object.keys(suites).join(', ')}`); process.exit(2); }
+  if (!suites[name]) {
+    console.error(`unknown suite ${name}; known: ${Object.keys(suites).join(', ')}`);
+    process.exit(2);
+  }
   results.push(await run(name, suites[name]));
 }
 
@@ -60,7 +91,9 @@ for (const r of results) {
   // A suite that broke without a failing test (crash, no tests, skips in CI) still counts as one failure.
   r.failed += problems.length && !r.failed ? 1 : 0;
   if (problems.length || r.failed) ok = false;
-  console.log(`${r.name.padEnd(9)} ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped  (${r.seconds.toFixed(1)} s)${problems.length ? '  <- ' + problems.join(', ') : ''}`);
+  console.log(
+    `${r.name.padEnd(9)} ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped  (${r.seconds.toFixed(1)} s)${problems.length ? '  <- ' + problems.join(', ') : ''}`,
+  );
 }
 const total = (k) => results.reduce((n, r) => n + r[k], 0);
 console.log(`total: ${total('passed')} passed, ${total('failed')} failed, ${total('skipped')} skipped`);

@@ -45,28 +45,60 @@ function showError(message: string): void {
 
 function legend(threshold: number): void {
   const items: Array<[string, string]> = [
-    ...BANDS.map((b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string]),
-    ['var(--vscode-charts-purple, #b180d7)', 'Q / DQ (quantize / dequantize), FQ (fake-quant); badge int8 / fp16 / bf16 / fp32: precision the op runs in'],
+    ...BANDS.map(
+      (b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string],
+    ),
+    [
+      'var(--vscode-charts-purple, #b180d7)',
+      'Q / DQ (quantize / dequantize), FQ (fake-quant); badge int8 / fp16 / bf16 / fp32: precision the op runs in',
+    ],
   ];
-  $('legend').replaceChildren(...items.map(([colour, text]) => {
-    const span = document.createElement('span');
-    const sw = document.createElement('span');
-    sw.className = 'swatch';
-    sw.style.background = colour;
-    span.append(sw, text);
-    return span;
-  }));
+  $('legend').replaceChildren(
+    ...items.map(([colour, text]) => {
+      const span = document.createElement('span');
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = colour;
+      span.append(sw, text);
+      return span;
+    }),
+  );
 }
 
-type Column = { title: string; value: (l: LayerResult) => number | string; text: (l: LayerResult) => string; hint?: string };
+type Column = {
+  title: string;
+  value: (l: LayerResult) => number | string;
+  text: (l: LayerResult) => string;
+  hint?: string;
+};
 const metric = (v: number | undefined, digits: number) => (v === undefined ? '' : v.toFixed(digits));
 const COLUMNS: Column[] = [
   { title: 'layer', value: (l) => l.module, text: (l) => l.module },
   { title: 'op', value: (l) => l.op, text: (l) => `${l.op}${l.group.length > 1 ? ` (${l.group.join('+')})` : ''}` },
-  { title: 'cosine', value: (l) => l.cosine, text: (l) => l.cosine.toFixed(5), hint: 'whole INT8 model vs the original FP32 model' },
-  { title: 'SQNR dB', value: (l) => l.sqnr, text: (l) => l.sqnr.toFixed(2), hint: 'cosine flatters post-ReLU tensors; SQNR does not' },
-  { title: 'local SQNR', value: (l) => l.local?.sqnr ?? -Infinity, text: (l) => metric(l.local?.sqnr, 2), hint: 'this layer alone, fed the FP32 input' },
-  { title: 'SQNR vs QAT float', value: (l) => l.vsQatFloat?.sqnr ?? -Infinity, text: (l) => metric(l.vsQatFloat?.sqnr, 2), hint: 'quantization error alone, without QAT weight drift' },
+  {
+    title: 'cosine',
+    value: (l) => l.cosine,
+    text: (l) => l.cosine.toFixed(5),
+    hint: 'whole INT8 model vs the original FP32 model',
+  },
+  {
+    title: 'SQNR dB',
+    value: (l) => l.sqnr,
+    text: (l) => l.sqnr.toFixed(2),
+    hint: 'cosine flatters post-ReLU tensors; SQNR does not',
+  },
+  {
+    title: 'local SQNR',
+    value: (l) => l.local?.sqnr ?? -Infinity,
+    text: (l) => metric(l.local?.sqnr, 2),
+    hint: 'this layer alone, fed the FP32 input',
+  },
+  {
+    title: 'SQNR vs QAT float',
+    value: (l) => l.vsQatFloat?.sqnr ?? -Infinity,
+    text: (l) => metric(l.vsQatFloat?.sqnr, 2),
+    hint: 'quantization error alone, without QAT weight drift',
+  },
   { title: 'MSE', value: (l) => l.mse, text: (l) => l.mse.toExponential(2) },
   { title: 'max |Δ|', value: (l) => l.maxAbs, text: (l) => l.maxAbs.toFixed(4) },
 ];
@@ -75,7 +107,10 @@ let sortBy = { column: 2, ascending: true };
 /** Worst-first, sortable per-layer table; a row click shows the layer in the graph and its source. */
 function layerTable(layers: LayerResult[], threshold: number): void {
   const host = $('layers');
-  if (!layers.length) { host.replaceChildren(); return; }
+  if (!layers.length) {
+    host.replaceChildren();
+    return;
+  }
   const table = document.createElement('table');
   const head = table.insertRow();
   COLUMNS.forEach((c, i) => {
@@ -91,7 +126,8 @@ function layerTable(layers: LayerResult[], threshold: number): void {
   });
   const col = COLUMNS[sortBy.column];
   const sorted = [...layers].sort((a, b) => {
-    const x = col.value(a), y = col.value(b);
+    const x = col.value(a),
+      y = col.value(b);
     const d = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
     return sortBy.ascending ? d : -d;
   });
@@ -105,15 +141,19 @@ function layerTable(layers: LayerResult[], threshold: number): void {
     sw.style.background = bandOf(l.cosine, threshold).colour;
     row.cells[0].prepend(sw);
     row.addEventListener('click', () => {
-      const id = view?.graph.nodes.find((n) => n.module === l.module && n.kind !== 'group')?.id
-        ?? view?.graph.nodes.find((n) => n.kind === 'group' && l.module.startsWith(n.module + '.'))?.id;
+      const id =
+        view?.graph.nodes.find((n) => n.module === l.module && n.kind !== 'group')?.id ??
+        view?.graph.nodes.find((n) => n.kind === 'group' && l.module.startsWith(n.module + '.'))?.id;
       if (id) view?.select(id);
       if (l.source) vscode.postMessage({ type: 'revealSource', file: l.source.file, line: l.source.line });
     });
   }
   const chart = document.createElement('div');
   chart.className = 'chart';
-  chart.innerHTML = barChart([...layers].sort((a, b) => a.cosine - b.cosine), threshold);
+  chart.innerHTML = barChart(
+    [...layers].sort((a, b) => a.cosine - b.cosine),
+    threshold,
+  );
   host.replaceChildren(chart, table);
 }
 
@@ -158,9 +198,16 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   const mine = ++generation;
   $('summary').textContent = 'Laying out…';
   const t0 = performance.now();
-  const laidOut = await layoutInWorker(modelKey, bytes, {
-    renderer: msg.renderer, collapseQdq: collapse, expanded: expanded === undefined ? undefined : expanded && [...expanded],
-  }, msg.title);
+  const laidOut = await layoutInWorker(
+    modelKey,
+    bytes,
+    {
+      renderer: msg.renderer,
+      collapseQdq: collapse,
+      expanded: expanded === undefined ? undefined : expanded && [...expanded],
+    },
+    msg.title,
+  );
   if (mine !== generation) return; // a newer request arrived meanwhile
   const { graph, layout, big, timings, inWorker, total } = laidOut;
   for (const [name, stats] of Object.entries(msg.weights ?? {})) {
@@ -176,10 +223,15 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   $('props').hidden = true;
   const config = msg.config ?? graph.config;
   const colour = colourResolver();
-  const mini = createMinimap($('minimap'), layout, (id) => {
-    const n = byId.get(id)!;
-    return colour(nodeFill(n, n.kind === 'op' && !isQdq(n.op) ? layerFor(n, byModule) : undefined, msg.threshold));
-  }, $('canvas').getBoundingClientRect());
+  const mini = createMinimap(
+    $('minimap'),
+    layout,
+    (id) => {
+      const n = byId.get(id)!;
+      return colour(nodeFill(n, n.kind === 'op' && !isQdq(n.op) ? layerFor(n, byModule) : undefined, msg.threshold));
+    },
+    $('canvas').getBoundingClientRect(),
+  );
   // SVG stays crisp and inspectable for model-sized graphs; past the dagre limit the canvas draws only what is visible.
   const render = big ? renderCanvas : renderGraph;
   const result = render($('canvas'), graph, layout, shown, msg.threshold, {
@@ -190,7 +242,8 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
       const module = layer?.module ?? (isQdq(node.op) ? undefined : node.module);
       if (!(module && config) && !source) return undefined;
       return {
-        webviewSection: 'layer', preventDefaultContextMenuItems: true,
+        webviewSection: 'layer',
+        preventDefaultContextMenuItems: true,
         ...(module && config ? { module, config } : {}),
         ...(source ? { hasSource: true, sourceFile: source.file, sourceLine: source.line } : {}),
       };
@@ -200,10 +253,19 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
       if (!node) return;
       selectedId = id;
       // A group shown because another view selected inside it stays closed; a click opens it.
-      if (node.kind === 'group') { if (!following) toggleGroup(node.module!, true); return; }
+      if (node.kind === 'group') {
+        if (!following) toggleGroup(node.module!, true);
+        return;
+      }
       const shownLayer = layerFor(node, byModule);
-      showProperties($('props'), node, graph, shownLayer, shownLayer && msg.histograms?.find((h) => h.module === shownLayer.module),
-        shownLayer && msg.drift ? layerDrift(msg.drift, shownLayer.module) : undefined);
+      showProperties(
+        $('props'),
+        node,
+        graph,
+        shownLayer,
+        shownLayer && msg.histograms?.find((h) => h.module === shownLayer.module),
+        shownLayer && msg.drift ? layerDrift(msg.drift, shownLayer.module) : undefined,
+      );
       sourceButton(node, graph, msg.baseDir);
       groupButtons(node.scopes ?? []);
       if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });
@@ -219,14 +281,22 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined): Promise<void
   layerTable(msg.layers, msg.threshold);
   const groups = graph.nodes.filter((n) => n.kind === 'group').length;
   const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
-  $('summary').textContent = `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${result.stats.qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
+  $('summary').textContent =
+    `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${result.stats.qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
     (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '') +
     (msg.executed && executedCounts ? ` · ${executedSummary(msg.executed, executedCounts)}` : '');
   requestAnimationFrame(() => {
     const t2 = performance.now();
-    vscode.postMessage({ type: 'rendered', ...result.stats, renderer: big ? 'canvas' : 'svg', inWorker, groups, total,
+    vscode.postMessage({
+      type: 'rendered',
+      ...result.stats,
+      renderer: big ? 'canvas' : 'svg',
+      inWorker,
+      groups,
+      total,
       // Transfer to and from the worker counts as decode time.
-      timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 } });
+      timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 },
+    });
   });
 }
 
@@ -264,7 +334,10 @@ let following = false;
 
 function follow(sel: Extract<ToWebview, { type: 'selectCounterpart' }>): void {
   const id = view && counterpart(view.graph, sel);
-  if (!id) { showToast(`No counterpart of ${sel.name}${sel.module ? ` (${sel.module})` : ''} in this graph`); return; }
+  if (!id) {
+    showToast(`No counterpart of ${sel.name}${sel.module ? ` (${sel.module})` : ''} in this graph`);
+    return;
+  }
   following = true;
   try {
     view!.select(id);
@@ -299,8 +372,15 @@ let lastQuery = '';
 $('search').addEventListener('keydown', (ev: KeyboardEvent) => {
   if (ev.key !== 'Enter' || !view) return;
   const query = ($('search') as HTMLInputElement).value;
-  if (query !== lastQuery) { matches = searchNodes(view.graph, query); matchIndex = -1; lastQuery = query; }
-  if (!matches.length) { $('matches').textContent = query ? 'no match' : ''; return; }
+  if (query !== lastQuery) {
+    matches = searchNodes(view.graph, query);
+    matchIndex = -1;
+    lastQuery = query;
+  }
+  if (!matches.length) {
+    $('matches').textContent = query ? 'no match' : '';
+    return;
+  }
   matchIndex = (matchIndex + (ev.shiftKey ? -1 : 1) + matches.length) % matches.length;
   $('matches').textContent = `${matchIndex + 1} of ${matches.length}`;
   view.select(matches[matchIndex]);
@@ -314,11 +394,26 @@ async function exportView(format: 'svg' | 'png' | 'html'): Promise<void> {
   const svgText = svg ? standaloneSvg(svg) : undefined;
   let data: string;
   if (format === 'svg') {
-    if (!svgText) { showToast('SVG export is available up to the size drawn as SVG; use PNG for this graph.'); return; }
+    if (!svgText) {
+      showToast('SVG export is available up to the size drawn as SVG; use PNG for this graph.');
+      return;
+    }
     data = svgText;
   } else if (format === 'png') data = await pngBase64(svgText ?? canvas!);
-  else data = htmlReport(current.title, svgText, svgText ? undefined : await pngBase64(canvas!), current.layers, current.threshold);
-  vscode.postMessage({ type: 'export', format, fileName: `${base}.${format === 'html' ? 'report.html' : format}`, data });
+  else
+    data = htmlReport(
+      current.title,
+      svgText,
+      svgText ? undefined : await pngBase64(canvas!),
+      current.layers,
+      current.threshold,
+    );
+  vscode.postMessage({
+    type: 'export',
+    format,
+    fileName: `${base}.${format === 'html' ? 'report.html' : format}`,
+    data,
+  });
 }
 
 function showToast(text: string): void {
@@ -326,7 +421,10 @@ function showToast(text: string): void {
 }
 
 for (const format of ['svg', 'png', 'html'] as const) {
-  $(`export-${format}`).addEventListener('click', () => void exportView(format).catch((err) => showToast(`Export failed: ${(err as Error).message}`)));
+  $(`export-${format}`).addEventListener(
+    'click',
+    () => void exportView(format).catch((err) => showToast(`Export failed: ${(err as Error).message}`)),
+  );
 }
 
 /**
@@ -339,8 +437,16 @@ $('canvas').addEventListener('keydown', (ev: KeyboardEvent) => {
   const edges = graph.edges;
   const node = selectedId ? graph.nodes.find((n) => n.id === selectedId) : undefined;
   let next: string | undefined;
-  if (ev.key === 'f' || ev.key === 'F') { fit?.(); ev.preventDefault(); return; }
-  if (ev.key === 'Escape') { selectedId = undefined; $('props').hidden = true; return; }
+  if (ev.key === 'f' || ev.key === 'F') {
+    fit?.();
+    ev.preventDefault();
+    return;
+  }
+  if (ev.key === 'Escape') {
+    selectedId = undefined;
+    $('props').hidden = true;
+    return;
+  }
   if (!node) {
     if (ev.key.startsWith('Arrow')) next = graph.nodes[0]?.id;
   } else if (ev.key === 'ArrowDown') next = edges.find((e) => e.from === node.id)?.to;
@@ -350,6 +456,13 @@ $('canvas').addEventListener('keydown', (ev: KeyboardEvent) => {
     const siblings = parent ? edges.filter((e) => e.from === parent).map((e) => e.to) : [node.id];
     const i = siblings.indexOf(node.id);
     next = siblings[(i + (ev.key === 'ArrowRight' ? 1 : -1) + siblings.length) % siblings.length];
-  } else if (ev.key === 'Enter' && node.kind === 'group') { toggleGroup(node.module!, true); ev.preventDefault(); return; }
-  if (next) { select(next); ev.preventDefault(); }
+  } else if (ev.key === 'Enter' && node.kind === 'group') {
+    toggleGroup(node.module!, true);
+    ev.preventDefault();
+    return;
+  }
+  if (next) {
+    select(next);
+    ev.preventDefault();
+  }
 });

@@ -30,13 +30,23 @@ export function buildForTarget(ctx: Ctx, tasks: QatTaskProvider) {
         // A broken config still offers the presets; the language server shows what is wrong with it.
       }
       const items = [
-        ...named.filter((t) => t.name).map((t) => ({ label: t.name!, detail: `from ${path.basename(config.fsPath)}: ${JSON.stringify(t.tvm)}` })),
+        ...named
+          .filter((t) => t.name)
+          .map((t) => ({ label: t.name!, detail: `from ${path.basename(config.fsPath)}: ${JSON.stringify(t.tvm)}` })),
         ...PRESETS,
       ];
-      target = (await vscode.window.showQuickPick(items, { title: 'QAT: Build for Target', placeHolder: 'Target to compile the INT8 model for' }))?.label;
+      target = (
+        await vscode.window.showQuickPick(items, {
+          title: 'QAT: Build for Target',
+          placeHolder: 'Target to compile the INT8 model for',
+        })
+      )?.label;
       if (!target) return undefined;
     }
-    const task = tasks.makeTask({ type: 'qat', job: 'build', config: path.relative(folder.uri.fsPath, config.fsPath), target }, folder);
+    const task = tasks.makeTask(
+      { type: 'qat', job: 'build', config: path.relative(folder.uri.fsPath, config.fsPath), target },
+      folder,
+    );
     ctx.log.info(`build/tvm ${config.fsPath} for ${target}`);
     const execution = await vscode.tasks.executeTask(task);
     return new Promise((resolve) => {

@@ -22,7 +22,9 @@ export function compareLayer(ctx: Ctx) {
     if (!result) return undefined;
     const layer = findLayer(result, c.module);
     if (!layer) {
-      void vscode.window.showInformationMessage(`${c.module} is not a quantized layer of ${path.basename(c.config)}: nothing to compare.`);
+      void vscode.window.showInformationMessage(
+        `${c.module} is not a quantized layer of ${path.basename(c.config)}: nothing to compare.`,
+      );
       return { result };
     }
     const summary = layerSummary(result, layer);
@@ -37,7 +39,9 @@ export function compareLayers(ctx: Ctx) {
   return async (uri?: vscode.Uri, focus?: string): Promise<CompareLayersResult | undefined> => {
     const config = await configFor(uri);
     if (!config) {
-      void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found. Create one next to your model to compare layers.');
+      void vscode.window.showWarningMessage(
+        'No QAT config (*.qat.yaml) found. Create one next to your model to compare layers.',
+      );
       return undefined;
     }
     ctx.log.info(`compare/layers ${config.fsPath}`);
@@ -46,28 +50,59 @@ export function compareLayers(ctx: Ctx) {
         { location: vscode.ProgressLocation.Notification, title: 'QAT: Compare Layers', cancellable: true },
         async (progress, token) => {
           let last = 0;
-          return ctx.kernel.request('compare/layers', { config: config.fsPath }, {
-            token,
-            onProgress: (p) => {
-              const fraction = p.fraction ?? last;
-              progress.report({ message: p.message, increment: Math.max(0, (fraction - last) * 100) });
-              last = Math.max(last, fraction);
-              ctx.log.info(`[${p.stage}] ${p.message}`);
+          return ctx.kernel.request(
+            'compare/layers',
+            { config: config.fsPath },
+            {
+              token,
+              onProgress: (p) => {
+                const fraction = p.fraction ?? last;
+                progress.report({ message: p.message, increment: Math.max(0, (fraction - last) * 100) });
+                last = Math.max(last, fraction);
+                ctx.log.info(`[${p.stage}] ${p.message}`);
+              },
             },
-          });
-        });
-      ctx.log.info(`compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`);
-      for (const l of result.layers) ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
+          );
+        },
+      );
+      ctx.log.info(
+        `compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`,
+      );
+      for (const l of result.layers)
+        ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
       const title = `Layers: ${path.basename(config.fsPath)}`;
       const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
       if (result.onnx.path) {
-        ctx.onnxEditor.overlays.set(result.onnx.path, { layers: result.layers, threshold: result.threshold, config: config.fsPath });
+        ctx.onnxEditor.overlays.set(result.onnx.path, {
+          layers: result.layers,
+          threshold: result.threshold,
+          config: config.fsPath,
+        });
         // Histograms of the same trained model (reused by the kernel) for the selected layer; optional.
-        const histograms = await ctx.kernel.request('analyze/histograms', { config: config.fsPath })
+        const histograms = await ctx.kernel
+          .request('analyze/histograms', { config: config.fsPath })
           .then((h) => h.layers)
-          .catch((err: Error) => { ctx.log.warn(`analyze/histograms: ${err.message}`); return undefined; });
-        const rendered = focus ? new Promise<void>((resolve) => { const d = panel.onDidRender(() => { d.dispose(); resolve(); }); }) : undefined;
-        await panel.show({ title, onnx: await readFile(result.onnx.path), layers: result.layers, threshold: result.threshold, config: config.fsPath, histograms, drift: result.drift });
+          .catch((err: Error) => {
+            ctx.log.warn(`analyze/histograms: ${err.message}`);
+            return undefined;
+          });
+        const rendered = focus
+          ? new Promise<void>((resolve) => {
+              const d = panel.onDidRender(() => {
+                d.dispose();
+                resolve();
+              });
+            })
+          : undefined;
+        await panel.show({
+          title,
+          onnx: await readFile(result.onnx.path),
+          layers: result.layers,
+          threshold: result.threshold,
+          config: config.fsPath,
+          histograms,
+          drift: result.drift,
+        });
         if (focus && rendered) {
           await rendered;
           panel.post({ type: 'selectCounterpart', name: '', op: '', module: focus });

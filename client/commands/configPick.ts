@@ -8,7 +8,9 @@ export async function configFor(uri: vscode.Uri | undefined): Promise<vscode.Uri
   if (target && /\.qat\.ya?ml$/i.test(target.fsPath)) return target;
   if (target) {
     const folder = vscode.Uri.file(path.dirname(target.fsPath));
-    const beside = (await vscode.workspace.fs.readDirectory(folder)).filter(([n]) => /\.qat\.ya?ml$/i.test(n)).map(([n]) => vscode.Uri.joinPath(folder, n));
+    const beside = (await vscode.workspace.fs.readDirectory(folder))
+      .filter(([n]) => /\.qat\.ya?ml$/i.test(n))
+      .map(([n]) => vscode.Uri.joinPath(folder, n));
     if (beside.length === 1) return beside[0];
     if (beside.length > 1) return pick(beside);
   }
@@ -17,7 +19,9 @@ export async function configFor(uri: vscode.Uri | undefined): Promise<vscode.Uri
 }
 
 async function pick(uris: vscode.Uri[]): Promise<vscode.Uri | undefined> {
-  const item = await vscode.window.showQuickPick(uris.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })), { placeHolder: 'Which QAT config?' });
+  const item = await vscode.window.showQuickPick(
+    uris.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
+    { placeHolder: 'Which QAT config?' },
+  );
   return item?.uri;
 }
-

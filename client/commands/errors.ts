@@ -28,7 +28,9 @@ export async function reportKernelError(err: unknown, what: string, log: vscode.
     const pick = await vscode.window.showErrorMessage(`${what} failed: ${err.message} (${where})`, open, 'Show Log');
     if (pick === open) {
       const line = Math.max(0, data.location.line - 1);
-      await vscode.window.showTextDocument(vscode.Uri.file(data.location.file), { selection: new vscode.Range(line, 0, line, 0) });
+      await vscode.window.showTextDocument(vscode.Uri.file(data.location.file), {
+        selection: new vscode.Range(line, 0, line, 0),
+      });
     } else if (pick === 'Show Log') log.show();
     return;
   }

@@ -10,11 +10,15 @@ export function showKernelInfo(ctx: Ctx) {
       const info = await ctx.kernel.request('kernel/info', {});
       ctx.log.info(`kernel: Python ${info.python} at ${info.executable} (${info.platform})`);
       const lines = Object.entries(info.packages).map(([name, p]) =>
-        p.version ? `${name} ${p.version}` : `${name} missing (${p.error ?? 'not importable'})${p.install ? ` — install: ${p.install}` : ''}`);
+        p.version
+          ? `${name} ${p.version}`
+          : `${name} missing (${p.error ?? 'not importable'})${p.install ? ` — install: ${p.install}` : ''}`,
+      );
       for (const l of lines) ctx.log.info(`  ${l}`);
       const missing = Object.values(info.packages).filter((p) => !p.version).length;
       void vscode.window.showInformationMessage(
-        `QAT kernel: Python ${info.python} · ${lines.filter((l) => !l.includes('missing')).join(' · ')}${missing ? ` · ${missing} missing (see log)` : ''}`);
+        `QAT kernel: Python ${info.python} · ${lines.filter((l) => !l.includes('missing')).join(' · ')}${missing ? ` · ${missing} missing (see log)` : ''}`,
+      );
       return info;
     } catch (err) {
       await reportKernelError(err, 'Kernel info', ctx.log);

@@ -5,7 +5,12 @@ import { addPrecisionOverride } from '../config/overrides';
 import type { Ctx } from '../ctx';
 
 /** What the webview puts in `data-vscode-context` on a layer node. */
-export interface LayerContext { module?: string; config?: string; sourceFile?: string; sourceLine?: number }
+export interface LayerContext {
+  module?: string;
+  config?: string;
+  sourceFile?: string;
+  sourceLine?: number;
+}
 
 export function keepLayerFp16(ctx: Ctx) {
   return async (c: LayerContext = {}): Promise<boolean> => {
@@ -38,6 +43,8 @@ export function revealLayerSource() {
   return async (c: LayerContext = {}): Promise<void> => {
     if (!c.sourceFile || !c.sourceLine) return;
     const line = Math.max(0, c.sourceLine - 1);
-    await vscode.window.showTextDocument(vscode.Uri.file(c.sourceFile), { selection: new vscode.Range(line, 0, line, 0) });
+    await vscode.window.showTextDocument(vscode.Uri.file(c.sourceFile), {
+      selection: new vscode.Range(line, 0, line, 0),
+    });
   };
 }

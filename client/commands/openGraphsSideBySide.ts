@@ -7,17 +7,27 @@ import { OnnxEditorProvider } from '../editors/onnxEditor';
 export function openGraphsSideBySide() {
   return async (uri?: vscode.Uri): Promise<vscode.Uri[]> => {
     const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-    const target = uri ?? (input instanceof vscode.TabInputCustom ? input.uri : vscode.window.activeTextEditor?.document.uri);
+    const target =
+      uri ?? (input instanceof vscode.TabInputCustom ? input.uri : vscode.window.activeTextEditor?.document.uri);
     if (!target || !/\.qatgraph\.json$/i.test(target.path)) {
       void vscode.window.showWarningMessage('Pick a model graph (*.qatgraph.json): its other stages open beside it.');
       return [];
     }
     const folder = vscode.Uri.joinPath(target, '..');
-    const names = (await vscode.workspace.fs.readDirectory(folder)).filter(([, type]) => type === vscode.FileType.File).map(([name]) => name);
+    const names = (await vscode.workspace.fs.readDirectory(folder))
+      .filter(([, type]) => type === vscode.FileType.File)
+      .map(([name]) => name);
     const files = stageFiles(names, target.path.split('/').pop()!).map((n) => vscode.Uri.joinPath(folder, n));
-    if (files.length < 2) void vscode.window.showInformationMessage('This is the only graph of this model here; QAT: Show Model Graph exports the other stages.');
+    if (files.length < 2)
+      void vscode.window.showInformationMessage(
+        'This is the only graph of this model here; QAT: Show Model Graph exports the other stages.',
+      );
     for (const [i, file] of files.entries()) {
-      await vscode.commands.executeCommand('vscode.openWith', file, OnnxEditorProvider.viewType, { viewColumn: i + 1, preview: false, preserveFocus: i > 0 });
+      await vscode.commands.executeCommand('vscode.openWith', file, OnnxEditorProvider.viewType, {
+        viewColumn: i + 1,
+        preview: false,
+        preserveFocus: i > 0,
+      });
     }
     return files;
   };

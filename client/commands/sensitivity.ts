@@ -14,10 +14,17 @@ export interface SensitivityOptions {
   apply?: 'ask' | 'suggested' | 'none';
 }
 
-async function applyOverrides(config: vscode.Uri, picked: Array<{ match: string; precision: 'fp16' | 'bf16' | 'fp32' }>): Promise<boolean> {
+async function applyOverrides(
+  config: vscode.Uri,
+  picked: Array<{ match: string; precision: 'fp16' | 'bf16' | 'fp32' }>,
+): Promise<boolean> {
   const doc = await vscode.workspace.openTextDocument(config);
   const edit = new vscode.WorkspaceEdit();
-  edit.replace(config, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), withOverrides(doc.getText(), picked));
+  edit.replace(
+    config,
+    new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)),
+    withOverrides(doc.getText(), picked),
+  );
   const ok = await vscode.workspace.applyEdit(edit);
   if (ok) await vscode.window.showTextDocument(doc, { preview: false });
   return ok;
@@ -32,8 +39,13 @@ export function analyzeSensitivity(ctx: Ctx) {
     }
     let budget = options.budget;
     if (budget === undefined) {
-      const answer = await vscode.window.showInputBox({ title: 'QAT: Analyze Sensitivity', prompt: 'Accuracy you can give up, in points (percent)', value: '1.0',
-        validateInput: (v) => (Number.isFinite(Number(v)) && Number(v) >= 0 ? undefined : 'A number of points, e.g. 0.5') });
+      const answer = await vscode.window.showInputBox({
+        title: 'QAT: Analyze Sensitivity',
+        prompt: 'Accuracy you can give up, in points (percent)',
+        value: '1.0',
+        validateInput: (v) =>
+          Number.isFinite(Number(v)) && Number(v) >= 0 ? undefined : 'A number of points, e.g. 0.5',
+      });
       if (answer === undefined) return undefined;
       budget = Number(answer);
     }
@@ -41,22 +53,38 @@ export function analyzeSensitivity(ctx: Ctx) {
     try {
       result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'QAT: Analyze Sensitivity', cancellable: true },
-        (progress, token) => ctx.kernel.request('analyze/sensitivity', { config: config.fsPath, budget }, {
-          token, onProgress: (p) => { progress.report({ message: p.message }); ctx.log.info(`[${p.stage}] ${p.message}`); },
-        }));
+        (progress, token) =>
+          ctx.kernel.request(
+            'analyze/sensitivity',
+            { config: config.fsPath, budget },
+            {
+              token,
+              onProgress: (p) => {
+                progress.report({ message: p.message });
+                ctx.log.info(`[${p.stage}] ${p.message}`);
+              },
+            },
+          ),
+      );
     } catch (err) {
       await reportKernelError(err, 'Analyze Sensitivity', ctx.log);
       return undefined;
     }
-    for (const l of result.layers) ctx.log.info(`  #${l.rank} ${l.module}: quantized alone ${(l.quantizedAlone.accuracy * 100).toFixed(2)} %, kept float ${(l.keptFloat.accuracy * 100).toFixed(2)} %`);
+    for (const l of result.layers)
+      ctx.log.info(
+        `  #${l.rank} ${l.module}: quantized alone ${(l.quantizedAlone.accuracy * 100).toFixed(2)} %, kept float ${(l.keptFloat.accuracy * 100).toFixed(2)} %`,
+      );
     const mode = options.apply ?? 'ask';
-    if (mode === 'suggested' && result.suggestion.overrides.length) await applyOverrides(config, result.suggestion.overrides);
+    if (mode === 'suggested' && result.suggestion.overrides.length)
+      await applyOverrides(config, result.suggestion.overrides);
     if (mode !== 'ask') return result;
 
     const suggested = new Set(result.suggestion.overrides.map((o) => o.match));
     const precision = result.suggestion.overrides[0]?.precision ?? 'fp16';
     const items = result.layers.map((l) => ({
-      label: `#${l.rank} ${l.module}`, module: l.module, picked: suggested.has(l.module),
+      label: `#${l.rank} ${l.module}`,
+      module: l.module,
+      picked: suggested.has(l.module),
       description: l.op,
       detail: `quantized alone: ${(l.quantizedAlone.accuracy * 100).toFixed(2)} %, ${l.quantizedAlone.sqnr.toFixed(1)} dB · kept float: ${(l.keptFloat.accuracy * 100).toFixed(2)} %, ${l.keptFloat.sqnr.toFixed(1)} dB`,
     }));
@@ -65,7 +93,11 @@ export function analyzeSensitivity(ctx: Ctx) {
       title: `Keep layers in ${precision.toUpperCase()} (suggested within ${budget} points: ${result.suggestion.overrides.map((o) => o.match).join(', ') || 'none'})`,
       placeHolder: 'Most sensitive first. The chosen layers become overrides in the config (undoable).',
     });
-    if (picked?.length) await applyOverrides(config, picked.map((p) => ({ match: p.module, precision })));
+    if (picked?.length)
+      await applyOverrides(
+        config,
+        picked.map((p) => ({ match: p.module, precision })),
+      );
     return result;
   };
 }

@@ -10,7 +10,11 @@ import { reportKernelError } from './errors';
 type Stage = NonNullable<GraphExportParams['stage']>;
 const STAGES: Array<{ label: string; description: string; stage: Stage }> = [
   { label: 'INT8 (converted)', description: 'quantize / dequantize around integer layers', stage: 'converted' },
-  { label: 'Fake-quant (QAT prepared)', description: 'the model as it trains, with fake quantizers', stage: 'prepared' },
+  {
+    label: 'Fake-quant (QAT prepared)',
+    description: 'the model as it trains, with fake quantizers',
+    stage: 'prepared',
+  },
   { label: 'FP32', description: 'the float model; no training needed', stage: 'fp32' },
 ];
 
@@ -22,17 +26,34 @@ export function showModelGraph(ctx: Ctx) {
       return undefined;
     }
     if (!stage) {
-      const picked = await vscode.window.showQuickPick(STAGES, { title: 'QAT: Show Model Graph', placeHolder: 'Which model?' });
+      const picked = await vscode.window.showQuickPick(STAGES, {
+        title: 'QAT: Show Model Graph',
+        placeHolder: 'Which model?',
+      });
       if (!picked) return undefined;
       stage = picked.stage;
     }
     let result: GraphExportResult;
     try {
       result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `QAT: Show Model Graph (${stage})`, cancellable: true },
-        (progress, token) => ctx.kernel.request('graph/export', { config: config.fsPath, stage }, {
-          token, onProgress: (p) => { progress.report({ message: p.message }); ctx.log.info(`[${p.stage}] ${p.message}`); },
-        }));
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `QAT: Show Model Graph (${stage})`,
+          cancellable: true,
+        },
+        (progress, token) =>
+          ctx.kernel.request(
+            'graph/export',
+            { config: config.fsPath, stage },
+            {
+              token,
+              onProgress: (p) => {
+                progress.report({ message: p.message });
+                ctx.log.info(`[${p.stage}] ${p.message}`);
+              },
+            },
+          ),
+      );
     } catch (err) {
       await reportKernelError(err, 'Show Model Graph', ctx.log);
       return undefined;

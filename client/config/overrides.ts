@@ -1,7 +1,10 @@
 // Text edits to a QAT config's `overrides` list that keep the user's formatting and comments.
 import { isSeq, parseDocument, type YAMLSeq } from 'yaml';
 
-export interface TextInsert { offset: number; text: string }
+export interface TextInsert {
+  offset: number;
+  text: string;
+}
 
 /** Module path as a regex that matches exactly that module (overrides use re.fullmatch). */
 export const exactMatch = (module: string) => module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -10,7 +13,11 @@ export const exactMatch = (module: string) => module.replace(/[.*+?^${}()|[\]\\]
  * Inserts `{match: '<module>', precision: <p>}` as the FIRST override (the first match wins), into a block
  * list, a flow list, or a new `overrides:` key at the end of the file.
  */
-export function addPrecisionOverride(text: string, module: string, precision: 'fp16' | 'bf16' | 'fp32' | 'int8'): TextInsert {
+export function addPrecisionOverride(
+  text: string,
+  module: string,
+  precision: 'fp16' | 'bf16' | 'fp32' | 'int8',
+): TextInsert {
   const item = `{match: '${exactMatch(module).replace(/'/g, "''")}', precision: ${precision}}`;
   const doc = parseDocument(text);
   const node = doc.get('overrides', true);
@@ -35,7 +42,10 @@ export function addPrecisionOverride(text: string, module: string, precision: 'f
 }
 
 /** The config text with an FP16/FP32 override for each module, the first listed ending up first. */
-export function withOverrides(text: string, modules: Array<{ match: string; precision: 'fp16' | 'bf16' | 'fp32' }>): string {
+export function withOverrides(
+  text: string,
+  modules: Array<{ match: string; precision: 'fp16' | 'bf16' | 'fp32' }>,
+): string {
   for (const m of [...modules].reverse()) {
     const e = addPrecisionOverride(text, m.match, m.precision);
     text = text.slice(0, e.offset) + e.text + text.slice(e.offset);

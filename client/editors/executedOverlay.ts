@@ -31,8 +31,10 @@ export function tvmOverlayFor(file: string, report: BuildTvmResult): ExecutedOve
   for (const o of report.ops) {
     if (!o.onnxNode) continue;
     ops[o.onnxNode] = {
-      precision: o.precision, role: QDQ.has(o.opType) ? 'conversion' : 'compute',
-      ...(o.detail ? { ranAs: o.detail } : {}), ...(o.reason ? { reason: o.reason } : {}),
+      precision: o.precision,
+      role: QDQ.has(o.opType) ? 'conversion' : 'compute',
+      ...(o.detail ? { ranAs: o.detail } : {}),
+      ...(o.reason ? { reason: o.reason } : {}),
     };
   }
   return { runtime: `TVM ${report.tvmVersion} (${report.target}${report.foldInt8 ? ', int8 fold' : ''})`, ops };
@@ -43,7 +45,8 @@ export function executedOverlayFor(file: string, report: BuildOrtResult): Execut
   const name = path.basename(file);
   const runtime = `ONNX Runtime ${report.ortVersion} (${report.provider})`;
   const ours = report.variants.find((v) => v.name === 'ours');
-  if (ours && report.onnx && path.resolve(report.onnx) === path.resolve(file)) return { runtime, ops: bySource(ours.ops) };
+  if (ours && report.onnx && path.resolve(report.onnx) === path.resolve(file))
+    return { runtime, ops: bySource(ours.ops) };
   for (const v of report.variants) {
     if (path.basename(v.optimized) === name) {
       return { runtime, ops: Object.fromEntries(v.ops.map((o) => [o.name, fromOp(o)])) };
@@ -54,7 +57,12 @@ export function executedOverlayFor(file: string, report: BuildOrtResult): Execut
 }
 
 function fromOp(o: Op): ExecutedOp {
-  return { precision: o.precision, role: o.role, ...(o.dtypes ? { dtypes: o.dtypes } : {}), ...(o.reason ? { reason: o.reason } : {}) };
+  return {
+    precision: o.precision,
+    role: o.role,
+    ...(o.dtypes ? { dtypes: o.dtypes } : {}),
+    ...(o.reason ? { reason: o.reason } : {}),
+  };
 }
 
 /** Source node -> what ran it: the optimised ops ORT named after it; a compute op that stayed fp32 wins. */
@@ -66,7 +74,9 @@ function bySource(ops: Op[]): Record<string, ExecutedOp> {
     ranAs.set(o.sourceNode, [...(ranAs.get(o.sourceNode) ?? []), o.opType]);
     const seen = out[o.sourceNode];
     const mine = fromOp(o);
-    const better = !seen || (mine.role === 'compute' && seen.role !== 'compute') ||
+    const better =
+      !seen ||
+      (mine.role === 'compute' && seen.role !== 'compute') ||
       (mine.role === seen.role && (RANK[mine.precision] ?? 0) > (RANK[seen.precision] ?? 0));
     if (better) out[o.sourceNode] = mine;
   }
@@ -76,14 +86,18 @@ function bySource(ops: Op[]): Record<string, ExecutedOp> {
 
 /** The newest build report that describes `file`: one beside it, or one in a folder next to it (out/ort-cpu/ and
  * out/tvm-<target>/ beside the export). */
-export async function findExecutedOverlay(file: string): Promise<{ overlay: ExecutedOverlay; from: string } | undefined> {
+export async function findExecutedOverlay(
+  file: string,
+): Promise<{ overlay: ExecutedOverlay; from: string } | undefined> {
   const folder = path.dirname(file);
   const candidates = [path.join(folder, REPORT_FILE)];
   try {
     for (const entry of await readdir(folder, { withFileTypes: true })) {
       if (entry.isDirectory()) candidates.push(path.join(folder, entry.name, REPORT_FILE));
     }
-  } catch { /* an unreadable folder has no reports */ }
+  } catch {
+    /* an unreadable folder has no reports */
+  }
   let best: { overlay: ExecutedOverlay; from: string; mtime: number } | undefined;
   for (const report of candidates) {
     try {

@@ -11,7 +11,9 @@ export interface GraphContent {
   title: string;
   /** The model file's bytes: ONNX, or the kernel's graph JSON (*.qatgraph.json, named so in `title`). */
   onnx: Uint8Array;
-  layers: LayerResult[]; threshold: number; config?: string;
+  layers: LayerResult[];
+  threshold: number;
+  config?: string;
   /** Folder that relative source paths in the model resolve against. */
   baseDir?: string;
   /** analyze/histograms of the compared layers, for the properties panel. */
@@ -40,25 +42,40 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
     return vscode.Uri.joinPath(extensionUri, 'out', 'webview');
   }
 
-  constructor(private readonly panel: vscode.WebviewPanel, extensionUri: vscode.Uri, title: string, private log: vscode.LogOutputChannel) {
+  constructor(
+    private readonly panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
+    title: string,
+    private log: vscode.LogOutputChannel,
+  ) {
     const webviewRoot = GraphPanel.webviewRoot(extensionUri);
     const webview = panel.webview;
     webview.options = { enableScripts: true, localResourceRoots: [webviewRoot] };
     let markReady!: () => void;
     this.ready = new Promise((resolve) => (markReady = resolve));
-    this.disposables.push(webview.onDidReceiveMessage((m: FromWebview) => {
-      if (m.type === 'ready') markReady();
-      else if (m.type === 'rendered') { this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`); this.rendered.fire(m); }
-      else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
-      else if (m.type === 'export') void this.saveExport(m);
-      else if (m.type === 'selected') selectionSync.relay(this, m);
-      else if (m.type === 'revealSource') {
-        const line = Math.max(0, m.line - 1);
-        void vscode.window.showTextDocument(vscode.Uri.file(m.file), { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
-      }
-    }));
+    this.disposables.push(
+      webview.onDidReceiveMessage((m: FromWebview) => {
+        if (m.type === 'ready') markReady();
+        else if (m.type === 'rendered') {
+          this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`);
+          this.rendered.fire(m);
+        } else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
+        else if (m.type === 'export') void this.saveExport(m);
+        else if (m.type === 'selected') selectionSync.relay(this, m);
+        else if (m.type === 'revealSource') {
+          const line = Math.max(0, m.line - 1);
+          void vscode.window.showTextDocument(vscode.Uri.file(m.file), {
+            selection: new vscode.Range(line, 0, line, 0),
+            viewColumn: vscode.ViewColumn.Beside,
+            preserveFocus: true,
+          });
+        }
+      }),
+    );
     webview.html = webviewHtml({
-      cspSource: webview.cspSource, nonce: makeNonce(), title,
+      cspSource: webview.cspSource,
+      nonce: makeNonce(),
+      title,
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(webviewRoot, 'main.js')).toString(),
     });
     panel.onDidDispose(() => this.dispose(), null, this.disposables);
@@ -79,7 +96,11 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
     // properties panel gets their summaries instead. Graph JSON holds no weights: it goes as it is.
     const slim = /\.qatgraph\.json$/i.test(content.title) ? undefined : slimOnnx(content.onnx, SLIM_LIMIT_BYTES);
     const msg: ToWebview = {
-      type: 'showGraph', title: content.title, layers: content.layers, threshold: content.threshold, config: content.config,
+      type: 'showGraph',
+      title: content.title,
+      layers: content.layers,
+      threshold: content.threshold,
+      config: content.config,
       onnxBase64: Buffer.from(slim ? slim.bytes : content.onnx).toString('base64'),
       baseDir: content.baseDir,
       ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),

@@ -13,14 +13,20 @@ export function syncKey(fsPath: string): string {
   return `${fsPath.slice(0, cut + 1)}${base.split('.')[0] || base}`;
 }
 
-export interface SyncPeer { post(message: ToWebview): unknown }
+export interface SyncPeer {
+  post(message: ToWebview): unknown;
+}
 
 export class SelectionSync {
   private readonly peers = new Map<SyncPeer, string>();
 
   join(peer: SyncPeer, key: string): { dispose(): void } {
     this.peers.set(peer, key);
-    return { dispose: () => { this.peers.delete(peer); } };
+    return {
+      dispose: () => {
+        this.peers.delete(peer);
+      },
+    };
   }
 
   /** A node selected by the user in `from`: the other views of its model select the counterpart. */
@@ -30,7 +36,12 @@ export class SelectionSync {
     let sent = 0;
     for (const [peer, k] of this.peers) {
       if (peer === from || k !== key) continue;
-      peer.post({ type: 'selectCounterpart', name: selected.name, op: selected.op, ...(selected.module ? { module: selected.module } : {}) });
+      peer.post({
+        type: 'selectCounterpart',
+        name: selected.name,
+        op: selected.op,
+        ...(selected.module ? { module: selected.module } : {}),
+      });
       sent++;
     }
     return sent;
@@ -45,7 +56,13 @@ const STAGE_ORDER = ['fp32', 'prepared', 'converted'];
 /** The graph files of one model among a folder's file names, in stage order: FP32, fake-quant, INT8. */
 export function stageFiles(names: string[], anyOfThem: string): string[] {
   const stem = anyOfThem.split('.')[0];
-  const stageOf = (n: string) => new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\w+)\\.qatgraph\\.json$`, 'i').exec(n)?.[1];
-  return names.filter((n) => stageOf(n) !== undefined)
-    .sort((a, b) => (STAGE_ORDER.indexOf(stageOf(a)!) + 1 || 99) - (STAGE_ORDER.indexOf(stageOf(b)!) + 1 || 99) || a.localeCompare(b));
+  const stageOf = (n: string) =>
+    new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\w+)\\.qatgraph\\.json$`, 'i').exec(n)?.[1];
+  return names
+    .filter((n) => stageOf(n) !== undefined)
+    .sort(
+      (a, b) =>
+        (STAGE_ORDER.indexOf(stageOf(a)!) + 1 || 99) - (STAGE_ORDER.indexOf(stageOf(b)!) + 1 || 99) ||
+        a.localeCompare(b),
+    );
 }

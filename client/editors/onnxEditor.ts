@@ -7,14 +7,21 @@ import { syncKey } from './graphSync';
 import { findExecutedOverlay } from './executedOverlay';
 import type { ExecutedOverlay } from '../../protocol/webview';
 
-export interface LayerOverlay { layers: LayerResult[]; threshold: number; config: string }
+export interface LayerOverlay {
+  layers: LayerResult[];
+  threshold: number;
+  config: string;
+}
 
 export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
   static readonly viewType = 'qatStudio.onnxViewer';
   /** Results of the latest compare/layers per exported ONNX file (fsPath). */
   readonly overlays = new Map<string, LayerOverlay>();
 
-  constructor(private extensionUri: vscode.Uri, private log: vscode.LogOutputChannel) {}
+  constructor(
+    private extensionUri: vscode.Uri,
+    private log: vscode.LogOutputChannel,
+  ) {}
 
   register(): vscode.Disposable {
     return vscode.window.registerCustomEditorProvider(OnnxEditorProvider.viewType, this, {
@@ -29,7 +36,9 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
 
   resolveCustomEditor(document: vscode.CustomDocument, panel: vscode.WebviewPanel): void {
     // VS Code shows the webview only after this returns, so the content is sent once the page says it is ready.
-    void this.load(document, panel).catch((err) => this.log.error(`opening ${document.uri.fsPath}: ${(err as Error).stack ?? err}`));
+    void this.load(document, panel).catch((err) =>
+      this.log.error(`opening ${document.uri.fsPath}: ${(err as Error).stack ?? err}`),
+    );
   }
 
   private async load(document: vscode.CustomDocument, panel: vscode.WebviewPanel): Promise<void> {
@@ -46,9 +55,15 @@ export class OnnxEditorProvider implements vscode.CustomReadonlyEditorProvider {
     }
     const overlay = this.overlays.get(document.uri.fsPath);
     const executed = await this.executed(document.uri);
-    this.log.info(`opening ${document.uri.fsPath} (${bytes.byteLength} bytes${overlay ? `, ${overlay.layers.length} compared layers` : ''})`);
+    this.log.info(
+      `opening ${document.uri.fsPath} (${bytes.byteLength} bytes${overlay ? `, ${overlay.layers.length} compared layers` : ''})`,
+    );
     await view.show({
-      title: name, onnx: bytes, layers: overlay?.layers ?? [], threshold: overlay?.threshold ?? 0.99, config: overlay?.config,
+      title: name,
+      onnx: bytes,
+      layers: overlay?.layers ?? [],
+      threshold: overlay?.threshold ?? 0.99,
+      config: overlay?.config,
       baseDir: document.uri.scheme === 'file' ? vscode.Uri.joinPath(document.uri, '..').fsPath : undefined,
       executed,
     });

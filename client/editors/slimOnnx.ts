@@ -64,7 +64,13 @@ function writeVarint(out: number[], value: number): void {
   out.push(value);
 }
 
-interface Field { number: number; wire: number; start: number; end: number; dataStart: number }
+interface Field {
+  number: number;
+  wire: number;
+  start: number;
+  end: number;
+  dataStart: number;
+}
 
 function fields(buf: Uint8Array, start: number, end: number): Field[] {
   const out: Field[] = [];
@@ -105,7 +111,14 @@ export function slimOnnx(input: Uint8Array, limitBytes = 64 * 1024): SlimResult 
 
 type Part = Uint8Array | number[];
 
-function rewrite(buf: Uint8Array, start: number, end: number, kind: Kind, limit: number, removed: Map<string, TensorStats>): Part[] {
+function rewrite(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  kind: Kind,
+  limit: number,
+  removed: Map<string, TensorStats>,
+): Part[] {
   const list = fields(buf, start, end);
   if (kind === 'tensor') return rewriteTensor(buf, start, end, list, limit, removed);
   const children = CHILDREN[kind];
@@ -115,7 +128,13 @@ function rewrite(buf: Uint8Array, start: number, end: number, kind: Kind, limit:
     const child = f.wire === 2 ? children[f.number] : undefined;
     if (!child) continue;
     const inner = rewrite(buf, f.dataStart, f.end, child, limit, removed);
-    if (inner.length === 1 && inner[0] instanceof Uint8Array && inner[0].byteOffset === buf.byteOffset + f.dataStart && inner[0].length === f.end - f.dataStart) continue;
+    if (
+      inner.length === 1 &&
+      inner[0] instanceof Uint8Array &&
+      inner[0].byteOffset === buf.byteOffset + f.dataStart &&
+      inner[0].length === f.end - f.dataStart
+    )
+      continue;
     out.push(buf.subarray(copyFrom, f.start));
     const header: number[] = [];
     writeVarint(header, f.number * 8 + 2);
@@ -127,13 +146,28 @@ function rewrite(buf: Uint8Array, start: number, end: number, kind: Kind, limit:
   return out;
 }
 
-function rewriteTensor(buf: Uint8Array, start: number, end: number, list: Field[], limit: number, removed: Map<string, TensorStats>): Part[] {
+function rewriteTensor(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  list: Field[],
+  limit: number,
+  removed: Map<string, TensorStats>,
+): Part[] {
   const payload = list.filter((f) => PAYLOAD.has(f.number));
   const bytes = payload.reduce((n, f) => n + (f.end - f.dataStart), 0);
   if (bytes <= limit) return [buf.subarray(start, end)];
   const decoder = new TextDecoder();
-  const name = list.filter((f) => f.number === 8 && f.wire === 2).map((f) => decoder.decode(buf.subarray(f.dataStart, f.end))).pop() ?? '';
-  const dataType = list.filter((f) => f.number === 2 && f.wire === 0).map((f) => readVarint(buf, f.dataStart)[0]).pop() ?? 0;
+  const name =
+    list
+      .filter((f) => f.number === 8 && f.wire === 2)
+      .map((f) => decoder.decode(buf.subarray(f.dataStart, f.end)))
+      .pop() ?? '';
+  const dataType =
+    list
+      .filter((f) => f.number === 2 && f.wire === 0)
+      .map((f) => readVarint(buf, f.dataStart)[0])
+      .pop() ?? 0;
   const raw = payload.find((f) => f.number === 9 && f.wire === 2);
   removed.set(name, { bytes, ...(raw ? summarize(buf.subarray(raw.dataStart, raw.end), dataType) : {}) });
   const out: Part[] = [];
@@ -151,17 +185,32 @@ function summarize(raw: Uint8Array, dataType: number): Omit<TensorStats, 'bytes'
   // Typed arrays over an aligned copy: a tight loop over them is ~10x a DataView read per element.
   const aligned = (size: number) => {
     const n = Math.floor(raw.byteLength / size);
-    return raw.byteOffset % size === 0 ? raw.buffer.slice(raw.byteOffset, raw.byteOffset + n * size) : raw.slice(0, n * size).buffer;
+    return raw.byteOffset % size === 0
+      ? raw.buffer.slice(raw.byteOffset, raw.byteOffset + n * size)
+      : raw.slice(0, n * size).buffer;
   };
   let values: ArrayLike<number>;
   switch (dataType) {
-    case 1: values = new Float32Array(aligned(4)); break;
-    case 2: values = raw; break;
-    case 3: values = new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength); break;
-    case 6: values = new Int32Array(aligned(4)); break;
-    case 7: values = Float64Array.from(new BigInt64Array(aligned(8)), Number); break;
-    case 10: values = Float32Array.from(new Uint16Array(aligned(2)), halfToFloat); break;
-    default: return {};
+    case 1:
+      values = new Float32Array(aligned(4));
+      break;
+    case 2:
+      values = raw;
+      break;
+    case 3:
+      values = new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+      break;
+    case 6:
+      values = new Int32Array(aligned(4));
+      break;
+    case 7:
+      values = Float64Array.from(new BigInt64Array(aligned(8)), Number);
+      break;
+    case 10:
+      values = Float32Array.from(new Uint16Array(aligned(2)), halfToFloat);
+      break;
+    default:
+      return {};
   }
   const count = values.length;
   if (count === 0) return { count };

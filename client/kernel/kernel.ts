@@ -3,14 +3,29 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import {
-  CancellationTokenSource, createMessageConnection, ResponseError, StreamMessageReader, StreamMessageWriter,
+  CancellationTokenSource,
+  createMessageConnection,
+  ResponseError,
+  StreamMessageReader,
+  StreamMessageWriter,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import { KernelNotifications, type KernelErrorData, type KernelMethod, type KernelMethods, type LogParams, type ProgressParams } from '../../protocol/kernel';
+import {
+  KernelNotifications,
+  type KernelErrorData,
+  type KernelMethod,
+  type KernelMethods,
+  type LogParams,
+  type ProgressParams,
+} from '../../protocol/kernel';
 import { resolveInterpreter, type Interpreter } from './interpreter';
 
 export class KernelError extends Error {
-  constructor(message: string, readonly code: number, readonly data?: KernelErrorData) {
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly data?: KernelErrorData,
+  ) {
     super(message);
   }
 }
@@ -31,7 +46,10 @@ export class Kernel implements vscode.Disposable {
   /** Fires when the kernel starts, stops, or begins or finishes a request. */
   readonly onDidChangeState = this.stateChanged.event;
 
-  constructor(private extensionPath: string, private log: vscode.LogOutputChannel) {}
+  constructor(
+    private extensionPath: string,
+    private log: vscode.LogOutputChannel,
+  ) {}
 
   private start(): Promise<MessageConnection> {
     if (this.connection) return Promise.resolve(this.connection);
@@ -40,29 +58,45 @@ export class Kernel implements vscode.Disposable {
   }
 
   private async spawn(): Promise<MessageConnection> {
-    if (!vscode.workspace.isTrusted) throw new KernelError('QAT Studio does not run Python in an untrusted workspace.', -32603);
+    if (!vscode.workspace.isTrusted)
+      throw new KernelError('QAT Studio does not run Python in an untrusted workspace.', -32603);
     const interpreter = (this.interpreter = await resolveInterpreter());
     const helpers = path.join(this.extensionPath, 'python-helpers');
     this.log.info(`starting kernel: ${interpreter.path} -m qat_kernel (interpreter from ${interpreter.source})`);
     const proc = spawn(interpreter.path, ['-m', 'qat_kernel'], {
       cwd: helpers,
       env: {
-        ...process.env, PYTHONPATH: helpers, PYTHONUNBUFFERED: '1',
+        ...process.env,
+        PYTHONPATH: helpers,
+        PYTHONUNBUFFERED: '1',
         QAT_STUDIO_PROTOCOL_DIR: path.join(this.extensionPath, 'protocol'),
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const spawned = new Promise<void>((resolve, reject) => {
       proc.once('spawn', resolve);
-      proc.once('error', (err) => reject(new KernelError(
-        `Cannot start the Python kernel with '${interpreter.path}': ${err.message}. Set qatStudio.pythonPath to a Python 3.10+ interpreter.`, -32603)));
+      proc.once('error', (err) =>
+        reject(
+          new KernelError(
+            `Cannot start the Python kernel with '${interpreter.path}': ${err.message}. Set qatStudio.pythonPath to a Python 3.10+ interpreter.`,
+            -32603,
+          ),
+        ),
+      );
     });
     proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) if (line.trim()) this.log.info(`[kernel] ${line}`);
     });
-    const connection = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
-    connection.onNotification(KernelNotifications.progress, (p: ProgressParams) => this.progressListeners.get(p.token)?.(p));
-    connection.onNotification(KernelNotifications.log, (p: LogParams) => this.log[p.level === 'warning' ? 'warn' : p.level](`[kernel] ${p.message}`));
+    const connection = createMessageConnection(
+      new StreamMessageReader(proc.stdout!),
+      new StreamMessageWriter(proc.stdin!),
+    );
+    connection.onNotification(KernelNotifications.progress, (p: ProgressParams) =>
+      this.progressListeners.get(p.token)?.(p),
+    );
+    connection.onNotification(KernelNotifications.log, (p: LogParams) =>
+      this.log[p.level === 'warning' ? 'warn' : p.level](`[kernel] ${p.message}`),
+    );
     proc.once('exit', (code, signal) => {
       const expected = this.proc !== proc;
       if (!expected) {
@@ -94,16 +128,26 @@ export class Kernel implements vscode.Disposable {
     const sub = options.token?.onCancellationRequested(() => cts.cancel());
     let exitSub: vscode.Disposable | undefined;
     const died = new Promise<never>((_, reject) => {
-      exitSub = this.onDidExit(({ expected }) => reject(new KernelError(
-        expected ? 'The kernel was stopped.' : 'The kernel process died. Run "QAT: Restart Kernel" or try again.', -32603)));
+      exitSub = this.onDidExit(({ expected }) =>
+        reject(
+          new KernelError(
+            expected ? 'The kernel was stopped.' : 'The kernel process died. Run "QAT: Restart Kernel" or try again.',
+            -32603,
+          ),
+        ),
+      );
     });
     this.inFlight++;
     this.stateChanged.fire(this.state);
     try {
       const withToken = options.onProgress ? { ...params, progressToken } : params;
-      return await Promise.race([connection.sendRequest(method, withToken, cts.token), died]) as KernelMethods[M]['result'];
+      return (await Promise.race([
+        connection.sendRequest(method, withToken, cts.token),
+        died,
+      ])) as KernelMethods[M]['result'];
     } catch (err) {
-      if (err instanceof ResponseError) throw new KernelError(err.message, err.code, err.data as KernelErrorData | undefined);
+      if (err instanceof ResponseError)
+        throw new KernelError(err.message, err.code, err.data as KernelErrorData | undefined);
       throw err;
     } finally {
       sub?.dispose();

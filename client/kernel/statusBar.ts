@@ -14,8 +14,10 @@ export function kernelStatusBar(kernel: Kernel): vscode.Disposable {
   const update = () => {
     const state = kernel.state;
     item.text = TEXT[state];
-    item.tooltip = state === 'stopped' ? 'The QAT kernel is not running; it starts with the first job.'
-      : `The QAT kernel is ${state}${kernel.interpreter ? ` (${kernel.interpreter.path})` : ''}. Click to stop it.`;
+    item.tooltip =
+      state === 'stopped'
+        ? 'The QAT kernel is not running; it starts with the first job.'
+        : `The QAT kernel is ${state}${kernel.interpreter ? ` (${kernel.interpreter.path})` : ''}. Click to stop it.`;
     item.command = state === 'stopped' ? undefined : 'qatStudio.stopKernel';
     item.show();
   };

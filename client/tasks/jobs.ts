@@ -3,7 +3,14 @@ import { writeFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type {
-  BuildTvmResult, CompareLayersResult, EvalAccuracyResult, ExportOnnxResult, KernelInfoResult, KernelMethod, QatTrainResult, SensitivityResult,
+  BuildTvmResult,
+  CompareLayersResult,
+  EvalAccuracyResult,
+  ExportOnnxResult,
+  KernelInfoResult,
+  KernelMethod,
+  QatTrainResult,
+  SensitivityResult,
 } from '../../protocol/kernel';
 import type { BuildOrtResult, HistogramsResult, QatConvertResult, VerifyParityResult } from '../../protocol/kernel';
 import { replacementMarkdown } from './qdqReplacement';
@@ -22,7 +29,8 @@ export interface Job<R> {
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
 const span = (r?: number[]) => (r ? `[${r[0].toPrecision(3)}, ${r[1].toPrecision(3)}]` : '-').padEnd(22);
 
-export type JobName = 'train' | 'evaluate' | 'convert' | 'histograms' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
+export type JobName =
+  'train' | 'evaluate' | 'convert' | 'histograms' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
 
 export const JOBS: Record<JobName, Job<never>> = {
   train: {
@@ -60,7 +68,10 @@ export const JOBS: Record<JobName, Job<never>> = {
     summary: (r) => [
       `weight and input-activation histograms of ${r.layers.length} layers on ${r.samples} samples (${r.bins} bins); clipped = more than half a step outside the range`,
       'layer            weight range           clipped   activation range       clipped',
-      ...r.layers.map((l) => `${l.module.padEnd(16)} ${span(l.weight?.representable)} ${pct(l.weight?.clippedFraction ?? 0).padStart(8)}   ${span(l.activation?.representable)} ${pct(l.activation?.clippedFraction ?? 0).padStart(8)}`),
+      ...r.layers.map(
+        (l) =>
+          `${l.module.padEnd(16)} ${span(l.weight?.representable)} ${pct(l.weight?.clippedFraction ?? 0).padStart(8)}   ${span(l.activation?.representable)} ${pct(l.activation?.clippedFraction ?? 0).padStart(8)}`,
+      ),
     ],
   } satisfies Job<HistogramsResult> as Job<never>,
   export: {
@@ -68,10 +79,18 @@ export const JOBS: Record<JobName, Job<never>> = {
     params: (config) => ({ config }),
     summary: (r) => [
       r.path ? `QDQ ONNX (opset ${r.opset}): ${r.path}` : `export failed: ${r.error}`,
-      ...(r.size ? [`size: FP32 ${(r.size.fp32Bytes / 1024).toFixed(1)} KiB -> INT8 ${(r.size.int8Bytes / 1024).toFixed(1)} KiB (${r.size.ratio.toFixed(2)}x smaller), ONNX file ${(r.size.onnxFileBytes / 1024).toFixed(1)} KiB`] : []),
-      ...(r.verify ? [`ONNX Runtime vs PyTorch INT8 on ${r.verify.samples} samples: max |Δ| ${r.verify.maxAbs.toExponential(2)}` +
-        (r.verify.maxSteps !== undefined ? ` = ${r.verify.maxSteps.toFixed(2)} quantization steps` : '') +
-        `, same prediction ${pct(r.verify.predictionsEqual)}, ORT accuracy ${pct(r.verify.ortAccuracy)}`] : []),
+      ...(r.size
+        ? [
+            `size: FP32 ${(r.size.fp32Bytes / 1024).toFixed(1)} KiB -> INT8 ${(r.size.int8Bytes / 1024).toFixed(1)} KiB (${r.size.ratio.toFixed(2)}x smaller), ONNX file ${(r.size.onnxFileBytes / 1024).toFixed(1)} KiB`,
+          ]
+        : []),
+      ...(r.verify
+        ? [
+            `ONNX Runtime vs PyTorch INT8 on ${r.verify.samples} samples: max |Δ| ${r.verify.maxAbs.toExponential(2)}` +
+              (r.verify.maxSteps !== undefined ? ` = ${r.verify.maxSteps.toFixed(2)} quantization steps` : '') +
+              `, same prediction ${pct(r.verify.predictionsEqual)}, ORT accuracy ${pct(r.verify.ortAccuracy)}`,
+          ]
+        : []),
     ],
   } satisfies Job<ExportOnnxResult> as Job<never>,
   compare: {
@@ -80,8 +99,12 @@ export const JOBS: Record<JobName, Job<never>> = {
     summary: (r) => [
       `FP32 ${pct(r.accuracy.fp32)} · INT8 ${pct(r.accuracy.int8)} on ${r.accuracy.samples} samples · ${r.seconds?.toFixed(1) ?? '?'} s`,
       'layer            cosine    SQNR dB   MSE',
-      ...[...r.layers].sort((a, b) => a.cosine - b.cosine).map((l) =>
-        `${l.module.padEnd(16)} ${l.cosine.toFixed(5)}  ${l.sqnr.toFixed(2).padStart(7)}   ${l.mse.toExponential(2)}${l.cosine < r.threshold ? '  < threshold' : ''}`),
+      ...[...r.layers]
+        .sort((a, b) => a.cosine - b.cosine)
+        .map(
+          (l) =>
+            `${l.module.padEnd(16)} ${l.cosine.toFixed(5)}  ${l.sqnr.toFixed(2).padStart(7)}   ${l.mse.toExponential(2)}${l.cosine < r.threshold ? '  < threshold' : ''}`,
+        ),
       r.onnx.path ? `QDQ ONNX: ${r.onnx.path}` : `ONNX export failed: ${r.onnx.error}`,
     ],
     after: async (ctx, r, config) => {
@@ -92,7 +115,10 @@ export const JOBS: Record<JobName, Job<never>> = {
     method: 'kernel/info',
     progress: false,
     params: () => ({}),
-    summary: (r) => [`Python ${r.python} (${r.executable})`, ...Object.entries(r.packages).map(([n, p]) => `${n.padEnd(12)} ${p.version ?? `missing: ${p.error}`}`)],
+    summary: (r) => [
+      `Python ${r.python} (${r.executable})`,
+      ...Object.entries(r.packages).map(([n, p]) => `${n.padEnd(12)} ${p.version ?? `missing: ${p.error}`}`),
+    ],
   } satisfies Job<KernelInfoResult> as Job<never>,
   sensitivity: {
     method: 'analyze/sensitivity',
@@ -100,7 +126,10 @@ export const JOBS: Record<JobName, Job<never>> = {
     summary: (r) => [
       `fake-quant ${pct(r.accuracy.fakeQuant)} vs QAT float ${pct(r.accuracy.qatFloat)}; budget ${r.budget} points`,
       'rank layer            quantized alone      kept float',
-      ...r.layers.map((l) => `${String(l.rank).padStart(4)} ${l.module.padEnd(16)} ${pct(l.quantizedAlone.accuracy).padStart(8)} ${l.quantizedAlone.sqnr.toFixed(1).padStart(6)} dB   ${pct(l.keptFloat.accuracy).padStart(8)} ${l.keptFloat.sqnr.toFixed(1).padStart(6)} dB`),
+      ...r.layers.map(
+        (l) =>
+          `${String(l.rank).padStart(4)} ${l.module.padEnd(16)} ${pct(l.quantizedAlone.accuracy).padStart(8)} ${l.quantizedAlone.sqnr.toFixed(1).padStart(6)} dB   ${pct(l.keptFloat.accuracy).padStart(8)} ${l.keptFloat.sqnr.toFixed(1).padStart(6)} dB`,
+      ),
       r.suggestion.overrides.length
         ? `suggested: keep ${r.suggestion.overrides.map((o) => `${o.match} ${o.precision}`).join(', ')} -> ${pct(r.suggestion.accuracy)}${r.suggestion.withinBudget ? ' (within budget)' : ' (still over budget)'}`
         : 'no override needed within the budget',
@@ -113,10 +142,14 @@ export const JOBS: Record<JobName, Job<never>> = {
     after: async (ctx, r, config) => {
       // The same model in ONNX Runtime (the baseline users trust, with its precision as executed) and every
       // artifact's parity with PyTorch INT8 go into the report too; either may fail without losing the build.
-      const ort = await ctx.kernel.request('build/ort', { config, benchRuns: 30 })
-        .catch((err: Error) => { ctx.log.warn(`build/ort for the report: ${err.message}`); return undefined; });
-      const parity = await ctx.kernel.request('verify/parity', { config, target: r.target })
-        .catch((err: Error) => { ctx.log.warn(`verify/parity for the report: ${err.message}`); return undefined; });
+      const ort = await ctx.kernel.request('build/ort', { config, benchRuns: 30 }).catch((err: Error) => {
+        ctx.log.warn(`build/ort for the report: ${err.message}`);
+        return undefined;
+      });
+      const parity = await ctx.kernel.request('verify/parity', { config, target: r.target }).catch((err: Error) => {
+        ctx.log.warn(`verify/parity for the report: ${err.message}`);
+        return undefined;
+      });
       // A readable report beside the kernel's JSON one, opened in the Markdown preview.
       const md = buildReportMarkdown(r, ort, parity);
       const file = path.join(r.outDir, 'build-report.md');
@@ -130,33 +163,76 @@ export const JOBS: Record<JobName, Job<never>> = {
 type LatencyRow = NonNullable<BuildOrtResult['bench']>['rows'][number];
 
 export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, parity?: VerifyParityResult): string {
-  const rows = r.ops.map((o) => `| ${o.onnxNode} | ${o.opType} | ${o.precision} | ${cell(o.reason ?? o.detail ?? '')} |`);
+  const rows = r.ops.map(
+    (o) => `| ${o.onnxNode} | ${o.opType} | ${o.precision} | ${cell(o.reason ?? o.detail ?? '')} |`,
+  );
   const out = [
-    `# TVM build: ${r.target}`, '',
-    ...r.summary.map((l) => `    ${l}`), '',
-    `Artifact: [${path.basename(r.artifact)}](${vscode.Uri.file(r.artifact).toString()}) (${(r.artifactBytes / 1024).toFixed(1)} KiB) in [${r.outDir}](${vscode.Uri.file(r.outDir).toString()})`, '',
+    `# TVM build: ${r.target}`,
+    '',
+    ...r.summary.map((l) => `    ${l}`),
+    '',
+    `Artifact: [${path.basename(r.artifact)}](${vscode.Uri.file(r.artifact).toString()}) (${(r.artifactBytes / 1024).toFixed(1)} KiB) in [${r.outDir}](${vscode.Uri.file(r.outDir).toString()})`,
+    '',
   ];
   const latency = latencyRows(r, ort);
   if (latency.length) {
     const top = Math.max(...latency.map((l) => l.speedupVsTorchFp32?.b1 ?? 0));
-    out.push('## Latency on this machine', '', '| artifact | batch 1 median | vs PyTorch FP32 | batch 16 median | vs PyTorch FP32 | |', '|---|---|---|---|---|---|',
-      ...latency.map((l) => `| ${l.label} | ${ms(l.latency.b1?.medianMs)} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`), '');
+    out.push(
+      '## Latency on this machine',
+      '',
+      '| artifact | batch 1 median | vs PyTorch FP32 | batch 16 median | vs PyTorch FP32 | |',
+      '|---|---|---|---|---|---|',
+      ...latency.map(
+        (l) =>
+          `| ${l.label} | ${ms(l.latency.b1?.medianMs)} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
+      ),
+      '',
+    );
     const best = fastestCorrect(latency, parity);
-    if (best) out.push(`Fastest correct INT8 artifact here: **${best.label}** (${x(best.speedupVsTorchFp32?.b1)} PyTorch FP32 at batch 1, same top-1 as PyTorch INT8 on the parity samples).`, '');
+    if (best)
+      out.push(
+        `Fastest correct INT8 artifact here: **${best.label}** (${x(best.speedupVsTorchFp32?.b1)} PyTorch FP32 at batch 1, same top-1 as PyTorch INT8 on the parity samples).`,
+        '',
+      );
   }
   if (parity) {
-    out.push(`## Parity with PyTorch INT8 (${parity.samples} validation samples; steps of ${parity.outputKind === 'accumulator' ? "the last layer's int32 accumulator" : 'the output quantization'})`, '',
-      '| artifact | status | max diff (steps) | within one step | top-1 agreement | accuracy |', '|---|---|---|---|---|---|',
-      ...parity.rows.map((p) => `| ${p.label} | ${p.status}${p.note ? `: ${cell(p.note)}` : ''} | ${num(p.vsTorchInt8?.maxDiffSteps)} | ${pc(p.vsTorchInt8?.withinOneStep)} | ${pc(p.vsTorchInt8?.top1Agreement)} | ${pc(p.accuracy)} |`), '');
+    out.push(
+      `## Parity with PyTorch INT8 (${parity.samples} validation samples; steps of ${parity.outputKind === 'accumulator' ? "the last layer's int32 accumulator" : 'the output quantization'})`,
+      '',
+      '| artifact | status | max diff (steps) | within one step | top-1 agreement | accuracy |',
+      '|---|---|---|---|---|---|',
+      ...parity.rows.map(
+        (p) =>
+          `| ${p.label} | ${p.status}${p.note ? `: ${cell(p.note)}` : ''} | ${num(p.vsTorchInt8?.maxDiffSteps)} | ${pc(p.vsTorchInt8?.withinOneStep)} | ${pc(p.vsTorchInt8?.top1Agreement)} | ${pc(p.accuracy)} |`,
+      ),
+      '',
+    );
   }
   if (ort?.qdqReplacement) out.push(...replacementMarkdown(ort.qdqReplacement));
-  out.push('## Precision of each op as built (TVM)', '', '| ONNX node | op | precision | why |', '|---|---|---|---|', ...rows, '');
+  out.push(
+    '## Precision of each op as built (TVM)',
+    '',
+    '| ONNX node | op | precision | why |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  );
   if (ort) {
     for (const v of ort.variants) {
-      out.push(`## Precision as executed in ONNX Runtime: ${v.label}`, '',
-        `Compute ops: ${Object.entries(v.computePerPrecision).map(([k, n]) => `${k} ${n}`).join(', ')}; optimised graph: [${path.basename(v.optimized)}](${vscode.Uri.file(v.optimized).toString()})`, '',
-        '| op | type | precision | why |', '|---|---|---|---|',
-        ...v.ops.filter((o) => o.role === 'compute').map((o) => `| ${o.name} | ${o.opType} | ${o.precision} | ${cell(o.reason ?? '')} |`), '');
+      out.push(
+        `## Precision as executed in ONNX Runtime: ${v.label}`,
+        '',
+        `Compute ops: ${Object.entries(v.computePerPrecision)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}; optimised graph: [${path.basename(v.optimized)}](${vscode.Uri.file(v.optimized).toString()})`,
+        '',
+        '| op | type | precision | why |',
+        '|---|---|---|---|',
+        ...v.ops
+          .filter((o) => o.role === 'compute')
+          .map((o) => `| ${o.name} | ${o.opType} | ${o.precision} | ${cell(o.reason ?? '')} |`),
+        '',
+      );
     }
   }
   return out.join('\n');
@@ -177,7 +253,12 @@ function latencyRows(r: BuildTvmResult, ort?: BuildOrtResult): LatencyRow[] {
 }
 
 function fastestCorrect(latency: LatencyRow[], parity?: VerifyParityResult): LatencyRow | undefined {
-  const correct = new Set<string>((parity?.rows ?? []).filter((p) => p.status === 'ok' && (p.vsTorchInt8?.top1Agreement ?? 0) >= 0.99).map((p) => p.name));
-  return latency.filter((l) => l.name.includes('int8') && correct.has(l.name))
+  const correct = new Set<string>(
+    (parity?.rows ?? [])
+      .filter((p) => p.status === 'ok' && (p.vsTorchInt8?.top1Agreement ?? 0) >= 0.99)
+      .map((p) => p.name),
+  );
+  return latency
+    .filter((l) => l.name.includes('int8') && correct.has(l.name))
     .sort((a, b) => (a.latency.b1?.medianMs ?? Infinity) - (b.latency.b1?.medianMs ?? Infinity))[0];
 }

@@ -26,7 +26,11 @@ class JobTerminal implements vscode.Pseudoterminal {
   readonly onDidClose = this.done.event;
   private readonly cts = new vscode.CancellationTokenSource();
 
-  constructor(private ctx: Ctx, private def: QatTaskDefinition, private configPath: string) {}
+  constructor(
+    private ctx: Ctx,
+    private def: QatTaskDefinition,
+    private configPath: string,
+  ) {}
 
   open(): void {
     void this.run();
@@ -56,7 +60,13 @@ class JobTerminal implements vscode.Pseudoterminal {
     try {
       const result = await this.ctx.kernel.request(job.method, job.params(this.configPath, this.def) as never, {
         token: this.cts.token,
-        onProgress: job.progress === false ? undefined : (p) => this.line(`[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`),
+        onProgress:
+          job.progress === false
+            ? undefined
+            : (p) =>
+                this.line(
+                  `[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`,
+                ),
       });
       for (const l of job.summary(result as never)) this.line(l);
       await job.after?.(this.ctx, result as never, this.configPath);
@@ -97,7 +107,9 @@ export class QatTaskProvider implements vscode.TaskProvider {
       if (!folder) continue;
       const config = path.relative(folder.uri.fsPath, uri.fsPath);
       for (const job of Object.keys(JOBS) as JobName[]) {
-        tasks.push(this.makeTask({ type: 'qat', job, config, ...(job === 'build' ? { target: 'x86-64' } : {}) }, folder));
+        tasks.push(
+          this.makeTask({ type: 'qat', job, config, ...(job === 'build' ? { target: 'x86-64' } : {}) }, folder),
+        );
       }
     }
     return tasks;
@@ -113,8 +125,19 @@ export class QatTaskProvider implements vscode.TaskProvider {
   makeTask(def: QatTaskDefinition, folder: vscode.WorkspaceFolder, base?: vscode.Task): vscode.Task {
     const configPath = path.resolve(folder.uri.fsPath, def.config);
     const execution = new vscode.CustomExecution(async () => new JobTerminal(this.ctx, def, configPath));
-    const task = new vscode.Task(def, folder, base?.name ?? `${def.job}${def.target ? ` ${def.target}` : ''}: ${def.config}`, 'qat', execution, base?.problemMatchers ?? ['$qat']);
-    task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.Dedicated, clear: true };
+    const task = new vscode.Task(
+      def,
+      folder,
+      base?.name ?? `${def.job}${def.target ? ` ${def.target}` : ''}: ${def.config}`,
+      'qat',
+      execution,
+      base?.problemMatchers ?? ['$qat'],
+    );
+    task.presentationOptions = {
+      reveal: vscode.TaskRevealKind.Always,
+      panel: vscode.TaskPanelKind.Dedicated,
+      clear: true,
+    };
     return task;
   }
 }

@@ -4,8 +4,10 @@ import type { QdqReplacement, QdqReplacementSide } from '../../protocol/kernel';
 
 type Row = [label: string, cell: (s: QdqReplacementSide) => string];
 
-const count = (key: 'convMatmulPerPrecision' | 'computePerPrecision' | 'perPrecision', precision: string) =>
-  (s: QdqReplacementSide) => String((s[key] as Record<string, number>)[precision] ?? 0);
+const count =
+  (key: 'convMatmulPerPrecision' | 'computePerPrecision' | 'perPrecision', precision: string) =>
+  (s: QdqReplacementSide) =>
+    String((s[key] as Record<string, number>)[precision] ?? 0);
 const steps = (v?: number | null) => (v === undefined || v === null ? 'n/a' : v < 10 ? v.toFixed(2) : v.toFixed(0));
 const pct = (v?: number | null) => (v === undefined || v === null ? 'n/a' : `${(v * 100).toFixed(1)} %`);
 const ms = (v?: number) => (v === undefined ? 'n/a' : `${v.toFixed(3)} ms`);
@@ -34,23 +36,43 @@ export function replacementMarkdown(rq: QdqReplacement): string[] {
     kinds.activation && `${kinds.activation} Q/DQ pair${kinds.activation > 1 ? 's' : ''}`,
     kinds.bias && `${kinds.bias} int32 bias${kinds.bias > 1 ? 'es' : ''}`,
     kinds.op && `${kinds.op} op rewrite${kinds.op > 1 ? 's' : ''}`,
-  ].filter(Boolean).join(', ');
+  ]
+    .filter(Boolean)
+    .join(', ');
   const calibrated = rq.inserted.filter((i) => i.source === 'calibration').length;
   const out = [
-    '## Q/DQ re-placement', '',
-    `Our QDQ export with Q/DQ re-placed where ONNX Runtime's fusion needs them (${what}); the trained scales and zero points are kept`
-      + (calibrated ? `, ${calibrated} new scale${calibrated > 1 ? 's' : ''} calibrated on ${rq.calibrationSamples} training inputs.` : '.')
-      + ` File: \`${rq.onnx}\``, '',
-    '| | before (our export) | after (re-placed) |', '|---|---|---|',
-    ...ROWS.map(([label, cell]) => `| ${label} | ${cell(rq.before)} | ${cell(rq.after)} |`), '',
+    '## Q/DQ re-placement',
+    '',
+    `Our QDQ export with Q/DQ re-placed where ONNX Runtime's fusion needs them (${what}); the trained scales and zero points are kept` +
+      (calibrated
+        ? `, ${calibrated} new scale${calibrated > 1 ? 's' : ''} calibrated on ${rq.calibrationSamples} training inputs.`
+        : '.') +
+      ` File: \`${rq.onnx}\``,
+    '',
+    '| | before (our export) | after (re-placed) |',
+    '|---|---|---|',
+    ...ROWS.map(([label, cell]) => `| ${label} | ${cell(rq.before)} | ${cell(rq.after)} |`),
+    '',
   ];
   if (rq.inserted.length) {
-    out.push('| change | tensor | for | scale | why |', '|---|---|---|---|---|',
+    out.push(
+      '| change | tensor | for | scale | why |',
+      '|---|---|---|---|---|',
       ...rq.inserted.map((i) => {
-        const origin = i.source === 'calibration' ? ' (calibrated)' : i.source === 'neighbour' ? ` (from ${i.neighbour ?? 'its DequantizeLinear'})` : '';
-        const scale = i.scale === undefined ? '' : `${Math.abs(i.scale) < 1e-3 ? i.scale.toExponential(3) : i.scale.toPrecision(4)}${origin}`;
+        const origin =
+          i.source === 'calibration'
+            ? ' (calibrated)'
+            : i.source === 'neighbour'
+              ? ` (from ${i.neighbour ?? 'its DequantizeLinear'})`
+              : '';
+        const scale =
+          i.scale === undefined
+            ? ''
+            : `${Math.abs(i.scale) < 1e-3 ? i.scale.toExponential(3) : i.scale.toPrecision(4)}${origin}`;
         return `| ${i.kind} | ${esc(i.tensor)} | ${i.opType} ${esc(i.node)} | ${scale} | ${esc(i.why)} |`;
-      }), '');
+      }),
+      '',
+    );
   }
   return out;
 }

@@ -1,4 +1,5 @@
 """`python -m qat_kernel`: serve JSON-RPC on stdin/stdout until EOF or `exit`."""
+
 from .server import main
 
 if __name__ == "__main__":

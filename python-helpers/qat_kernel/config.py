@@ -3,6 +3,7 @@ schema cannot say (quant_min/quant_max fit the dtype, entry files exist).
 
 Every failure is ConfigInvalid with `path`, the dotted YAML path of the bad value, so the extension
 can put the diagnostic on it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,8 @@ DEFAULT_DTYPES = {"activation": "quint8", "weight": "qint8"}
 
 @dataclass
 class Config:
-    path: Path       # the .qat.yaml file, absolute
-    folder: Path     # its folder: entries and outputs resolve relative to it
+    path: Path  # the .qat.yaml file, absolute
+    folder: Path  # its folder: entries and outputs resolve relative to it
     data: dict
 
     def get(self, dotted: str, default: Any = None) -> Any:
@@ -79,11 +80,13 @@ def _check_ranges(data: dict) -> None:
             lo, hi = lo_hi
             for key, value in (("quant_min", qmin), ("quant_max", qmax)):
                 if value is not None and not lo <= value <= hi:
-                    raise ConfigInvalid(f"{base}.{key}: {value} does not fit {dtype} ({lo}..{hi})",
-                                        path=f"{base}.{key}")
+                    raise ConfigInvalid(
+                        f"{base}.{key}: {value} does not fit {dtype} ({lo}..{hi})", path=f"{base}.{key}"
+                    )
         if qmin is not None and qmax is not None and qmin >= qmax:
-            raise ConfigInvalid(f"{base}.quant_max: quant_min ({qmin}) must be below quant_max ({qmax})",
-                                path=f"{base}.quant_max")
+            raise ConfigInvalid(
+                f"{base}.quant_max: quant_min ({qmin}) must be below quant_max ({qmax})", path=f"{base}.quant_max"
+            )
 
 
 def _check_files(cfg: Config) -> None:

@@ -1,8 +1,9 @@
 """Per-request state handed to a method: progress reporting and cooperative cancellation."""
+
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import Cancelled
 

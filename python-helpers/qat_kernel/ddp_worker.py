@@ -2,6 +2,7 @@
 
 stdout carries only rank 0's messages, one JSON object per line after distributed.MARK: progress,
 then the result or a typed error; everything else printed goes to stderr."""
+
 from __future__ import annotations
 
 import argparse

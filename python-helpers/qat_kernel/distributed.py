@@ -9,6 +9,7 @@ Rank 0 evaluates, writes the per-epoch checkpoint (with the FP32 reference, so t
 the trained model from it) and streams progress as lines on its stdout. When the run ends the kernel
 rebuilds the model from the checkpoint and keeps it, so later methods reuse it as after a one-process
 qat/train. Cancel terminates the process group; the checkpoint of the last finished epoch stays."""
+
 from __future__ import annotations
 
 import json
@@ -62,9 +63,11 @@ class Shard:
             if self._len == 0:
                 from .errors import ConfigInvalid
 
-                raise ConfigInvalid(f"train.distributed.nproc_per_node: {world} processes need at least "
-                                    f"{world} training batches; data.entry gives {len(batches)}",
-                                    path="train.distributed.nproc_per_node")
+                raise ConfigInvalid(
+                    f"train.distributed.nproc_per_node: {world} processes need at least "
+                    f"{world} training batches; data.entry gives {len(batches)}",
+                    path="train.distributed.nproc_per_node",
+                )
 
     def __len__(self) -> int:
         return self._len
@@ -106,11 +109,28 @@ def launch(cfg, ctx, processes: int, backend: str, worker_args: list[str]) -> di
     env["QAT_DDP_BACKEND"] = backend
     # Each process gets its share of the cores (torchrun would otherwise set 1 and say so).
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // processes)))
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
-           "-m", "qat_kernel.ddp_worker", *worker_args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={processes}",
+        "-m",
+        "qat_kernel.ddp_worker",
+        *worker_args,
+    ]
     ctx.progress("load", f"starting {processes} processes (torchrun, {backend})")
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, cwd=str(cfg.folder), text=True, bufsize=1, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(cfg.folder),
+        text=True,
+        bufsize=1,
+        start_new_session=True,
+    )
     lines: queue.Queue = queue.Queue()
     tail: deque = deque(maxlen=40)
 
@@ -142,7 +162,7 @@ def launch(cfg, ctx, processes: int, backend: str, worker_args: list[str]) -> di
             if not line.startswith(MARK):
                 sys.stderr.write(line)  # user code printing: to the log, as in the kernel
                 continue
-            message = json.loads(line[len(MARK):])
+            message = json.loads(line[len(MARK) :])
             if "progress" in message:
                 p = message["progress"]
                 extra = {k: v for k, v in p.items() if k not in ("token", "stage", "message", "fraction")}
@@ -160,8 +180,7 @@ def launch(cfg, ctx, processes: int, backend: str, worker_args: list[str]) -> di
     if error is not None:
         raise RemoteError(error)
     if code != 0 or result is None:
-        raise InternalError(f"torchrun exited with code {code} before reporting a result",
-                            traceback="".join(tail))
+        raise InternalError(f"torchrun exited with code {code} before reporting a result", traceback="".join(tail))
     return result
 
 

@@ -9,6 +9,7 @@ compared at group outputs: FP32 at the last module of the group, INT8 at the fir
 
 torch.ao.quantization warns on nearly every call (deprecated, reduce_range, quantized dtypes);
 `collect_warnings` records them so each distinct one is reported once, in the result."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,8 +31,16 @@ _PATTERNS = [  # longest first
     (("Linear",), ("ReLU",)),
     (("Linear",), ("BatchNorm1d",)),
 ]
-_OPS = {"Conv1d": "conv1d", "Conv2d": "conv2d", "Conv3d": "conv3d", "Linear": "linear", "ReLU": "relu",
-        "BatchNorm1d": "batch_norm", "BatchNorm2d": "batch_norm", "BatchNorm3d": "batch_norm"}
+_OPS = {
+    "Conv1d": "conv1d",
+    "Conv2d": "conv2d",
+    "Conv3d": "conv3d",
+    "Linear": "linear",
+    "ReLU": "relu",
+    "BatchNorm1d": "batch_norm",
+    "BatchNorm2d": "batch_norm",
+    "BatchNorm3d": "batch_norm",
+}
 _ENGINES = {"x86": "x86", "fbgemm": "fbgemm", "onednn": "onednn", "qnnpack": "qnnpack", "xnnpack": "qnnpack"}
 _REPORTED: set = set()  # warnings already written to the log by this kernel process
 
@@ -70,6 +79,7 @@ def detect_fusion(model, example) -> list[list[str]]:
         def record(module, inputs, output):
             counts[name] = counts.get(name, 0) + 1
             calls.append((name, type(module).__name__, inputs[0] if inputs else None, output))
+
         return record
 
     handles = [m.register_forward_hook(hook(name)) for name, m in leaves.items()]
@@ -82,11 +92,14 @@ def detect_fusion(model, example) -> list[list[str]]:
     groups, i = [], 0
     while i < len(calls):
         for pattern in _PATTERNS:
-            run = calls[i:i + len(pattern)]
-            if len(run) == len(pattern) and all(c[1] in kinds for c, kinds in zip(run, pattern)) \
-                    and all(run[k + 1][2] is run[k][3] for k in range(len(run) - 1)) \
-                    and len({_parent(c[0]) for c in run}) == 1 \
-                    and all(counts[c[0]] == 1 for c in run):
+            run = calls[i : i + len(pattern)]
+            if (
+                len(run) == len(pattern)
+                and all(c[1] in kinds for c, kinds in zip(run, pattern))
+                and all(run[k + 1][2] is run[k][3] for k in range(len(run) - 1))
+                and len({_parent(c[0]) for c in run}) == 1
+                and all(counts[c[0]] == 1 for c in run)
+            ):
                 groups.append([c[0] for c in run])
                 i += len(pattern)
                 break
@@ -131,10 +144,10 @@ class EagerQat:
             _check_groups(model, groups)
             types = {name: type(m).__name__ for name, m in model.named_modules()}
             fused = {name for g in groups for name in g}
-            self.layers_ = [Layer(g, [types[n] for n in g]) for g in groups
-                            if types[g[0]] in _CONV + ("Linear",)]
-            self.layers_ += [Layer([name], [t]) for name, t in types.items()
-                             if t in _CONV + ("Linear",) and name not in fused]
+            self.layers_ = [Layer(g, [types[n] for n in g]) for g in groups if types[g[0]] in _CONV + ("Linear",)]
+            self.layers_ += [
+                Layer([name], [t]) for name, t in types.items() if t in _CONV + ("Linear",) and name not in fused
+            ]
             order = {name: i for i, name in enumerate(types)}
             self.layers_.sort(key=lambda layer: order[layer.module])
             self.groups = groups
@@ -148,8 +161,10 @@ class EagerQat:
                 if layer is qplan.default:
                     continue
                 if not layer.quantized:  # session.run_pipeline rejects these before user code runs
-                    raise ConfigInvalid(f"overrides.{layer.override}.precision: not in the eager flow",
-                                        path=f"overrides.{layer.override}.precision")
+                    raise ConfigInvalid(
+                        f"overrides.{layer.override}.precision: not in the eager flow",
+                        path=f"overrides.{layer.override}.precision",
+                    )
                 module.qconfig = qconfig.eager_qconfig(layer)
             self.model = prepare_qat(model, inplace=False)
 
@@ -170,8 +185,9 @@ class EagerQat:
 
     def fake_quants(self) -> dict:
         # remove_duplicate=False: a shared quantizer (SharedQuantizationSpec) is reachable by each name.
-        return {name: m for name, m in self.model.named_modules(remove_duplicate=False)
-                if hasattr(m, "fake_quant_enabled")}
+        return {
+            name: m for name, m in self.model.named_modules(remove_duplicate=False) if hasattr(m, "fake_quant_enabled")
+        }
 
     def layers(self) -> list:
         """[(Layer, FakeQuants)]: weight fake quantizer and the output one (eager quantizes outputs)."""
@@ -180,8 +196,10 @@ class EagerQat:
         found = []
         names = self.fake_quants()
         for layer in self.layers_:
-            fqs = FakeQuants(weight=[n for n in (f"{layer.module}.weight_fake_quant",) if n in names],
-                             input=[n for n in (f"{layer.module}.activation_post_process",) if n in names])
+            fqs = FakeQuants(
+                weight=[n for n in (f"{layer.module}.weight_fake_quant",) if n in names],
+                input=[n for n in (f"{layer.module}.activation_post_process",) if n in names],
+            )
             if fqs.weight:
                 found.append((layer, fqs))
         return found

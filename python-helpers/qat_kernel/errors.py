@@ -2,6 +2,7 @@
 
 `from_exception` turns anything a method raised into one of them, so the extension can react by kind
 (jump to the YAML path, open the user's file at the failing line, offer the pip command, ...)."""
+
 from __future__ import annotations
 
 import traceback
@@ -94,8 +95,12 @@ def from_exception(exc: BaseException, workspace: str | None) -> KernelError | P
         # A missing module we pin (torch, sklearn, ...) is an install problem even when the user's
         # file imports it; an unknown one raised in the user's file is more likely a typo there.
         if packages.is_pinned(top) or location is None:
-            return PackageMissing(f"Python package missing: {top}", package=packages.distribution(top),
-                                  install=packages.install_command(top), traceback=text)
+            return PackageMissing(
+                f"Python package missing: {top}",
+                package=packages.distribution(top),
+                install=packages.install_command(top),
+                traceback=text,
+            )
     if location is not None:
         return UserCodeError(f"Your code raised {summary}", traceback=text, location=location)
     return InternalError(f"Internal error: {summary}", traceback=text)

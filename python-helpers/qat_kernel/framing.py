@@ -1,4 +1,5 @@
 """LSP-style framing: `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON."""
+
 from __future__ import annotations
 
 import json

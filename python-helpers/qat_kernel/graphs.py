@@ -4,10 +4,10 @@ Group: a conv/linear followed by the single-user chain of batch_norm / relu / ha
 INT8 graph BN is folded into the conv and the group output is quantized: its value is taken after the
 dequantize, i.e. what the next layer really receives. Layers are matched across graphs by module path
 from node.meta["nn_module_stack"] (kept by torch.export, prepare_qat_pt2e and convert_pt2e)."""
+
 from __future__ import annotations
 
 import weakref
-
 from dataclasses import dataclass, field
 
 ANCHORS = {"conv1d": "conv1d", "conv2d": "conv2d", "conv3d": "conv3d", "linear": "linear"}
@@ -43,10 +43,10 @@ def module_path(node) -> str | None:
 class Group:
     module: str
     op: str
-    ops: list = field(default_factory=list)   # reported op names, anchor first
-    output: object = None                       # fx.Node whose value is compared
-    anchor: object = None                       # the conv/linear fx.Node
-    nodes: list = field(default_factory=list)   # fx.Nodes from the anchor to the output
+    ops: list = field(default_factory=list)  # reported op names, anchor first
+    output: object = None  # fx.Node whose value is compared
+    anchor: object = None  # the conv/linear fx.Node
+    nodes: list = field(default_factory=list)  # fx.Nodes from the anchor to the output
 
 
 def _single_user(node):
@@ -161,7 +161,7 @@ def tapped(gm, nodes):
     return taps[key]
 
 
-_TAPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def capture(gm, inputs, nodes) -> dict:
@@ -182,8 +182,21 @@ def capture(gm, inputs, nodes) -> dict:
 
 # Ops that move values without computing new ones: fake quantizers on either side of them belong to
 # the layer that consumes their output (the x86 recipe quantizes max_pool/flatten in int8).
-PASSTHROUGH = {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "flatten", "reshape", "view",
-               "permute", "transpose", "contiguous", "clone", "dropout", "squeeze", "unsqueeze"}
+PASSTHROUGH = {
+    "max_pool2d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "flatten",
+    "reshape",
+    "view",
+    "permute",
+    "transpose",
+    "contiguous",
+    "clone",
+    "dropout",
+    "squeeze",
+    "unsqueeze",
+}
 
 
 def fake_quant_module(gm, node):
@@ -202,6 +215,7 @@ def prepared_groups(gm) -> list[Group]:
 @dataclass
 class FakeQuants:
     """Names (module targets) of the fake quantizers that make one layer INT8."""
+
     weight: list = field(default_factory=list)
     input: list = field(default_factory=list)
 
@@ -232,6 +246,7 @@ def layer_fake_quants(gm, group: Group) -> FakeQuants:
 
 # --- converted (INT8) graphs: one layer fed another input ----------------------------------------
 
+
 def _is_qdq(node) -> bool:
     return _is_quant_node(node, "quantize_per_") or _is_quant_node(node, "dequantize_per_")
 
@@ -251,9 +266,10 @@ def _ancestors(node) -> set:
 class Region:
     """The INT8 nodes that turn `entry`'s value into the group output: input Q/DQ, the layer, output
     Q/DQ. Re-running them with another value for `entry` gives the layer's "local" output."""
+
     entry: object
-    nodes: list          # in graph order, entry excluded
-    weight: list         # weight dequantize chain (not fed by entry), for reporting
+    nodes: list  # in graph order, entry excluded
+    weight: list  # weight dequantize chain (not fed by entry), for reporting
 
 
 def int8_region(group: Group) -> Region:

@@ -12,6 +12,7 @@ re-executes the layer's INT8 region (graphs.int8_region) with the reference inpu
 Eager: forward (pre-)hooks on the group's first module (INT8, QAT) and last module (FP32); the
 local run quantizes the reference input with the INT8 module's own input scale/zero-point and calls
 the converted module. Quantized outputs are dequantized before any metric."""
+
 from __future__ import annotations
 
 import contextlib
@@ -37,13 +38,17 @@ def _metrics(ref, got):
 
 def _layer_row(module, op, ops, fp_out, q_out, q_local, qat_out, q_local_qat) -> dict:
     row = {"module": module, "op": op, "group": ops, **metrics.all_metrics(fp_out, q_out)}
-    extra = {"local": _metrics(fp_out, q_local), "vsQatFloat": _metrics(qat_out, q_out),
-             "vsQatFloatLocal": _metrics(qat_out, q_local_qat)}
+    extra = {
+        "local": _metrics(fp_out, q_local),
+        "vsQatFloat": _metrics(qat_out, q_out),
+        "vsQatFloatLocal": _metrics(qat_out, q_local_qat),
+    }
     row.update({k: v for k, v in extra.items() if v is not None})
     return row
 
 
 # --- PT2E -------------------------------------------------------------------------------------------
+
 
 def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_reference: bool = True) -> list[dict]:
     """`local=False` skips the shadow runs and `qat_reference=False` the QAT-float model: propagated
@@ -80,7 +85,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     interpreter = torch.fx.Interpreter(int8_gm)  # dispatches the region re-runs; never runs the graph
 
     # Only the QAT-float reference runs the QAT model, and only it needs fake quantization switched off.
-    with torch.no_grad(), (evaluating(trained.qat, fake_quant=False) if qat_reference else contextlib.nullcontext()):
+    with torch.no_grad(), evaluating(trained.qat, fake_quant=False) if qat_reference else contextlib.nullcontext():
         for x in inputs:
             ctx.check_cancelled()
             fp = graphs.capture(fp32_gm, [x], fp_nodes)
@@ -96,8 +101,11 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                     qat_out = qat[g.output.name]
                     add((id(q), "vsQatFloat"), qat_out, q_out)
                     if local:
-                        add((id(q), "vsQatFloatLocal"), qat_out,
-                            _shadow(interpreter, env, region, qat[g.anchor.args[0].name]))
+                        add(
+                            (id(q), "vsQatFloatLocal"),
+                            qat_out,
+                            _shadow(interpreter, env, region, qat[g.anchor.args[0].name]),
+                        )
     layers = []
     for f, q in pairs:
         row = {"module": f.module, "op": f.op, "group": f.ops, **sums[(id(q), "main")].result()}
@@ -119,7 +127,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     return layers
 
 
-_ANALYSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _analysis(fp32_gm, int8_gm, qat_gm):
@@ -156,6 +164,7 @@ def trained_layer_config(trained, module: str):
 
 # --- eager ------------------------------------------------------------------------------------------
 
+
 def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     import torch
 
@@ -178,22 +187,31 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
         for name, where, key in spots:
             module = model.get_submodule(name)
             if where == "in":
-                handles.append(module.register_forward_pre_hook(
-                    lambda m, args, key=key: seen.__setitem__(key, args[0])))
+                handles.append(
+                    module.register_forward_pre_hook(lambda m, args, key=key: seen.__setitem__(key, args[0]))
+                )
             else:
-                handles.append(module.register_forward_hook(
-                    lambda m, args, out, key=key: seen.__setitem__(key, out)))
+                handles.append(module.register_forward_hook(lambda m, args, out, key=key: seen.__setitem__(key, out)))
         return handles
 
     seen: dict = {}
     handles = []
     try:
-        handles += hooks(fp32, [(l.group[0], "in", ("fpIn", i)) for i, l in enumerate(layers)]
-                         + [(l.group[-1], "out", ("fp", i)) for i, l in enumerate(layers)])
-        handles += hooks(trained.qat.model, [(l.module, "in", ("qatIn", i)) for i, l in enumerate(layers)]
-                         + [(l.module, "out", ("qat", i)) for i, l in enumerate(layers)])
-        handles += hooks(int8, [(l.module, "in", ("qIn", i)) for i, l in enumerate(layers)]
-                         + [(l.module, "out", ("q", i)) for i, l in enumerate(layers)])
+        handles += hooks(
+            fp32,
+            [(l.group[0], "in", ("fpIn", i)) for i, l in enumerate(layers)]
+            + [(l.group[-1], "out", ("fp", i)) for i, l in enumerate(layers)],
+        )
+        handles += hooks(
+            trained.qat.model,
+            [(l.module, "in", ("qatIn", i)) for i, l in enumerate(layers)]
+            + [(l.module, "out", ("qat", i)) for i, l in enumerate(layers)],
+        )
+        handles += hooks(
+            int8,
+            [(l.module, "in", ("qIn", i)) for i, l in enumerate(layers)]
+            + [(l.module, "out", ("q", i)) for i, l in enumerate(layers)],
+        )
         with torch.no_grad(), evaluating(trained.qat, fake_quant=False):
             for x in inputs:
                 ctx.check_cancelled()
@@ -214,9 +232,10 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
             h.remove()
     rows = []
     for i, layer in enumerate(layers):
-        get = lambda kind: _cat(columns.get((i, kind), []))  # noqa: E731
-        row = _layer_row(layer.module, layer.op, layer.ops, get("fp"), get("q"), get("local"),
-                         get("qat"), get("localQat"))
+        get = lambda kind, i=i: _cat(columns.get((i, kind), []))  # noqa: E731
+        row = _layer_row(
+            layer.module, layer.op, layer.ops, get("fp"), get("q"), get("local"), get("qat"), get("localQat")
+        )
         override = trained_layer_config(trained, layer.module)
         if override is not None:
             row["override"] = override
@@ -231,9 +250,18 @@ def _requantized_call(module, q_in, reference_in):
     """The converted module on the reference input, quantized as its real input was."""
     import torch
 
-    if q_in is None or reference_in is None or not getattr(q_in, "is_quantized", False) \
-            or q_in.qscheme() != torch.per_tensor_affine or reference_in.shape != q_in.shape:
+    if (
+        q_in is None
+        or reference_in is None
+        or not getattr(q_in, "is_quantized", False)
+        or q_in.qscheme() != torch.per_tensor_affine
+        or reference_in.shape != q_in.shape
+    ):
         return None
-    x = torch.quantize_per_tensor(reference_in.dequantize() if reference_in.is_quantized else reference_in,
-                                  q_in.q_scale(), q_in.q_zero_point(), q_in.dtype)
+    x = torch.quantize_per_tensor(
+        reference_in.dequantize() if reference_in.is_quantized else reference_in,
+        q_in.q_scale(),
+        q_in.q_zero_point(),
+        q_in.dtype,
+    )
     return module(x)

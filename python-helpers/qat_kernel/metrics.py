@@ -1,5 +1,7 @@
 """FP32-vs-INT8 metrics, defined exactly as torch.ao.ns.fx.utils (compute_sqnr,
-compute_cosine_similarity, compute_normalized_l2_error) so numbers agree with PyTorch's Numeric Suite. `x` is the FP32 signal."""
+compute_cosine_similarity, compute_normalized_l2_error) so numbers agree with PyTorch's Numeric Suite.
+`x` is the FP32 signal."""
+
 from __future__ import annotations
 
 
@@ -24,7 +26,7 @@ def normalized_l2(x, y) -> float:
     import torch
 
     x, y = _float(x), _float(y)
-    return torch.sqrt(((x - y) ** 2).sum() / (x ** 2).sum()).item()
+    return torch.sqrt(((x - y) ** 2).sum() / (x**2).sum()).item()
 
 
 def mse(x, y) -> float:
@@ -42,12 +44,17 @@ def all_metrics(x, y) -> dict:
 
     x, y = _float(x), _float(y)
     d = x - y
-    nx, nd = torch.norm(x), torch.norm(d)   # as compute_sqnr computes them
+    nx, nd = torch.norm(x), torch.norm(d)  # as compute_sqnr computes them
     # F.cosine_similarity's formula (eps 1e-8 on the norm product) from the dot product: 4x faster here.
     cos = (torch.dot(x.reshape(-1), y.reshape(-1)) / torch.clamp_min(nx * torch.norm(y), 1e-8)).item()
     n = max(d.numel(), 1)
-    return {"cosine": cos, "sqnr": (20 * torch.log10(nx / nd)).item(), "mse": nd.item() ** 2 / n,
-            "maxAbs": d.abs().max().item() if d.numel() else 0.0, "normalizedL2": (nd / nx).item()}
+    return {
+        "cosine": cos,
+        "sqnr": (20 * torch.log10(nx / nd)).item(),
+        "mse": nd.item() ** 2 / n,
+        "maxAbs": d.abs().max().item() if d.numel() else 0.0,
+        "normalizedL2": (nd / nx).item(),
+    }
 
 
 class Accumulator:

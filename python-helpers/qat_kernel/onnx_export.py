@@ -13,6 +13,7 @@ plus `namespace` (the same chain with classes), `pkg.torch.onnx.class_hierarchy`
 module scope (name_scopes "['', 'quantize_per_tensor_1']"): attach them to their producer/consumer
 through the graph edges. Weights are INT8 initializers `_frozen_paramN` feeding a DequantizeLinear.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,15 @@ def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None) 
     # Same folder, so os.replace is atomic; not mkstemp, whose 0600 mode would stick to the result.
     tmp = str(path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"))
     try:
-        torch.onnx.export(converted, (example,), tmp, dynamo=True, opset_version=opset,
-                          external_data=False, dynamic_shapes=dynamic_shapes)
+        torch.onnx.export(
+            converted,
+            (example,),
+            tmp,
+            dynamo=True,
+            opset_version=opset,
+            external_data=False,
+            dynamic_shapes=dynamic_shapes,
+        )
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -9,6 +9,7 @@ DequantizeLinear -> op -> QuantizeLinear groups become int8 kernels (QLinearConv
 it cannot match stays a float op between a DequantizeLinear and a QuantizeLinear, so only the graph
 ORT runs shows what is int8. Its ops' element types are not stored in the file, so they are derived
 here from the graph (initializers, zero points, the ops' type rules)."""
+
 from __future__ import annotations
 
 import re
@@ -20,29 +21,88 @@ LEVELS = {"basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all":
 
 # Ops whose arithmetic runs on 8-bit data with a 32-bit accumulator (CPU EP kernels).
 INT8_KERNELS = {
-    "QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger", "QGemm", "QLinearAdd", "QLinearMul",
-    "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool", "QLinearConcat",
-    "QLinearSoftmax", "QLinearReduceMean", "QLinearWhere", "QLinearConvTranspose", "QAttention",
-    "QEmbedLayerNormalization", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "DynamicQuantizeLSTM",
-    "QuantizedMatMulNBits", "MatMulNBits",
+    "QLinearConv",
+    "QLinearMatMul",
+    "MatMulInteger",
+    "ConvInteger",
+    "QGemm",
+    "QLinearAdd",
+    "QLinearMul",
+    "QLinearSigmoid",
+    "QLinearLeakyRelu",
+    "QLinearAveragePool",
+    "QLinearGlobalAveragePool",
+    "QLinearConcat",
+    "QLinearSoftmax",
+    "QLinearReduceMean",
+    "QLinearWhere",
+    "QLinearConvTranspose",
+    "QAttention",
+    "QEmbedLayerNormalization",
+    "DynamicQuantizeMatMul",
+    "MatMulIntegerToFloat",
+    "DynamicQuantizeLSTM",
+    "QuantizedMatMulNBits",
+    "MatMulNBits",
 }
 CONVERSIONS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "Cast"}
 # Ops that move or select values without arithmetic: they run in whatever type their data has.
 LAYOUT = {
-    "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "MaxPool", "NhwcMaxPool",
-    "Concat", "Split", "Slice", "Gather", "Pad", "ReorderInput", "ReorderOutput", "DepthToSpace",
-    "SpaceToDepth", "Expand", "Tile", "Resize", "Upsample",
+    "Transpose",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Identity",
+    "MaxPool",
+    "NhwcMaxPool",
+    "Concat",
+    "Split",
+    "Slice",
+    "Gather",
+    "Pad",
+    "ReorderInput",
+    "ReorderOutput",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "Expand",
+    "Tile",
+    "Resize",
+    "Upsample",
 }
 SHAPE_OPS = {"Shape", "Size", "ConstantOfShape", "Range", "NonZero"}
 # Float ops that have a quantized counterpart in ORT: their fp32 reason names the pattern.
-ANCHORS = {"Conv": "QLinearConv", "ConvTranspose": "QLinearConvTranspose", "Gemm": "QGemm",
-           "MatMul": "QLinearMatMul / MatMulIntegerToFloat", "Add": "QLinearAdd", "Mul": "QLinearMul",
-           "AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
-           "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu", "Softmax": "QLinearSoftmax",
-           "Concat": "QLinearConcat"}
-COMPUTE_ANCHORS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "FusedConv", "FusedGemm", "FusedMatMul",
-                   "QLinearConv", "QLinearConvTranspose", "QGemm", "QLinearMatMul", "MatMulInteger", "ConvInteger",
-                   "MatMulIntegerToFloat", "DynamicQuantizeMatMul"}
+ANCHORS = {
+    "Conv": "QLinearConv",
+    "ConvTranspose": "QLinearConvTranspose",
+    "Gemm": "QGemm",
+    "MatMul": "QLinearMatMul / MatMulIntegerToFloat",
+    "Add": "QLinearAdd",
+    "Mul": "QLinearMul",
+    "AveragePool": "QLinearAveragePool",
+    "GlobalAveragePool": "QLinearGlobalAveragePool",
+    "Sigmoid": "QLinearSigmoid",
+    "LeakyRelu": "QLinearLeakyRelu",
+    "Softmax": "QLinearSoftmax",
+    "Concat": "QLinearConcat",
+}
+COMPUTE_ANCHORS = {
+    "Conv",
+    "ConvTranspose",
+    "Gemm",
+    "MatMul",
+    "FusedConv",
+    "FusedGemm",
+    "FusedMatMul",
+    "QLinearConv",
+    "QLinearConvTranspose",
+    "QGemm",
+    "QLinearMatMul",
+    "MatMulInteger",
+    "ConvInteger",
+    "MatMulIntegerToFloat",
+    "DynamicQuantizeMatMul",
+}
 
 # ORT's float fusions (conv + activation, ...) of the ops above.
 FUSED_FLOAT = {"FusedConv": "Conv", "FusedGemm": "Gemm", "FusedMatMul": "MatMul"}
@@ -141,21 +201,35 @@ def _fp32_reason(node, producers: dict, consumers: dict, graph_outputs: set, ini
             return f"{op} weight is a float {src(weight)}, not dequantized int8: not fused"
         bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
         if not to_q and op == "MatMul":
-            return ("MatMul between DequantizeLinear and a float consumer: ORT makes it MatMulIntegerToFloat "
-                    "only where its EP allows; here it stayed fp32")
+            return (
+                "MatMul between DequantizeLinear and a float consumer: ORT makes it MatMulIntegerToFloat "
+                "only where its EP allows; here it stayed fp32"
+            )
         if not to_q:
-            detail = (" and its bias stays float (ORT quantizes a float bias to int32 only when the output "
-                      "leads to a QuantizeLinear)") if bias and src(bias) != "DequantizeLinear" else ""
-            return (f"{op} between DequantizeLinear and a float consumer ({where}), no QuantizeLinear on its "
-                    f"output{detail}: not fused into {ANCHORS[op]}; it dequantizes and runs fp32")
-        return (f"DequantizeLinear -> {op} -> QuantizeLinear not matched by ORT's QDQ fusion "
-                "(operand types, axis or attributes it does not support)")
+            detail = (
+                (
+                    " and its bias stays float (ORT quantizes a float bias to int32 only when the output "
+                    "leads to a QuantizeLinear)"
+                )
+                if bias and src(bias) != "DequantizeLinear"
+                else ""
+            )
+            return (
+                f"{op} between DequantizeLinear and a float consumer ({where}), no QuantizeLinear on its "
+                f"output{detail}: not fused into {ANCHORS[op]}; it dequantizes and runs fp32"
+            )
+        return (
+            f"DequantizeLinear -> {op} -> QuantizeLinear not matched by ORT's QDQ fusion "
+            "(operand types, axis or attributes it does not support)"
+        )
     if data_inputs and not all(from_dq):
         return f"float input from {src(data_inputs[0])}: runs on float data"
     if op in ANCHORS:
         if not to_q:
-            return (f"{op} between DequantizeLinear and a float consumer ({where}): not fused into "
-                    f"{ANCHORS[op]} (no QuantizeLinear on its output)")
+            return (
+                f"{op} between DequantizeLinear and a float consumer ({where}): not fused into "
+                f"{ANCHORS[op]} (no QuantizeLinear on its output)"
+            )
         return f"DequantizeLinear -> {op} -> QuantizeLinear not matched by ORT's QDQ fusion"
     return f"ORT's CPU EP has no int8 kernel for {op}: it runs on dequantized float data"
 
@@ -216,8 +290,13 @@ def precision_as_executed(model_path, source_model_path=None) -> dict:
     for d in (per, compute, anchors):
         d.setdefault("int8", 0)
         d.setdefault("fp32", 0)
-    return {"ops": ops, "perPrecision": per, "computePerPrecision": compute, "convMatmulPerPrecision": anchors,
-            "opTypes": _op_types(ops)}
+    return {
+        "ops": ops,
+        "perPrecision": per,
+        "computePerPrecision": compute,
+        "convMatmulPerPrecision": anchors,
+        "opTypes": _op_types(ops),
+    }
 
 
 def _op_types(ops: list) -> dict:
@@ -243,10 +322,14 @@ def optimized_session(onnx_path, optimized_path, level: str = "all", threads: in
 def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bool = True) -> Path:
     """ORT's own PTQ of the FP32 ONNX (QDQ format, uint8 activations, int8 weights per channel,
     MinMax calibration on `calibration`, a list of float32 batches)."""
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
-
     import onnx
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     name = onnx.load(str(fp32_onnx), load_external_data=False).graph.input[0].name
 
@@ -258,7 +341,14 @@ def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bo
             return next(self._it, None)
 
     out_path = Path(out_path)
-    quantize_static(str(fp32_onnx), str(out_path), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    calibrate_method=CalibrationMethod.MinMax)
+    quantize_static(
+        str(fp32_onnx),
+        str(out_path),
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=per_channel,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        calibrate_method=CalibrationMethod.MinMax,
+    )
     return out_path

@@ -1,4 +1,5 @@
 """Pinned requirements (python-helpers/requirements.txt) and the pip command that installs one."""
+
 from __future__ import annotations
 
 import functools

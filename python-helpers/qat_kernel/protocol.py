@@ -2,6 +2,7 @@
 
 The folder is `<repo>/protocol` next to python-helpers/, or $QAT_STUDIO_PROTOCOL_DIR when set (the
 packaged extension may lay files out differently)."""
+
 from __future__ import annotations
 
 import functools
@@ -19,7 +20,7 @@ def protocol_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "protocol"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_schema(name: str) -> dict:
     with open(protocol_dir() / name, encoding="utf-8") as f:
         return json.load(f)

@@ -4,6 +4,7 @@ Batch size: torch.export specialises the batch dimension to the example's size (
 batch 2 asserts `x.size()[0] == 2` on a batch of 64), so we export with a dynamic batch dim
 (torch.export.Dim) from a batch-2 example. The dim survives prepare, convert and the ONNX export
 (input dim_param "batch"); batch 1 also runs on such a graph."""
+
 from __future__ import annotations
 
 import contextlib
@@ -34,7 +35,9 @@ def quantizer(qplan=None, qat: bool = True):
     graphs.fp32_groups), annotated before module-name, operator-type and global configs, which
     skip nodes already annotated."""
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
-        X86InductorQuantizer, get_default_x86_inductor_quantization_config)
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
 
     from . import graphs, qconfig
 
@@ -76,6 +79,7 @@ def _all_from(modules: set):
 
     def check(nodes) -> bool:
         return all(n is not None and graphs.module_path(n) in modules for n in nodes)
+
     return check
 
 
@@ -194,8 +198,9 @@ class Pt2eQat:
 
     def fake_quants(self) -> dict:
         # remove_duplicate=False: a shared quantizer (SharedQuantizationSpec) is reachable by each name.
-        return {name: m for name, m in self.model.named_modules(remove_duplicate=False)
-                if hasattr(m, "fake_quant_enabled")}
+        return {
+            name: m for name, m in self.model.named_modules(remove_duplicate=False) if hasattr(m, "fake_quant_enabled")
+        }
 
     def layers(self) -> list:
         """[(Group, FakeQuants)] of the quantized layers (those with a weight fake quantizer)."""

@@ -10,6 +10,7 @@ Overrides: the first whose `match` fullmatches a layer's module path, or one of 
 (`layer4` covers `layer4.0.conv1`), wins. Its activation/weight keys replace the global spec's keys
 one by one; `precision: fp32|fp16|bf16` keeps the layer float (fp16/bf16 are not emulated yet: the
 layer runs in fp32 and the result says so)."""
+
 from __future__ import annotations
 
 import re
@@ -28,27 +29,36 @@ NOT_FOR_QAT = {"PlaceholderObserver", "NoopObserver", "FixedQParamsObserver"}
 
 # torchao's get_default_x86_inductor_quantization_config(is_qat=True), written as YAML.
 DEFAULT_SPECS = {
-    "activation": {"observer": "MovingAverageMinMaxObserver", "dtype": "quint8",
-                   "qscheme": "per_tensor_affine", "eps": 2 ** -12},
-    "weight": {"observer": "MovingAveragePerChannelMinMaxObserver", "dtype": "qint8",
-               "qscheme": "per_channel_symmetric", "ch_axis": 0, "eps": 2 ** -12},
+    "activation": {
+        "observer": "MovingAverageMinMaxObserver",
+        "dtype": "quint8",
+        "qscheme": "per_tensor_affine",
+        "eps": 2**-12,
+    },
+    "weight": {
+        "observer": "MovingAveragePerChannelMinMaxObserver",
+        "dtype": "qint8",
+        "qscheme": "per_channel_symmetric",
+        "ch_axis": 0,
+        "eps": 2**-12,
+    },
 }
-_TORCH_DTYPES = {"quint8": "uint8", "qint8": "int8"}          # PT2E: plain integer dtypes
-_EAGER_DTYPES = {"quint8": "quint8", "qint8": "qint8"}        # eager: quantized dtypes
+_TORCH_DTYPES = {"quint8": "uint8", "qint8": "int8"}  # PT2E: plain integer dtypes
+_EAGER_DTYPES = {"quint8": "quint8", "qint8": "qint8"}  # eager: quantized dtypes
 
 
 @dataclass(frozen=True)
 class ObserverSpec:
-    role: str               # activation | weight
-    observer: str           # observer class run inside the fake quantizer
-    dtype: str              # quint8 | qint8
+    role: str  # activation | weight
+    observer: str  # observer class run inside the fake quantizer
+    dtype: str  # quint8 | qint8
     qscheme: str
     quant_min: int
     quant_max: int
     ch_axis: int | None
     averaging_constant: float | None
     eps: float | None
-    path: str               # YAML path of the spec, for errors
+    path: str  # YAML path of the spec, for errors
 
     @property
     def per_channel(self) -> bool:
@@ -72,30 +82,47 @@ def resolve_spec(role: str, global_spec: dict | None, override: dict | None, pat
     observer = user.get("observer", raw["observer"])
     where = lambda key: f"{path}.{key}"  # noqa: E731
     if observer in NOT_FOR_QAT:
-        _fail(f"{observer} gives no scale/zero-point for QAT fake quantization; "
-              "to keep a layer float use an override with precision: fp32", where("observer"))
+        _fail(
+            f"{observer} gives no scale/zero-point for QAT fake quantization; "
+            "to keep a layer float use an override with precision: fp32",
+            where("observer"),
+        )
     # An explicit observer without a qscheme takes that observer's natural qscheme.
     if "observer" in user and "qscheme" not in user:
         symmetric = "symmetric" if role == "weight" else "affine"
-        raw["qscheme"] = (f"per_channel_{symmetric}" if observer in PER_CHANNEL_OBSERVERS
-                          else f"per_tensor_{symmetric}" if observer in PER_TENSOR_OBSERVERS else raw["qscheme"])
+        raw["qscheme"] = (
+            f"per_channel_{symmetric}"
+            if observer in PER_CHANNEL_OBSERVERS
+            else f"per_tensor_{symmetric}"
+            if observer in PER_TENSOR_OBSERVERS
+            else raw["qscheme"]
+        )
     raw.update(user)
     qscheme = raw["qscheme"]
     per_channel = qscheme.startswith("per_channel")
     if per_channel and observer in PER_TENSOR_OBSERVERS:
-        _fail(f"{observer} is per tensor; it cannot compute {qscheme} (use PerChannelMinMaxObserver "
-              "or MovingAveragePerChannelMinMaxObserver)", where("qscheme"))
+        _fail(
+            f"{observer} is per tensor; it cannot compute {qscheme} (use PerChannelMinMaxObserver "
+            "or MovingAveragePerChannelMinMaxObserver)",
+            where("qscheme"),
+        )
     if not per_channel and observer in PER_CHANNEL_OBSERVERS:
         _fail(f"{observer} is per channel; it cannot compute {qscheme}", where("qscheme"))
     if per_channel and role == "activation":
-        _fail("activations are quantized per tensor (per-channel activations are not supported "
-              "by the x86 quantizer nor by eager kernels)", where("qscheme"))
+        _fail(
+            "activations are quantized per tensor (per-channel activations are not supported "
+            "by the x86 quantizer nor by eager kernels)",
+            where("qscheme"),
+        )
     if observer in FAKE_QUANT_WRAPPERS:  # the wrapper's default observer for this qscheme
         observer = "MovingAveragePerChannelMinMaxObserver" if per_channel else "MovingAverageMinMaxObserver"
     dtype = raw["dtype"]
     if dtype not in _TORCH_DTYPES:
-        _fail(f"{dtype} is not supported for QAT {role}s here; use quint8 or qint8, with "
-              "quant_min/quant_max for fewer bits", where("dtype"))
+        _fail(
+            f"{dtype} is not supported for QAT {role}s here; use quint8 or qint8, with "
+            "quant_min/quant_max for fewer bits",
+            where("dtype"),
+        )
     lo, hi = DTYPE_RANGES[dtype]
     if raw.get("reduce_range") and role == "activation":
         lo, hi = (lo // 2, hi // 2) if dtype == "qint8" else (0, hi // 2)
@@ -109,20 +136,28 @@ def resolve_spec(role: str, global_spec: dict | None, override: dict | None, pat
     eps = raw.get("eps")
     if eps is not None and eps <= 0:
         _fail(f"eps must be positive, got {eps}", where("eps"))
-    return ObserverSpec(role=role, observer=observer, dtype=dtype, qscheme=qscheme,
-                        quant_min=quant_min, quant_max=quant_max,
-                        ch_axis=raw.get("ch_axis", 0) if per_channel else None,
-                        averaging_constant=averaging if observer in MOVING_AVERAGE_OBSERVERS else None,
-                        eps=eps, path=path)
+    return ObserverSpec(
+        role=role,
+        observer=observer,
+        dtype=dtype,
+        qscheme=qscheme,
+        quant_min=quant_min,
+        quant_max=quant_max,
+        ch_axis=raw.get("ch_axis", 0) if per_channel else None,
+        averaging_constant=averaging if observer in MOVING_AVERAGE_OBSERVERS else None,
+        eps=eps,
+        path=path,
+    )
 
 
 @dataclass(frozen=True)
 class LayerQConfig:
     """What one layer gets: INT8 specs, or kept float with the precision asked for."""
-    precision: str                          # int8 | fp32 | fp16 | bf16
+
+    precision: str  # int8 | fp32 | fp16 | bf16
     activation: ObserverSpec | None = None
     weight: ObserverSpec | None = None
-    override: int | None = None             # index into overrides, None = global
+    override: int | None = None  # index into overrides, None = global
 
     @property
     def quantized(self) -> bool:
@@ -132,8 +167,9 @@ class LayerQConfig:
 @dataclass
 class QConfigPlan:
     """The global specs plus the overrides, compiled; `for_module` answers per layer."""
+
     default: LayerQConfig
-    overrides: list = field(default_factory=list)   # [(index, compiled regex, LayerQConfig)]
+    overrides: list = field(default_factory=list)  # [(index, compiled regex, LayerQConfig)]
     used: set = field(default_factory=set)
 
     def for_module(self, module: str) -> LayerQConfig:
@@ -154,7 +190,8 @@ def plan(cfg: Config) -> QConfigPlan:
     default = LayerQConfig(
         "int8",
         resolve_spec("activation", global_qconfig.get("activation"), None, "qconfig.activation"),
-        resolve_spec("weight", global_qconfig.get("weight"), None, "qconfig.weight"))
+        resolve_spec("weight", global_qconfig.get("weight"), None, "qconfig.weight"),
+    )
     result = QConfigPlan(default)
     for i, override in enumerate(cfg.get("overrides") or []):
         base = f"overrides.{i}"
@@ -168,16 +205,26 @@ def plan(cfg: Config) -> QConfigPlan:
         else:
             layer = LayerQConfig(
                 "int8",
-                resolve_spec("activation", global_qconfig.get("activation"), override.get("activation"),
-                             f"{base}.activation" if "activation" in override else "qconfig.activation"),
-                resolve_spec("weight", global_qconfig.get("weight"), override.get("weight"),
-                             f"{base}.weight" if "weight" in override else "qconfig.weight"),
-                override=i)
+                resolve_spec(
+                    "activation",
+                    global_qconfig.get("activation"),
+                    override.get("activation"),
+                    f"{base}.activation" if "activation" in override else "qconfig.activation",
+                ),
+                resolve_spec(
+                    "weight",
+                    global_qconfig.get("weight"),
+                    override.get("weight"),
+                    f"{base}.weight" if "weight" in override else "qconfig.weight",
+                ),
+                override=i,
+            )
         result.overrides.append((i, pattern, layer))
     return result
 
 
 # --- torchao PT2E -------------------------------------------------------------------------------
+
 
 def _observer_kwargs(spec: ObserverSpec) -> dict:
     kwargs: dict = {"reduce_range": False}  # the range is already narrowed in quant_min/quant_max
@@ -206,11 +253,13 @@ def pt2e_spec(spec: ObserverSpec, qat: bool = True):
         ctr = wrapper.with_args(observer=observer, **_observer_kwargs(spec))
     return QuantizationSpec(
         dtype=getattr(torch, _TORCH_DTYPES[spec.dtype]),
-        quant_min=spec.quant_min, quant_max=spec.quant_max,
+        quant_min=spec.quant_min,
+        quant_max=spec.quant_max,
         qscheme=getattr(torch, spec.qscheme),
         ch_axis=spec.ch_axis,
         is_dynamic=False,
-        observer_or_fake_quant_ctr=ctr)
+        observer_or_fake_quant_ctr=ctr,
+    )
 
 
 def pt2e_config(layer: LayerQConfig, qat: bool = True):
@@ -225,16 +274,25 @@ def pt2e_config(layer: LayerQConfig, qat: bool = True):
 
 # --- eager torch.ao ----------------------------------------------------------------------------
 
+
 def _eager_ctr(spec: ObserverSpec):
     import torch
     from torch.ao.quantization import fake_quantize, observer
 
     obs = getattr(observer, spec.observer)
-    wrapper = (fake_quantize.FusedMovingAvgObsFakeQuantize if spec.observer in MOVING_AVERAGE_OBSERVERS
-               else fake_quantize.FakeQuantize)
-    return wrapper.with_args(observer=obs, quant_min=spec.quant_min, quant_max=spec.quant_max,
-                             dtype=getattr(torch, _EAGER_DTYPES[spec.dtype]),
-                             qscheme=getattr(torch, spec.qscheme), **_observer_kwargs(spec))
+    wrapper = (
+        fake_quantize.FusedMovingAvgObsFakeQuantize
+        if spec.observer in MOVING_AVERAGE_OBSERVERS
+        else fake_quantize.FakeQuantize
+    )
+    return wrapper.with_args(
+        observer=obs,
+        quant_min=spec.quant_min,
+        quant_max=spec.quant_max,
+        dtype=getattr(torch, _EAGER_DTYPES[spec.dtype]),
+        qscheme=getattr(torch, spec.qscheme),
+        **_observer_kwargs(spec),
+    )
 
 
 def eager_qconfig(layer: LayerQConfig):
@@ -242,9 +300,12 @@ def eager_qconfig(layer: LayerQConfig):
     from torch.ao.quantization import QConfig
 
     if layer.activation.dtype != "quint8":
-        raise ConfigInvalid(f"{layer.activation.path}.dtype: eager quantized kernels take quint8 activations",
-                            path=f"{layer.activation.path}.dtype")
+        raise ConfigInvalid(
+            f"{layer.activation.path}.dtype: eager quantized kernels take quint8 activations",
+            path=f"{layer.activation.path}.dtype",
+        )
     if layer.weight.dtype != "qint8":
-        raise ConfigInvalid(f"{layer.weight.path}.dtype: eager quantized kernels take qint8 weights",
-                            path=f"{layer.weight.path}.dtype")
+        raise ConfigInvalid(
+            f"{layer.weight.path}.dtype: eager quantized kernels take qint8 weights", path=f"{layer.weight.path}.dtype"
+        )
     return QConfig(activation=_eager_ctr(layer.activation), weight=_eager_ctr(layer.weight))

@@ -21,6 +21,7 @@ export's trained scales and zero points and adds only what ORT needs:
                AdaptiveAvgPool2d(1)) becomes the GlobalAveragePool it equals, which ORT fuses.
 
 Layers the config keeps float (their weights are not dequantized int8) are left alone."""
+
 from __future__ import annotations
 
 import os
@@ -86,8 +87,11 @@ class _Graph:
         for c in self.consumers.get(tensor, []):
             if c.op_type == "QuantizeLinear":
                 return True
-            if c.op_type in CLAMPS and len(self.consumers.get(c.output[0], [])) >= 1 and all(
-                    d.op_type == "QuantizeLinear" for d in self.consumers.get(c.output[0], [])):
+            if (
+                c.op_type in CLAMPS
+                and len(self.consumers.get(c.output[0], [])) >= 1
+                and all(d.op_type == "QuantizeLinear" for d in self.consumers.get(c.output[0], []))
+            ):
                 return True
         return False
 
@@ -120,8 +124,13 @@ def plan(model) -> list[dict]:
         will_dq.add(tensor)
         item = {"kind": "activation", "tensor": tensor, "node": node.name, "opType": node.op_type, "why": why}
         if params is not None:
-            item.update(source="neighbour", scale=params[0], zeroPoint=int(params[1]), dtype=str(params[1].dtype),
-                        neighbour=graph.producer[_dq_source(graph, tensor)].name)
+            item.update(
+                source="neighbour",
+                scale=params[0],
+                zeroPoint=int(params[1]),
+                dtype=str(params[1].dtype),
+                neighbour=graph.producer[_dq_source(graph, tensor)].name,
+            )
         else:
             item["source"] = "calibration"
         todo.append(item)
@@ -139,23 +148,49 @@ def plan(model) -> list[dict]:
                 params = graph.dq_params(src)
                 if params is None:
                     continue
-                add_activation(data, graph.producer[data], f"{graph.op(data)} of dequantized data feeds {op} "
-                               f"{n.name}: requantized at the same scale", params)
+                add_activation(
+                    data,
+                    graph.producer[data],
+                    f"{graph.op(data)} of dequantized data feeds {op} {n.name}: requantized at the same scale",
+                    params,
+                )
             out = n.output[0]
             if graph.quantized_after(out):
                 continue
             if op in COMPUTE:
                 add_activation(out, n, f"{op} output had no QuantizeLinear: ORT cannot fuse it into QLinearConv")
-            elif op == "Gemm" and len(n.input) > 2 and n.input[2] in graph.inits \
-                    and graph.inits[n.input[2]].dtype.kind == "f":
-                todo.append({"kind": "bias", "tensor": n.input[2], "node": n.name, "opType": op,
-                             "why": "Gemm with a float output and a float bias: int32 bias lets ORT run QGemm "
-                                    "with float output"})
-        elif op == "ReduceMean" and dq_like(n.input[0]) and graph.quantized_after(n.output[0]) \
-                and _global_mean(graph, n, ranks):
-            todo.append({"kind": "op", "tensor": n.output[0], "node": n.name, "opType": op,
-                         "why": "ReduceMean over every spatial axis between Q/DQ: the same mean as "
-                                "GlobalAveragePool, which ORT runs as QLinearGlobalAveragePool"})
+            elif (
+                op == "Gemm"
+                and len(n.input) > 2
+                and n.input[2] in graph.inits
+                and graph.inits[n.input[2]].dtype.kind == "f"
+            ):
+                todo.append(
+                    {
+                        "kind": "bias",
+                        "tensor": n.input[2],
+                        "node": n.name,
+                        "opType": op,
+                        "why": "Gemm with a float output and a float bias: int32 bias lets ORT run QGemm "
+                        "with float output",
+                    }
+                )
+        elif (
+            op == "ReduceMean"
+            and dq_like(n.input[0])
+            and graph.quantized_after(n.output[0])
+            and _global_mean(graph, n, ranks)
+        ):
+            todo.append(
+                {
+                    "kind": "op",
+                    "tensor": n.output[0],
+                    "node": n.name,
+                    "opType": op,
+                    "why": "ReduceMean over every spatial axis between Q/DQ: the same mean as "
+                    "GlobalAveragePool, which ORT runs as QLinearGlobalAveragePool",
+                }
+            )
         elif op in ELEMENTWISE:
             ins = [i for i in n.input[:2] if i]
             consts = [i for i in ins if i in graph.inits]
@@ -163,8 +198,12 @@ def plan(model) -> list[dict]:
             if consts or len(live) < 2 or not all(dq_like(i) for i in live):
                 continue
             if not graph.quantized_after(n.output[0]):
-                add_activation(n.output[0], n, f"{op} of dequantized inputs had no QuantizeLinear on its output: "
-                               f"ORT cannot fuse it into QLinear{op}")
+                add_activation(
+                    n.output[0],
+                    n,
+                    f"{op} of dequantized inputs had no QuantizeLinear on its output: "
+                    f"ORT cannot fuse it into QLinear{op}",
+                )
     return todo
 
 
@@ -271,7 +310,7 @@ def apply(model, todo: list[dict]):
         taken.add(name)
         return name
 
-    after: dict = {}   # tensor -> nodes to emit after its producer
+    after: dict = {}  # tensor -> nodes to emit after its producer
     before: dict = {}  # node name -> nodes to emit before it
     rename: dict = {}  # tensor -> its dequantized replacement
     new_inits = []
@@ -281,11 +320,15 @@ def apply(model, todo: list[dict]):
         if item["kind"] == "activation":
             s = fresh(f"{t}_rq_scale")
             z = fresh(f"{t}_rq_zero_point")
-            new_inits += [numpy_helper.from_array(np.array(item["scale"], np.float32), s),
-                          numpy_helper.from_array(np.array(item["zeroPoint"], np.dtype(item["dtype"])), z)]
+            new_inits += [
+                numpy_helper.from_array(np.array(item["scale"], np.float32), s),
+                numpy_helper.from_array(np.array(item["zeroPoint"], np.dtype(item["dtype"])), z),
+            ]
             q, dq = fresh(f"{t}_rq"), fresh(f"{t}_rdq")
-            after[t] = [helper.make_node("QuantizeLinear", [t, s, z], [q], name=fresh(f"{item['node']}_requantize")),
-                        helper.make_node("DequantizeLinear", [q, s, z], [dq], name=fresh(f"{item['node']}_redequantize"))]
+            after[t] = [
+                helper.make_node("QuantizeLinear", [t, s, z], [q], name=fresh(f"{item['node']}_requantize")),
+                helper.make_node("DequantizeLinear", [q, s, z], [dq], name=fresh(f"{item['node']}_redequantize")),
+            ]
             rename[t] = dq
             item["quantized"], item["dequantized"] = q, dq
         elif item["kind"] == "op":
@@ -301,14 +344,19 @@ def apply(model, todo: list[dict]):
             bias = graph.inits[t].astype(np.float64).reshape(-1)
             scale = (x_scale * w_scale) if w_scale.size == bias.size else np.full(bias.size, x_scale * w_scale[0])
             scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
-            q = np.clip(np.round(bias / scale.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
+            q = np.clip(np.round(bias / scale.astype(np.float64)), -(2**31), 2**31 - 1).astype(np.int32)
             qname, sname, zname = fresh(f"{t}_int32"), fresh(f"{t}_int32_scale"), fresh(f"{t}_int32_zero_point")
             dq = fresh(f"{t}_dq")
-            new_inits += [numpy_helper.from_array(q, qname), numpy_helper.from_array(scale, sname),
-                          numpy_helper.from_array(np.zeros(bias.size, np.int32), zname)]
+            new_inits += [
+                numpy_helper.from_array(q, qname),
+                numpy_helper.from_array(scale, sname),
+                numpy_helper.from_array(np.zeros(bias.size, np.int32), zname),
+            ]
             before.setdefault(node.name, []).append(
-                helper.make_node("DequantizeLinear", [qname, sname, zname], [dq], name=fresh(f"{node.name}_bias_dequantize"),
-                                 axis=0))
+                helper.make_node(
+                    "DequantizeLinear", [qname, sname, zname], [dq], name=fresh(f"{node.name}_bias_dequantize"), axis=0
+                )
+            )
             node.input[2] = dq
             item["scale"] = float(scale.max()) if scale.size else 0.0
             item["maxRoundingError"] = float(np.abs(q * scale.astype(np.float64) - bias).max()) if bias.size else 0.0

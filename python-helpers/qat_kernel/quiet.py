@@ -1,4 +1,5 @@
 """Silences known, harmless noise from torch/torchao/onnx so the kernel's stderr stays readable."""
+
 from __future__ import annotations
 
 import logging
@@ -10,7 +11,7 @@ _WARNING_MESSAGES = [
     r".*(quantize_per_tensor|quint8|qint8|quantized dtype).*deprecated.*",
     r".*is deprecated.*torchao.*",
     r".*_check_is_size.*deprecated.*",
-    r".*LeafSpec.*is deprecated.*",                      # torch pytree, raised from copyreg
+    r".*LeafSpec.*is deprecated.*",  # torch pytree, raised from copyreg
     r"Exporting a model while it is in training mode.*",  # a converted PT2E graph keeps .training=True
     r"The input of \w+ is not quantized, skip annotate.*",  # x86 quantizer, next to a layer kept float
 ]
@@ -18,8 +19,8 @@ _WARNING_CATEGORIES = [DeprecationWarning, FutureWarning]
 
 # (logger name, substring of messages to drop)
 _LOG_NOISE = [
-    ("torchao", "Failed to load"),                       # CUDA-only extensions on a CPU build
-    ("torch.utils._pytree", "is an Enum subclass"),      # torchao registers enums the old way
+    ("torchao", "Failed to load"),  # CUDA-only extensions on a CPU build
+    ("torch.utils._pytree", "is an Enum subclass"),  # torchao registers enums the old way
     ("torch.onnx._internal.exporter._registration", "torchvision is not installed"),
 ]
 

@@ -3,6 +3,7 @@
 The main thread only reads, so `$/cancelRequest` is seen while a request runs; requests run one at a
 time on a worker thread. stdout is reserved for RPC: the real stdout fd is duplicated for our writer
 and fd 1 is pointed at stderr, so prints from user code or libraries (even from C) land in the log."""
+
 from __future__ import annotations
 
 import logging
@@ -26,7 +27,7 @@ class Server:
         self._writer = writer
         self._methods = methods
         self._queue: queue.Queue = queue.Queue()
-        self._active: dict = {}          # id -> RequestContext, queued or running
+        self._active: dict = {}  # id -> RequestContext, queued or running
         self._lock = threading.Lock()
         self._shutdown = False
         self.exit_code = 0
@@ -93,7 +94,9 @@ class Server:
         if self._shutdown:
             self._reply(request_id, error=ProtocolError(errors.INVALID_REQUEST, "Kernel is shutting down").to_rpc())
         elif method not in self._methods:
-            self._reply(request_id, error=ProtocolError(errors.METHOD_NOT_FOUND, f"Method not found: {method}").to_rpc())
+            self._reply(
+                request_id, error=ProtocolError(errors.METHOD_NOT_FOUND, f"Method not found: {method}").to_rpc()
+            )
         else:
             ctx = RequestContext(request_id, method, params if params is not None else {}, self.notify)
             with self._lock:
@@ -116,7 +119,7 @@ class Server:
                 return
             try:
                 result, error = self._run(ctx), None
-            except BaseException as exc:  # user code may even raise SystemExit
+            except BaseException as exc:  # noqa: BLE001 - user code may even raise SystemExit
                 kernel_error = errors.from_exception(exc, ctx.workspace)
                 if kernel_error.code == errors.InternalError.code:
                     log.error("%s failed:\n%s", ctx.method, errors.format_traceback(exc))
@@ -154,7 +157,8 @@ def _validate_params(method: str, params) -> None:
         return  # kernel/info must answer on a bare interpreter; compare/layers reports it missing
 
     error = jsonschema.exceptions.best_match(
-        jsonschema.Draft7Validator(protocol.definition_schema(name)).iter_errors(params))
+        jsonschema.Draft7Validator(protocol.definition_schema(name)).iter_errors(params)
+    )
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "params"
         raise ProtocolError(errors.INVALID_PARAMS, f"Invalid params ({where}): {error.message}")
@@ -166,9 +170,9 @@ def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
     rpc_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), 1)  # C-level writes to fd 1 now go to stderr
-    sys.stdout = sys.stderr          # Python-level prints too
+    sys.stdout = sys.stderr  # Python-level prints too
     devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)              # user code calling input() gets EOF instead of our messages
+    os.dup2(devnull, 0)  # user code calling input() gets EOF instead of our messages
     os.close(devnull)
     sys.stdin = open(os.devnull, encoding="utf-8")
     return rpc_in, rpc_out

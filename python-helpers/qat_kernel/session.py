@@ -12,6 +12,7 @@ after each other) reuse the trained model instead of training again. Editing the
 next to it, or asking for other steps/epochs, trains anew. A `Trained` also remembers the QDQ ONNX
 files exported from it (record_export/exported), so build/tvm compiles the file compare/layers wrote
 instead of exporting again."""
+
 from __future__ import annotations
 
 import collections
@@ -21,9 +22,10 @@ import logging
 import math
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .config import Config, load_config
 from .context import RequestContext
@@ -34,7 +36,7 @@ log = logging.getLogger("qat_kernel")
 CACHE_SIZE = 2
 PTQ_CALIBRATION_SAMPLES = 512
 DRIFT_SAMPLES = 24  # observer snapshots kept over a QAT run (plus the first and the last step)
-_CACHE: "collections.OrderedDict[tuple, Trained]" = collections.OrderedDict()
+_CACHE: collections.OrderedDict[tuple, Trained] = collections.OrderedDict()
 # Set in a torchrun worker (qat_kernel.ddp_worker): QAT then trains through DistributedDataParallel on
 # this rank's share of the training batches.
 DIST: Any = None
@@ -82,14 +84,14 @@ def cache_key(cfg: Config, steps: int | None, epochs: int | None) -> tuple:
     return (_file_stamp(cfg.path), tuple(_file_stamp(p) for p in sources + extra), steps, epochs)
 
 
-def cached(key: tuple) -> "Trained | None":
+def cached(key: tuple) -> Trained | None:
     trained = _CACHE.get(key)
     if trained is not None:
         _CACHE.move_to_end(key)
     return trained
 
 
-def remember(key: tuple, trained: "Trained") -> None:
+def remember(key: tuple, trained: Trained) -> None:
     _CACHE[key] = trained
     _CACHE.move_to_end(key)
     while len(_CACHE) > CACHE_SIZE:
@@ -104,8 +106,8 @@ def clear_cache() -> None:
 class Trained:
     cfg: Config
     flow: str
-    qat: Any                    # pt2e_flow.Pt2eQat | eager_flow.EagerQat, trained, in eval mode
-    fp32: Any                   # the FP32 model before QAT (eval): the reference
+    qat: Any  # pt2e_flow.Pt2eQat | eager_flow.EagerQat, trained, in eval mode
+    fp32: Any  # the FP32 model before QAT (eval): the reference
     train: Any
     val: Any
     example: Any
@@ -113,11 +115,11 @@ class Trained:
     val_samples: int
     steps: int
     epochs: int
-    qplan: Any = None           # qconfig.QConfigPlan
-    kept_float: list = field(default_factory=list)   # [{module, precision, override}]
+    qplan: Any = None  # qconfig.QConfigPlan
+    kept_float: list = field(default_factory=list)  # [{module, precision, override}]
     warnings: list = field(default_factory=list)
-    history: list = field(default_factory=list)      # per epoch: {epoch, step, loss, accuracy?}
-    drift: list = field(default_factory=list)        # [{step, epoch, observers: drift_state()}]
+    history: list = field(default_factory=list)  # per epoch: {epoch, step, loss, accuracy?}
+    drift: list = field(default_factory=list)  # [{step, epoch, observers: drift_state()}]
     seconds: float = 0.0
     # QDQ ONNX files exported from this model: path -> (mtime_ns, size, opset) when written
     exports: dict = field(default_factory=dict)
@@ -153,8 +155,7 @@ class Trained:
                 from . import pt2e_flow
 
                 calibration = first_inputs(self.train, PTQ_CALIBRATION_SAMPLES)
-                value, _ = accuracy(pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx),
-                                    self.val, ctx)
+                value, _ = accuracy(pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx), self.val, ctx)
             else:
                 with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
                     value, _ = accuracy(self.qat.model, self.val, ctx)
@@ -189,9 +190,15 @@ def observer_state(qat) -> list[dict]:
         for role, names in (("weight", found.weight), ("activation", found.input)):
             for name in names:
                 m = fqs[name]
-                rows.append({"module": layer.module, "role": role, "fakeQuant": name,
-                             "scale": [float(v) for v in m.scale.flatten().tolist()],
-                             "zeroPoint": [int(v) for v in m.zero_point.flatten().tolist()]})
+                rows.append(
+                    {
+                        "module": layer.module,
+                        "role": role,
+                        "fakeQuant": name,
+                        "scale": [float(v) for v in m.scale.flatten().tolist()],
+                        "zeroPoint": [int(v) for v in m.zero_point.flatten().tolist()],
+                    }
+                )
     return rows
 
 
@@ -201,30 +208,46 @@ def drift_state(qat) -> list[dict]:
     rows = []
     for row in observer_state(qat):
         scale = row["scale"]
-        rows.append({"module": row["module"], "role": row["role"],
-                     "scale": [min(scale), sum(scale) / len(scale), max(scale)],
-                     "zeroPoint": row["zeroPoint"][0]})
+        rows.append(
+            {
+                "module": row["module"],
+                "role": row["role"],
+                "scale": [min(scale), sum(scale) / len(scale), max(scale)],
+                "zeroPoint": row["zeroPoint"][0],
+            }
+        )
     return rows
 
 
-def drift_series(trained: "Trained") -> dict | None:
+def drift_series(trained: Trained) -> dict | None:
     """How each layer's scale and zero point moved during QAT, as series over the sampled steps."""
     if len(trained.drift) < 2:
         return None
     layers: dict = {}
     for snap in trained.drift:
         for row in snap["observers"]:
-            series = layers.setdefault((row["module"], row["role"]), {
-                "module": row["module"], "role": row["role"],
-                "scaleMin": [], "scaleMean": [], "scaleMax": [], "zeroPoint": []})
+            series = layers.setdefault(
+                (row["module"], row["role"]),
+                {
+                    "module": row["module"],
+                    "role": row["role"],
+                    "scaleMin": [],
+                    "scaleMean": [],
+                    "scaleMax": [],
+                    "zeroPoint": [],
+                },
+            )
             lo, mean, hi = row["scale"]
             series["scaleMin"].append(lo)
             series["scaleMean"].append(mean)
             series["scaleMax"].append(hi)
             series["zeroPoint"].append(row["zeroPoint"])
     count = len(trained.drift)
-    return {"steps": [s["step"] for s in trained.drift], "epochs": [s["epoch"] for s in trained.drift],
-            "layers": [v for v in layers.values() if len(v["scaleMean"]) == count]}
+    return {
+        "steps": [s["step"] for s in trained.drift],
+        "epochs": [s["epoch"] for s in trained.drift],
+        "layers": [v for v in layers.values() if len(v["scaleMean"]) == count],
+    }
 
 
 def _load_user_objects(cfg: Config):
@@ -281,8 +304,9 @@ def load(params: dict, ctx: RequestContext) -> Config:
     return cfg
 
 
-def adopt(cfg: Config, ctx: RequestContext, checkpoint: Path, steps: int | None = None,
-          epochs: int | None = None) -> Trained:
+def adopt(
+    cfg: Config, ctx: RequestContext, checkpoint: Path, steps: int | None = None, epochs: int | None = None
+) -> Trained:
     """The model a torchrun run trained, rebuilt here from its checkpoint (the FP32 reference and the
     QAT state) and kept in the cache, so later methods on the config reuse it as after a qat/train."""
     import torch
@@ -299,9 +323,15 @@ def require_pt2e(cfg: Config, why: str) -> None:
         raise ConfigInvalid(f"flow: {why}", path="flow")
 
 
-def get(cfg: Config, ctx: RequestContext, steps: int | None = None, epochs: int | None = None,
-        retrain: bool = False, on_epoch_end: Callable | None = None,
-        on_start: Callable | None = None) -> tuple[Trained, bool]:
+def get(
+    cfg: Config,
+    ctx: RequestContext,
+    steps: int | None = None,
+    epochs: int | None = None,
+    retrain: bool = False,
+    on_epoch_end: Callable | None = None,
+    on_start: Callable | None = None,
+) -> tuple[Trained, bool]:
     """(Trained, reused) for the config: from the cache unless `retrain`, else trained now."""
     key = cache_key(cfg, steps, epochs)
     if not retrain:
@@ -315,9 +345,15 @@ def get(cfg: Config, ctx: RequestContext, steps: int | None = None, epochs: int 
     return trained, False
 
 
-def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: int | None,
-                 on_epoch_end: Callable | None = None, on_start: Callable | None = None,
-                 adopted: dict | None = None) -> Trained:
+def run_pipeline(
+    cfg: Config,
+    ctx: RequestContext,
+    steps: int | None,
+    epochs: int | None,
+    on_epoch_end: Callable | None = None,
+    on_start: Callable | None = None,
+    adopted: dict | None = None,
+) -> Trained:
     """`adopted`: a distributed run's checkpoint; its FP32 and QAT weights replace both trainings."""
     import time
 
@@ -335,9 +371,12 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
     if flow == "eager":
         for index, _, layer in qplan.overrides:
             if not layer.quantized:
-                raise ConfigInvalid(f"overrides.{index}.precision: the eager flow cannot keep a layer "
-                                    f"{layer.precision} (it would need its own DeQuantStub/QuantStub); "
-                                    "use flow: pt2e", path=f"overrides.{index}.precision")
+                raise ConfigInvalid(
+                    f"overrides.{index}.precision: the eager flow cannot keep a layer "
+                    f"{layer.precision} (it would need its own DeQuantStub/QuantStub); "
+                    "use flow: pt2e",
+                    path=f"overrides.{index}.precision",
+                )
     notes: list = []
     ctx.check_cancelled()
     with usercode.workspace(cfg.folder):
@@ -363,19 +402,24 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
 
             ctx.progress("export", "torch.export + prepare_qat_pt2e")
             if cfg.get("backend", "x86") in ("qnnpack", "xnnpack"):
-                notes.append(f"backend {cfg.get('backend')}: PT2E uses torchao's X86InductorQuantizer "
-                             "recipe here (the XNNPACK quantizer lives in executorch)")
+                notes.append(
+                    f"backend {cfg.get('backend')}: PT2E uses torchao's X86InductorQuantizer "
+                    "recipe here (the XNNPACK quantizer lives in executorch)"
+                )
             qat = pt2e_flow.Pt2eQat(model, example, qplan)
         else:
             from . import eager_flow
 
             if not any(type(m).__name__ == "QuantStub" for m in model.modules()):
-                raise ConfigInvalid("flow: eager needs a model with QuantStub/DeQuantStub around its "
-                                    "quantized part (model.entry returns none); use flow: pt2e",
-                                    path="flow")
+                raise ConfigInvalid(
+                    "flow: eager needs a model with QuantStub/DeQuantStub around its "
+                    "quantized part (model.entry returns none); use flow: pt2e",
+                    path="flow",
+                )
             ctx.progress("export", "fuse_modules_qat + prepare_qat (eager)")
-            qat = eager_flow.EagerQat(model, example, qplan, cfg.get("backend", "x86"),
-                                      fuse=cfg.get("eager.fuse"), warnings_out=notes)
+            qat = eager_flow.EagerQat(
+                model, example, qplan, cfg.get("backend", "x86"), fuse=cfg.get("eager.fuse"), warnings_out=notes
+            )
         ctx.check_cancelled()
         for index in qplan.unused_overrides():
             notes.append(f"overrides.{index}.match matches no layer of the model")
@@ -388,15 +432,31 @@ def run_pipeline(cfg: Config, ctx: RequestContext, steps: int | None, epochs: in
         epochs = epochs if epochs is not None else cfg.get("train.epochs", 1)
         if steps is None:
             if per_epoch is None:
-                raise ConfigInvalid("train.steps: the training batches have no len(); set train.steps",
-                                    path="train.steps")
+                raise ConfigInvalid(
+                    "train.steps: the training batches have no len(); set train.steps", path="train.steps"
+                )
             steps = epochs * per_epoch
         epochs = math.ceil(steps / per_epoch) if per_epoch else 1
-        optimizer = make_optimizer(cfg.get("train.optimizer", "adam"), qat.model.parameters(), cfg.get("train.lr", 1e-3))
+        optimizer = make_optimizer(
+            cfg.get("train.optimizer", "adam"), qat.model.parameters(), cfg.get("train.lr", 1e-3)
+        )
         scheduler = make_scheduler(cfg.get("train.scheduler", "none"), optimizer, steps)
-        trained = Trained(cfg=cfg, flow=flow, qat=qat, fp32=reference, train=train, val=val, example=example,
-                          fp32_accuracy=fp32_accuracy, val_samples=val_samples, steps=steps, epochs=epochs,
-                          qplan=qplan, kept_float=_kept_float(qat, qplan, reference), warnings=notes)
+        trained = Trained(
+            cfg=cfg,
+            flow=flow,
+            qat=qat,
+            fp32=reference,
+            train=train,
+            val=val,
+            example=example,
+            fp32_accuracy=fp32_accuracy,
+            val_samples=val_samples,
+            steps=steps,
+            epochs=epochs,
+            qplan=qplan,
+            kept_float=_kept_float(qat, qplan, reference),
+            warnings=notes,
+        )
         freeze_bn = cfg.get("train.freeze_bn_after")
         freeze_obs = cfg.get("train.freeze_observer_after")
 

@@ -1,6 +1,7 @@
 """Training and evaluation loops over the user's (input, target) batches, classification loss.
 
 Every step checks for cancellation and reports progress."""
+
 from __future__ import annotations
 
 import itertools
@@ -33,8 +34,9 @@ def train_epochs(model, optimizer, train, epochs: int, ctx: RequestContext, stag
             ctx.check_cancelled()
             loss = _step(model, optimizer, x, y)
             done += 1
-            ctx.progress(stage, f"FP32 epoch {epoch + 1}/{epochs}, step {done}, loss {loss:.3f}",
-                         done / total if total else None)
+            ctx.progress(
+                stage, f"FP32 epoch {epoch + 1}/{epochs}, step {done}, loss {loss:.3f}", done / total if total else None
+            )
 
 
 def _cycle(batches):
@@ -60,8 +62,18 @@ def make_scheduler(name: str, optimizer, total_steps: int):
     return None
 
 
-def train_steps(model, optimizer, train, steps: int, ctx: RequestContext, stage: str,
-                steps_per_epoch: int | None = None, scheduler=None, on_epoch_end=None, on_step=None) -> None:
+def train_steps(
+    model,
+    optimizer,
+    train,
+    steps: int,
+    ctx: RequestContext,
+    stage: str,
+    steps_per_epoch: int | None = None,
+    scheduler=None,
+    on_epoch_end=None,
+    on_step=None,
+) -> None:
     """`steps` optimizer steps, cycling through the training batches as often as needed.
 
     An epoch is `steps_per_epoch` steps (len(train) when known); `on_step(step, epoch)` runs after every
@@ -78,8 +90,12 @@ def train_steps(model, optimizer, train, steps: int, ctx: RequestContext, stage:
         losses.append(loss)
         epoch = -(-step // per_epoch)
         lr = optimizer.param_groups[0]["lr"]
-        ctx.progress(stage, f"QAT epoch {epoch}/{epochs}, step {step}/{steps}, loss {loss:.3f}", step / steps,
-                     train={"epoch": epoch, "epochs": epochs, "step": step, "steps": steps, "loss": loss, "lr": lr})
+        ctx.progress(
+            stage,
+            f"QAT epoch {epoch}/{epochs}, step {step}/{steps}, loss {loss:.3f}",
+            step / steps,
+            train={"epoch": epoch, "epochs": epochs, "step": step, "steps": steps, "loss": loss, "lr": lr},
+        )
         if on_step is not None:
             on_step(step, epoch)
         if on_epoch_end is not None and (step % per_epoch == 0 or step == steps):

@@ -1,4 +1,5 @@
 """Imports the user's `file.py:function` entries from the workspace (the config's folder)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -6,8 +7,8 @@ import hashlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from . import userpaths
 from .errors import ConfigInvalid

@@ -1,6 +1,7 @@
 """Shared fixtures: one real kernel process for the session and one run per scenario on temp copies
 of examples/digits (QAT takes seconds; every test of a scenario reads the same results, and methods
 called after a run on the same config reuse the kernel's trained model)."""
+
 from __future__ import annotations
 
 import json
@@ -29,9 +30,11 @@ def rpc_schema() -> dict:
 @pytest.fixture(scope="session")
 def validate(rpc_schema):
     """validate("ProgressParams", obj): raises jsonschema.ValidationError when obj does not match."""
+
     def check(definition: str, instance) -> None:
         schema = {"$ref": f"#/definitions/{definition}", "definitions": rpc_schema["definitions"]}
         jsonschema.Draft7Validator(schema).validate(instance)
+
     return check
 
 

@@ -1,4 +1,5 @@
 """A small JSON-RPC client that starts the real kernel (`python -m qat_kernel`) and talks to it."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,13 @@ class RpcError(Exception):
 class KernelClient:
     def __init__(self, env: dict | None = None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "qat_kernel"], cwd=HELPERS,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})})
+            [sys.executable, "-m", "qat_kernel"],
+            cwd=HELPERS,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
         self._next_id = 1
         self._responses: dict = {}
         self._notifications: list = []
@@ -105,17 +110,24 @@ class KernelClient:
 
     def progress(self, request_id: int) -> list[dict]:
         with self._cond:
-            return [n["params"] for n in self._notifications
-                    if n.get("method") == "$/progress" and n["params"].get("token") == request_id]
+            return [
+                n["params"]
+                for n in self._notifications
+                if n.get("method") == "$/progress" and n["params"].get("token") == request_id
+            ]
 
     def wait_progress(self, request_id: int, timeout: float = 120, where=None) -> dict:
         """The first $/progress of the request (for which `where(params)` holds, if given)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                found = [n["params"] for n in self._notifications
-                         if n.get("method") == "$/progress" and n["params"].get("token") == request_id
-                         and (where is None or where(n["params"]))]
+                found = [
+                    n["params"]
+                    for n in self._notifications
+                    if n.get("method") == "$/progress"
+                    and n["params"].get("token") == request_id
+                    and (where is None or where(n["params"]))
+                ]
                 if found:
                     return found[0]
                 if request_id in self._responses:

@@ -1,10 +1,10 @@
 """bench/run through the real kernel on the compare_run config: one latency table (PyTorch FP32/INT8,
-Inductor INT8, ONNX Runtime FP32/INT8 ours, re-placed and quantize_static, TVM FP32/INT8) at batch 1 and 16 with ratios to PyTorch
-FP32; a target that does not run here is refused before any work."""
+Inductor INT8, ONNX Runtime FP32/INT8 ours, re-placed and quantize_static, TVM FP32/INT8) at batch 1 and 16
+with ratios to PyTorch FP32; a target that does not run here is refused before any work."""
+
 from __future__ import annotations
 
 import pytest
-
 from rpc_client import RpcError
 
 pytest.importorskip("tvm")
@@ -19,8 +19,17 @@ def bench(kernel, compare_run, validate):
 
 def test_every_runtime_timed_against_pytorch_fp32(bench):
     rows = {r["name"]: r for r in bench["bench"]["rows"]}
-    assert list(rows) == ["torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-replaced-int8",
-                          "ort-qs-int8", "tvm-fp32", "tvm-int8"]
+    assert list(rows) == [
+        "torch-fp32",
+        "torch-int8",
+        "inductor-int8",
+        "ort-fp32",
+        "ort-int8",
+        "ort-replaced-int8",
+        "ort-qs-int8",
+        "tvm-fp32",
+        "tvm-int8",
+    ]
     assert bench["bench"]["baseline"] == "torch-fp32" and bench["samples"] == 540
     assert rows["torch-fp32"]["speedupVsTorchFp32"] == {"b1": 1.0, "b16": 1.0}
     for row in rows.values():
@@ -37,9 +46,16 @@ def test_table_lines(bench):
     text = "\n".join(bench["summary"])
     print(text)
     assert bench["summary"][0].startswith("median ms (ratio to PyTorch FP32)")
-    for label in ("PyTorch FP32 (eager)", "PyTorch INT8", "ONNX Runtime INT8 (our QDQ export)",
-                  "ONNX Runtime INT8 (quantize_static)", "TVM INT8 (int8 fold)", "Inductor INT8 (PT2E, freezing)",
-                  "ONNX Runtime INT8 (our QDQ, re-placed)", "TVM FP32 (Q/DQ stripped)"):
+    for label in (
+        "PyTorch FP32 (eager)",
+        "PyTorch INT8",
+        "ONNX Runtime INT8 (our QDQ export)",
+        "ONNX Runtime INT8 (quantize_static)",
+        "TVM INT8 (int8 fold)",
+        "Inductor INT8 (PT2E, freezing)",
+        "ONNX Runtime INT8 (our QDQ, re-placed)",
+        "TVM FP32 (Q/DQ stripped)",
+    ):
         assert label in text
     assert "( 1.00x)" in bench["summary"][1]
 
@@ -60,8 +76,24 @@ def test_tvm_row_is_the_configs_mixed_build(kernel, tmp_path, validate):
 
     config = copy_example(tmp_path / "digits")
     edit_config(config, lambda d: d.update(overrides=[{"match": "fc1", "precision": "fp16"}]))
-    result = kernel.request("bench/run", {"config": str(config), "runs": 3, "quantizeStatic": False,
-                                          "inductor": False, "replaceQdq": False, "tvmFp32": False}, timeout=600)
+    result = kernel.request(
+        "bench/run",
+        {
+            "config": str(config),
+            "runs": 3,
+            "quantizeStatic": False,
+            "inductor": False,
+            "replaceQdq": False,
+            "tvmFp32": False,
+        },
+        timeout=600,
+    )
     validate("BenchRunResult", result)
-    assert [r["name"] for r in result["bench"]["rows"]] == ["torch-fp32", "torch-int8", "ort-fp32", "ort-int8", "tvm-int8"]
+    assert [r["name"] for r in result["bench"]["rows"]] == [
+        "torch-fp32",
+        "torch-int8",
+        "ort-fp32",
+        "ort-int8",
+        "tvm-int8",
+    ]
     assert any(n.startswith("TVM INT8 row: mixed precision, fc1 in fp16") for n in result["notes"]), result["notes"]

@@ -3,11 +3,11 @@ graph compiled by torch.compile with freezing matches the uncompiled INT8 graph 
 samples and is timed next to PyTorch FP32/INT8; the eager flow is refused; a missing C++ compiler is
 a packageMissing error with the install command (checked in-process, without a compile), and bench/run
 leaves the row out with a note in that case."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import copy_example
 from rpc_client import RpcError
 

@@ -2,6 +2,7 @@
 digits QDQ export, precision as executed, quantize_static next to it, accuracy and latency; plus the
 precision analysis on small QDQ graphs built here (a float consumer after a Conv, an Add whose
 output is not quantized), where the expected answer is known by construction."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from rpc_client import RpcError
 
 onnx = pytest.importorskip("onnx")
@@ -43,8 +43,9 @@ def test_ours_runs_conv_and_fc1_int8_fc2_fp32_with_reason(ort_build_run):
     by_type = {o["opType"]: o for o in ours["ops"]}
     assert by_type["QLinearConv"]["dtypes"] == "uint8 -> uint8" and by_type["QLinearConv"]["role"] == "compute"
     assert by_type["Transpose"]["precision"] == "int8" and by_type["Transpose"]["role"] == "layout"
-    assert ours["perPrecision"]["conversion"] == ours["opTypes"].get("QuantizeLinear", 0) + \
-        ours["opTypes"].get("DequantizeLinear", 0)
+    assert ours["perPrecision"]["conversion"] == ours["opTypes"].get("QuantizeLinear", 0) + ours["opTypes"].get(
+        "DequantizeLinear", 0
+    )
 
 
 def test_quantize_static_fuses_every_layer(ort_build_run):
@@ -60,9 +61,19 @@ def test_files_report_and_markdown(ort_build_run):
     _, result, config = ort_build_run
     out = config.parent / "out" / "ort-cpu"
     assert result["outDir"] == str(out)
-    assert sorted(p.name for p in out.iterdir()) == sorted([
-        "build-report.json", "build-report.md", "fp32.onnx", "model.optimized.onnx", "model.qdq.onnx",
-        "model.qdq.replaced.onnx", "model.replaced.optimized.onnx", "model.qs.onnx", "model.qs.optimized.onnx"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [
+            "build-report.json",
+            "build-report.md",
+            "fp32.onnx",
+            "model.optimized.onnx",
+            "model.qdq.onnx",
+            "model.qdq.replaced.onnx",
+            "model.replaced.optimized.onnx",
+            "model.qs.onnx",
+            "model.qs.optimized.onnx",
+        ]
+    )
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".ort-cpu")]
     optimized = onnx.load(str(out / "model.optimized.onnx"))
     assert sum(n.op_type == "QLinearConv" for n in optimized.graph.node) == 2
@@ -127,13 +138,15 @@ def test_eager_flow_is_config_invalid(kernel, compare_run):
 
 # ------------------------------------------------------------------------ analysis on built graphs
 
+
 def _qdq_model(tmp_path: Path, tail: str) -> Path:
     """x -> Q/DQ -> Conv(DQ int8 weight) -> then `tail`: "q" (Relu -> Q -> DQ -> output), "float"
     (Relu -> output: nothing quantizes the conv's output), "add" (Q/DQ, then Add of it with itself
     -> output)."""
     rng = np.random.default_rng(0)
     inits = [
-        numpy_helper.from_array(np.array(0.02, np.float32), "s"), numpy_helper.from_array(np.array(0, np.uint8), "z"),
+        numpy_helper.from_array(np.array(0.02, np.float32), "s"),
+        numpy_helper.from_array(np.array(0, np.uint8), "z"),
         numpy_helper.from_array(rng.integers(-100, 100, (4, 1, 3, 3)).astype(np.int8), "w_q"),
         numpy_helper.from_array(np.full(4, 0.01, np.float32), "w_s"),
         numpy_helper.from_array(np.zeros(4, np.int8), "w_z"),
@@ -147,16 +160,25 @@ def _qdq_model(tmp_path: Path, tail: str) -> Path:
         helper.make_node("Relu", ["c"], ["r"], name="relu"),
     ]
     if tail == "q":
-        nodes += [helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q_out"),
-                  helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["y"], name="dq_out")]
+        nodes += [
+            helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q_out"),
+            helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["y"], name="dq_out"),
+        ]
     elif tail == "float":
         nodes += [helper.make_node("Identity", ["r"], ["y"], name="out")]
     else:
-        nodes += [helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q_out"),
-                  helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["rd"], name="dq_out"),
-                  helper.make_node("Add", ["rd", "rd"], ["y"], name="add")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6, 6])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], inits)
+        nodes += [
+            helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q_out"),
+            helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["rd"], name="dq_out"),
+            helper.make_node("Add", ["rd", "rd"], ["y"], name="add"),
+        ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     path = tmp_path / f"{tail}.onnx"
     onnx.save(model, str(path))

@@ -1,4 +1,5 @@
 """compare/layers on a copy of examples/digits: result shape, metrics, accuracy, progress, ONNX."""
+
 import ast
 from pathlib import Path
 
@@ -78,8 +79,7 @@ def test_onnx_nodes_carry_module_paths(compare_run):
         meta = {p.key: p.value for p in node.metadata_props}
         if node.op_type in ("Conv", "Gemm"):
             modules[node.name] = ast.literal_eval(meta["pkg.torch.onnx.name_scopes"])[-2]
-    assert modules == {"node_conv2d": "conv1", "node_conv2d_1": "conv2",
-                       "node_linear": "fc1", "node_linear_1": "fc2"}
+    assert modules == {"node_conv2d": "conv1", "node_conv2d_1": "conv2", "node_linear": "fc1", "node_linear_1": "fc2"}
     assert set(modules.values()) == {layer["module"] for layer in result["layers"]}
 
 
@@ -130,7 +130,7 @@ def test_layers_carry_int8_graph_node_ids(compare_run):
     assert any(n.startswith("linear") for n in nodes["fc2"])
     for names in nodes.values():
         assert any(n.startswith("dequantize_per_channel") for n in names), names  # INT8 weight
-        assert any(n.startswith("quantize_per_tensor") for n in names), names     # input Q/DQ
+        assert any(n.startswith("quantize_per_tensor") for n in names), names  # input Q/DQ
     all_names = [n for names in nodes.values() for n in names]
     weight_dq = [n for n in all_names if n.startswith("dequantize_per_channel")]
     assert len(weight_dq) == len(set(weight_dq)) == 4

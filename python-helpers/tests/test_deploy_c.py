@@ -2,6 +2,7 @@
 runner from the converted digits model, compiled with gcc here (and with aarch64-linux-gnu-gcc, run
 under qemu-aarch64 when qemu-user is installed: emulated, not a board), checked against PyTorch INT8
 on real digits; TVM's library and C backend output beside them; missing toolchains as typed errors."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from rpc_client import KernelClient, RpcError
 
 AARCH64_CC = "aarch64-linux-gnu-gcc"
@@ -54,12 +54,19 @@ def test_header_layers_and_files(x86_deploy):
     _, result, config = x86_deploy
     out = config.parent / "out" / "deploy-x86-64"
     assert result["outDir"] == str(out) and result["stem"] == "digits"
-    assert sorted(p.name for p in out.iterdir()) == sorted([
-        "README.md", "bin", "deploy-report.json", "digits_qparams.h", "digits_runner.c", "samples", "tvm"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["README.md", "bin", "deploy-report.json", "digits_qparams.h", "digits_runner.c", "samples", "tvm"]
+    )
     kinds = [(la["name"], la["kind"], la["relu"]) for la in result["layers"]]
-    assert kinds == [("conv1", "conv2d", True), ("conv2", "conv2d", True), ("pool", "maxpool2d", False),
-                     ("flatten", "flatten", False), ("fc1", "linear", True), ("fc2", "linear", False)]
-    assert "outScale" not in result["layers"][-1]            # float logits
+    assert kinds == [
+        ("conv1", "conv2d", True),
+        ("conv2", "conv2d", True),
+        ("pool", "maxpool2d", False),
+        ("flatten", "flatten", False),
+        ("fc1", "linear", True),
+        ("fc2", "linear", False),
+    ]
+    assert "outScale" not in result["layers"][-1]  # float logits
     assert result["weightBytes"] == 16 * 9 + 32 * 16 * 9 + 64 * 512 + 10 * 64
     header = (out / "digits_qparams.h").read_text(encoding="utf-8")
     for name in ("conv1", "conv2", "fc1", "fc2"):
@@ -136,7 +143,7 @@ def test_aarch64_cross_compiled_and_emulated(kernel, compare_run, validate):
         params["verify"] = False
     result = kernel.request("deploy/c-artifact", params)
     validate("DeployCResult", result)
-    assert result["arch"] == "aarch64" and _e_machine(result["binary"]["path"]) == 183   # EM_AARCH64
+    assert result["arch"] == "aarch64" and _e_machine(result["binary"]["path"]) == 183  # EM_AARCH64
     assert "-static" in result["binary"]["flags"] and result["binary"]["compiler"] == AARCH64_CC
     assert _e_machine(result["tvm"]["library"]) == 183 and _e_machine(result["tvm"]["cSource"]["library"]) == 183
     if params.get("verify", True):
@@ -158,10 +165,13 @@ def _bin_with(tmp_path: Path, *tools: str) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize("tools,install", [
-    ((), "apt-get install -y gcc-aarch64-linux-gnu"),
-    ((AARCH64_CC,), "apt-get install -y qemu-user"),
-])
+@pytest.mark.parametrize(
+    "tools,install",
+    [
+        ((), "apt-get install -y gcc-aarch64-linux-gnu"),
+        ((AARCH64_CC,), "apt-get install -y qemu-user"),
+    ],
+)
 def test_missing_cross_compiler_or_qemu_is_package_missing(compare_run, tmp_path, validate, tools, install):
     """Checked before training: a PATH without the cross compiler, then one without qemu-user."""
     if tools and shutil.which(tools[0]) is None:
@@ -170,8 +180,7 @@ def test_missing_cross_compiler_or_qemu_is_package_missing(compare_run, tmp_path
     client = KernelClient(env={"PATH": _bin_with(tmp_path, *tools), "CC": ""})
     try:
         with pytest.raises(RpcError) as err:
-            client.request("deploy/c-artifact", {"config": str(config), "target": "aarch64", "tvm": False},
-                           timeout=120)
+            client.request("deploy/c-artifact", {"config": str(config), "target": "aarch64", "tvm": False}, timeout=120)
     finally:
         assert client.close() == 0
     validate("KernelErrorData", err.value.data)

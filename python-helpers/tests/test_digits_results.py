@@ -1,8 +1,8 @@
 """eval/accuracy, export/onnx and analyze/sensitivity on the compare_run config (the kernel reuses
 the model compare/layers trained), and the real results the issue asks of digits."""
-import pytest
-import onnx
 
+import onnx
+import pytest
 from rpc_client import RpcError
 
 
@@ -71,8 +71,10 @@ def test_export_writes_a_checked_qdq_file_atomically(exported):
     model = onnx.load(str(path))
     onnx.checker.check_model(model)
     ops = [n.op_type for n in model.graph.node]
-    assert result["qdq"] == {"quantizeLinear": ops.count("QuantizeLinear"),
-                             "dequantizeLinear": ops.count("DequantizeLinear")}
+    assert result["qdq"] == {
+        "quantizeLinear": ops.count("QuantizeLinear"),
+        "dequantizeLinear": ops.count("DequantizeLinear"),
+    }
     assert result["qdq"]["quantizeLinear"] >= 4
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 

@@ -5,6 +5,7 @@ targets and cancellation.
 
 Runs after test_compare_layers/test_digits_results (file order), while compare_run's model is still
 in the kernel's cache; the cancel test, last, removes the x86-64 build folder first."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import copy_example, edit_config
 from rpc_client import KernelClient, RpcError
 
@@ -37,8 +37,9 @@ def _leftovers(out: Path, name: str) -> list[str]:
 @pytest.fixture(scope="module")
 def x86_build(kernel, compare_run, validate):
     _, _, config = compare_run
-    request_id = kernel.request_async("build/tvm", {"config": str(config), "target": "x86-64", "bench": True,
-                                                    "benchRuns": 20})
+    request_id = kernel.request_async(
+        "build/tvm", {"config": str(config), "target": "x86-64", "bench": True, "benchRuns": 20}
+    )
     result = kernel.result(request_id)
     validate("BuildTvmResult", result)
     return request_id, result, config
@@ -50,9 +51,9 @@ def test_x86_int8_ops_after_the_fold_none_before(x86_build):
     assert result["tvmVersion"].startswith("0.27") and result["device"] == "cpu"
     assert result["opsPerPrecision"]["before"]["int8"] == 0
     assert result["opsPerPrecision"]["after"]["int8"] > 0
-    assert result["anchorsPerPrecision"]["after"]["int8"] == 4        # 2 conv + 2 linear, all int8
+    assert result["anchorsPerPrecision"]["after"]["int8"] == 4  # 2 conv + 2 linear, all int8
     assert result["anchorsPerPrecision"]["after"]["float32"] == 0
-    assert result["opsPerPrecision"]["after"]["float16"] == 0            # no fp16 override in the config
+    assert result["opsPerPrecision"]["after"]["float16"] == 0  # no fp16 override in the config
     assert "fp16Layers" not in result
     ops = {o["onnxNode"]: o for o in result["ops"]}
     assert {o["precision"] for o in ops.values() if o["opType"] in ("Conv", "Gemm")} == {"int8"}
@@ -138,7 +139,7 @@ def test_aarch64_elf_or_package_missing(kernel, compare_run, validate):
         return
     result = kernel.request("build/tvm", params)
     validate("BuildTvmResult", result)
-    assert _e_machine(result["artifact"]) == 183                   # EM_AARCH64
+    assert _e_machine(result["artifact"]) == 183  # EM_AARCH64
     assert result["arch"] == "aarch64" and result["opsPerPrecision"]["after"]["int8"] > 0
     assert json.loads(result["tvmTarget"])["mtriple"] == "aarch64-linux-gnu"
     if not result["runnableHere"]:
@@ -175,8 +176,12 @@ def test_unknown_target_is_config_invalid(kernel, compare_run):
 def test_bad_config_targets_are_config_invalid(kernel, tmp_path):
     """Checked before any training: a kind TVM cannot build here, an option TVM does not know."""
     config = copy_example(tmp_path / "digits")
-    edit_config(config, lambda d: d.update(targets=[{"name": "gpu-cl", "tvm": {"kind": "opencl"}},
-                                                    {"name": "typo", "tvm": "llvm -mcpuu=znver4"}]))
+    edit_config(
+        config,
+        lambda d: d.update(
+            targets=[{"name": "gpu-cl", "tvm": {"kind": "opencl"}}, {"name": "typo", "tvm": "llvm -mcpuu=znver4"}]
+        ),
+    )
     for name, path in (("gpu-cl", "targets.0.tvm"), ("typo", "targets.1.tvm")):
         with pytest.raises(RpcError) as err:
             kernel.request("build/tvm", {"config": str(config), "target": name}, timeout=60)
@@ -189,22 +194,35 @@ def test_config_target_strings_and_dicts(tmp_path):
     from qat_kernel.methods import build_tvm as method
 
     assert method.parse_target_string("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod -num-cores=4") == {
-        "kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon", "+dotprod"], "num-cores": 4}
+        "kind": "llvm",
+        "mtriple": "aarch64-linux-gnu",
+        "mattr": ["+neon", "+dotprod"],
+        "num-cores": 4,
+    }
     assert method.parse_target_string("cuda -arch=sm_80") == {"kind": "cuda", "arch": "sm_80"}
     assert method.parse_target_string("aarch64") == "aarch64"
     assert method.parse_target_string("llvm") == "llvm"
     with pytest.raises(ValueError):
         method.parse_target_string("-mcpu=znver4")
     config = copy_example(tmp_path / "digits")
-    edit_config(config, lambda d: d.update(targets=[
-        {"name": "host", "tvm": "llvm"},
-        {"name": "pi", "tvm": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"},
-        {"name": "portable", "tvm": {"kind": "llvm"}},
-        {"name": "x86-64", "tvm": {"kind": "llvm"}}]))
+    edit_config(
+        config,
+        lambda d: d.update(
+            targets=[
+                {"name": "host", "tvm": "llvm"},
+                {"name": "pi", "tvm": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"},
+                {"name": "portable", "tvm": {"kind": "llvm"}},
+                {"name": "x86-64", "tvm": {"kind": "llvm"}},
+            ]
+        ),
+    )
     cfg = load_config(str(config))
     assert method.config_target(cfg, "pi") == (
-        {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}, "config", "targets.1.tvm")
-    assert method.config_target(cfg, "x86-64")[1] == "config"      # the config's entry before the preset
+        {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]},
+        "config",
+        "targets.1.tvm",
+    )
+    assert method.config_target(cfg, "x86-64")[1] == "config"  # the config's entry before the preset
     assert method.config_target(cfg, "aarch64") == ("aarch64", "preset", None)
     spec, source, resolved = method.resolve(cfg, "portable")
     assert resolved.target == {"kind": "llvm"} and resolved.runnable_here

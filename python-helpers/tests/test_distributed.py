@@ -1,11 +1,11 @@
 """qat/train under torchrun: 2 CPU processes on gloo (DistributedDataParallel) reach the accuracy of a
 one-process run, progress is relayed, the kernel keeps the trained model, cancel and user errors."""
+
 import subprocess
 import time
 
 import pytest
 import torch
-
 from conftest import copy_example, edit_config
 
 EPOCHS = 2
@@ -22,8 +22,9 @@ def runs(kernel, tmp_path_factory, validate):
     edit_config(single, _two_epochs)
     one = kernel.result(kernel.request_async("qat/train", {"config": str(single)}), timeout=600)
     multi = copy_example(tmp_path_factory.mktemp("ddp") / "digits")
-    edit_config(multi, lambda d: (_two_epochs(d), d["train"].update(distributed={"nproc_per_node": 2,
-                                                                                  "backend": "gloo"})))
+    edit_config(
+        multi, lambda d: (_two_epochs(d), d["train"].update(distributed={"nproc_per_node": 2, "backend": "gloo"}))
+    )
     request_id = kernel.request_async("qat/train", {"config": str(multi)})
     two = kernel.result(request_id, timeout=600)
     validate("QatTrainResult", one)

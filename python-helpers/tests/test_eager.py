@@ -46,8 +46,8 @@ def test_fusion_is_detected_from_the_forward_pass():
     import sys
 
     import torch
-
     from conftest import EXAMPLE
+
     from qat_kernel.eager_flow import detect_fusion
 
     sys.path.insert(0, str(EXAMPLE))

@@ -1,8 +1,8 @@
 """Every sample message in protocol/fixtures/rpc matches its definition in the RPC schema."""
+
 import json
 
 import pytest
-
 from conftest import PROTOCOL
 
 DEFINITIONS = {
@@ -66,8 +66,9 @@ def test_every_method_has_params_and_result_fixtures(rpc_schema):
 
 
 def test_methods_in_schema_are_served():
+    import json
+
     from qat_kernel.methods import METHODS
 
-    import json
     schema = json.loads((PROTOCOL / "kernel-rpc.schema.json").read_text(encoding="utf-8"))
     assert set(schema["properties"]["methods"]["properties"]) == set(METHODS)

@@ -1,9 +1,9 @@
 """graph/export writes the graph view's JSON (ModelGraph) for the FP32, prepared and INT8 models."""
+
 import json
 from pathlib import Path
 
 import pytest
-
 from conftest import copy_example
 
 
@@ -98,4 +98,3 @@ def test_eager_int8_model_as_a_module_graph(kernel, eager_run, validate):
     assert by_module["fc2"]["op"] == "Linear" and by_module["fc2"]["precision"] == "int8"
     assert by_module["conv1"]["source"]["line"] > 0, "forward's line of self.conv1(...)"
     assert by_module["bn1"]["op"] == "Identity", "fusion leaves Identity slots; they stay visible"
-

@@ -1,4 +1,5 @@
 """analyze/histograms: weight and activation histograms with the observer's range and what is clipped."""
+
 import pytest
 
 

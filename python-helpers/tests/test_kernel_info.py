@@ -1,5 +1,5 @@
-from rpc_client import RpcError
 import pytest
+from rpc_client import RpcError
 
 
 def test_kernel_info_versions(kernel, validate):

@@ -1,4 +1,5 @@
 """Our metrics must equal torch.ao.ns.fx.utils (PyTorch's Numeric Suite) on the same tensors."""
+
 import pytest
 import torch
 import torch.nn.functional as F

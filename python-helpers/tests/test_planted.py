@@ -1,5 +1,6 @@
 """A planted bad layer (overrides: conv2 gets 2-bit weights) must come out worst in both compare/layers
 and analyze/sensitivity; a precision override keeps its layer float and says so."""
+
 from conftest import PLANTED_OVERRIDES
 
 
@@ -18,8 +19,14 @@ def test_overrides_apply_per_layer(planted_run):
     assert "override" not in layers["conv1"] and "override" not in layers["fc2"]
     # The whole fused group follows the override, not only the conv: still compared as one group.
     assert layers["conv2"]["group"] == ["conv2d", "batch_norm", "relu"]
-    assert compare["keptFloat"] == [{"module": "fc1", "precision": "fp16", "override": 1,
-                                     "note": "fp16 is not emulated yet: the layer runs in fp32"}]
+    assert compare["keptFloat"] == [
+        {
+            "module": "fc1",
+            "precision": "fp16",
+            "override": 1,
+            "note": "fp16 is not emulated yet: the layer runs in fp32",
+        }
+    ]
 
 
 def test_planted_layer_ranks_worst_in_compare(planted_run):

@@ -1,8 +1,8 @@
 """qat/convert saves the INT8 model as an artifact that loads back and computes the same outputs."""
+
 from pathlib import Path
 
 import torch
-
 from conftest import copy_example
 
 
@@ -20,6 +20,7 @@ def test_pt2e_int8_artifact_round_trips(kernel, compare_run, validate):
     assert not list(path.parent.glob(".*.tmp"))
     # The artifact alone (no user code, no pickle); its Q/DQ ops live in torch's quantized_decomposed library.
     import torch.ao.quantization.fx._decomposed  # noqa: F401
+
     loaded = torch.export.load(str(path)).module()
     x = torch.randn(5, 1, 8, 8, generator=torch.Generator().manual_seed(3))
     again = kernel.request("qat/convert", {"config": str(config), "path": "out/copy.pt2"})

@@ -1,12 +1,13 @@
 """The YAML qconfig/overrides reach the fake quantizers of a prepared PT2E graph (no RPC, no training)."""
+
 import sys
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
-
 from conftest import EXAMPLE, PROTOCOL
+
 from qat_kernel import graphs, pt2e_flow, qconfig
 from qat_kernel.config import Config
 from qat_kernel.errors import ConfigInvalid
@@ -28,8 +29,13 @@ def _digits():
 CUSTOM = {
     "qconfig": {
         "activation": {"observer": "MinMaxObserver", "quant_min": 0, "quant_max": 127, "eps": 0.001},
-        "weight": {"observer": "PerChannelMinMaxObserver", "dtype": "qint8", "qscheme": "per_channel_symmetric",
-                   "quant_min": -127, "quant_max": 127},
+        "weight": {
+            "observer": "PerChannelMinMaxObserver",
+            "dtype": "qint8",
+            "qscheme": "per_channel_symmetric",
+            "quant_min": -127,
+            "quant_max": 127,
+        },
     },
     "overrides": [
         {"match": "conv2", "precision": "fp32"},
@@ -79,17 +85,26 @@ def test_kept_float_layer_has_no_quantizers_on_its_group(prepared):
     assert graphs.fake_quant_module(qat.model, next(iter(conv2.output.users))) is None
 
 
-@pytest.mark.parametrize("data,path", [
-    ({"qconfig": {"weight": {"observer": "MinMaxObserver", "qscheme": "per_channel_symmetric"}}},
-     "qconfig.weight.qscheme"),
-    ({"qconfig": {"activation": {"qscheme": "per_channel_affine", "observer": "PerChannelMinMaxObserver"}}},
-     "qconfig.activation.qscheme"),
-    ({"qconfig": {"activation": {"observer": "PlaceholderObserver"}}}, "qconfig.activation.observer"),
-    ({"qconfig": {"weight": {"dtype": "qint32"}}}, "qconfig.weight.dtype"),
-    ({"qconfig": {}, "overrides": [{"match": "conv(", "precision": "fp32"}]}, "overrides.0.match"),
-    ({"qconfig": {}, "overrides": [{"match": "x", "weight": {"averaging_constant": 2}}]},
-     "overrides.0.weight.averaging_constant"),
-])
+@pytest.mark.parametrize(
+    "data,path",
+    [
+        (
+            {"qconfig": {"weight": {"observer": "MinMaxObserver", "qscheme": "per_channel_symmetric"}}},
+            "qconfig.weight.qscheme",
+        ),
+        (
+            {"qconfig": {"activation": {"qscheme": "per_channel_affine", "observer": "PerChannelMinMaxObserver"}}},
+            "qconfig.activation.qscheme",
+        ),
+        ({"qconfig": {"activation": {"observer": "PlaceholderObserver"}}}, "qconfig.activation.observer"),
+        ({"qconfig": {"weight": {"dtype": "qint32"}}}, "qconfig.weight.dtype"),
+        ({"qconfig": {}, "overrides": [{"match": "conv(", "precision": "fp32"}]}, "overrides.0.match"),
+        (
+            {"qconfig": {}, "overrides": [{"match": "x", "weight": {"averaging_constant": 2}}]},
+            "overrides.0.weight.averaging_constant",
+        ),
+    ],
+)
 def test_bad_specs_are_config_errors_with_their_path(data, path):
     with pytest.raises(ConfigInvalid) as err:
         qconfig.plan(_config(data))
@@ -120,8 +135,10 @@ def test_example_configs_validate():
 def test_suggestion_keeps_the_most_helpful_layers_float():
     from qat_kernel.methods.sensitivity import suggest
 
-    rows = [{"module": m, "keptFloat": {"accuracy": a, "sqnr": 20}, "fakeQuants": [m]}
-            for m, a in (("a", 0.90), ("b", 0.95), ("c", 0.93))]
+    rows = [
+        {"module": m, "keptFloat": {"accuracy": a, "sqnr": 20}, "fakeQuants": [m]}
+        for m, a in (("a", 0.90), ("b", 0.95), ("c", 0.93))
+    ]
     gains = {"a": 0.0, "b": 0.04, "c": 0.02}
     measure = lambda off: {"accuracy": 0.90 + sum(gains[m] for m in off), "sqnr": 20}  # noqa: E731
     chosen, last = suggest(rows, {"accuracy": 0.90, "sqnr": 10}, 0.955, measure)

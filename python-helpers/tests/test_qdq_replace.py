@@ -2,6 +2,7 @@
 trained by the kernel (a conv feeding a residual Add, a mean pool, a Linear head), where ONNX Runtime
 leaves the conv, the Add and the Gemm in fp32 before and fuses them after; plus the pass on small
 graphs built here, where the expected change is known by construction."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,13 +16,14 @@ import yaml
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from conftest import EXAMPLE  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from conftest import EXAMPLE  # noqa: E402
 from qat_kernel import ort_build, qdq_replace  # noqa: E402
 
 RESIDUAL_MODEL = textwrap.dedent('''\
-    """A small residual CNN for the 8x8 digits: stem, one basic block (the second conv feeds the Add), mean pool, Linear."""
+    """A small residual CNN for the 8x8 digits: stem, one basic block (the second conv feeds the Add),
+    mean pool, Linear."""
     import torch
     from torch import nn
 
@@ -66,8 +68,7 @@ def residual_run(kernel, tmp_path_factory, validate):
     cfg["export"]["onnx"]["path"] = "out/res.qdq.onnx"
     config = ws / "res.qat.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    result = kernel.request("build/ort", {"config": str(config), "benchRuns": 10, "quantizeStatic": False},
-                            timeout=600)
+    result = kernel.request("build/ort", {"config": str(config), "benchRuns": 10, "quantizeStatic": False}, timeout=600)
     validate("BuildOrtResult", result)
     print("\n".join(result["summary"]))
     return result, config
@@ -124,14 +125,20 @@ def test_residual_parity_holds(residual_run):
 
 # ------------------------------------------------------------------------------ on built graphs
 
+
 def _init(name, value):
     return numpy_helper.from_array(np.asarray(value), name)
 
 
 def _graph(nodes, inits, out_shape, in_shape=("N", 2, 4, 4)):
     out_shape = ("N", *out_shape[1:])
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(in_shape))],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))], inits)
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(in_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
@@ -139,17 +146,26 @@ def test_layout_op_of_dequantized_data_is_requantized_at_the_neighbours_scale(tm
     """x -> Q/DQ -> Flatten -> Gemm(int8 weight) -> Q/DQ -> y: the Flatten output reaches the Gemm
     as float; the pair added there takes the scale of the DequantizeLinear before the Flatten."""
     rng = np.random.default_rng(0)
-    model = _graph([
-        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
-        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
-        helper.make_node("Flatten", ["xd"], ["f"], name="flatten"),
-        helper.make_node("DequantizeLinear", ["w_q", "w_s"], ["w"], name="dq_w", axis=0),
-        helper.make_node("Gemm", ["f", "w", "b"], ["g"], name="gemm", transB=1),
-        helper.make_node("QuantizeLinear", ["g", "s_out", "z"], ["gq"], name="q_out"),
-        helper.make_node("DequantizeLinear", ["gq", "s_out", "z"], ["y"], name="dq_out"),
-    ], [_init("s", np.float32(0.01)), _init("z", np.uint8(0)), _init("s_out", np.float32(0.05)),
-        _init("w_q", rng.integers(-100, 100, (3, 32)).astype(np.int8)), _init("w_s", np.full(3, 0.01, np.float32)),
-        _init("b", np.zeros(3, np.float32))], (1, 3))
+    model = _graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
+            helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
+            helper.make_node("Flatten", ["xd"], ["f"], name="flatten"),
+            helper.make_node("DequantizeLinear", ["w_q", "w_s"], ["w"], name="dq_w", axis=0),
+            helper.make_node("Gemm", ["f", "w", "b"], ["g"], name="gemm", transB=1),
+            helper.make_node("QuantizeLinear", ["g", "s_out", "z"], ["gq"], name="q_out"),
+            helper.make_node("DequantizeLinear", ["gq", "s_out", "z"], ["y"], name="dq_out"),
+        ],
+        [
+            _init("s", np.float32(0.01)),
+            _init("z", np.uint8(0)),
+            _init("s_out", np.float32(0.05)),
+            _init("w_q", rng.integers(-100, 100, (3, 32)).astype(np.int8)),
+            _init("w_s", np.full(3, 0.01, np.float32)),
+            _init("b", np.zeros(3, np.float32)),
+        ],
+        (1, 3),
+    )
     src = tmp_path / "flat.onnx"
     onnx.save(model, str(src))
     record = qdq_replace.replace(src, tmp_path / "flat.replaced.onnx")
@@ -158,8 +174,10 @@ def test_layout_op_of_dequantized_data_is_requantized_at_the_neighbours_scale(tm
     assert item["kind"] == "activation" and item["tensor"] == "f" and item["source"] == "neighbour"
     assert item["neighbour"] == "dq_in" and item["scale"] == pytest.approx(0.01) and item["zeroPoint"] == 0
     x = rng.uniform(0, 2, (5, 2, 4, 4)).astype(np.float32)
-    outs = [ort_build.optimized_session(p, tmp_path / f"{p.stem}.opt.onnx").run(None, {"x": x})[0]
-            for p in (src, tmp_path / "flat.replaced.onnx")]
+    outs = [
+        ort_build.optimized_session(p, tmp_path / f"{p.stem}.opt.onnx").run(None, {"x": x})[0]
+        for p in (src, tmp_path / "flat.replaced.onnx")
+    ]
     # values on the DequantizeLinear's grid requantize to themselves: the output does not move
     np.testing.assert_array_equal(outs[0], outs[1])
 
@@ -167,13 +185,20 @@ def test_layout_op_of_dequantized_data_is_requantized_at_the_neighbours_scale(tm
 def test_float_layers_and_graph_outputs_are_left_alone(tmp_path):
     """A Conv with a float weight (a layer kept fp32) and an Add whose output is the graph output."""
     rng = np.random.default_rng(1)
-    model = _graph([
-        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
-        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
-        helper.make_node("Conv", ["xd", "w_f"], ["c"], name="float_conv", pads=[1, 1, 1, 1]),
-        helper.make_node("Add", ["c", "xd"], ["y"], name="add"),
-    ], [_init("s", np.float32(0.01)), _init("z", np.uint8(0)),
-        _init("w_f", rng.normal(size=(2, 2, 3, 3)).astype(np.float32))], (1, 2, 4, 4))
+    model = _graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
+            helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
+            helper.make_node("Conv", ["xd", "w_f"], ["c"], name="float_conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Add", ["c", "xd"], ["y"], name="add"),
+        ],
+        [
+            _init("s", np.float32(0.01)),
+            _init("z", np.uint8(0)),
+            _init("w_f", rng.normal(size=(2, 2, 3, 3)).astype(np.float32)),
+        ],
+        (1, 2, 4, 4),
+    )
     assert qdq_replace.plan(model) == []
 
 
@@ -182,23 +207,29 @@ def test_add_of_quantized_convs_gets_a_calibrated_output_when_nothing_quantizes_
     both conv outputs and the Add output get calibrated pairs; the graph output stays float."""
     rng = np.random.default_rng(2)
     w = [_init(f"w{i}_q", rng.integers(-60, 60, (2, 2, 3, 3)).astype(np.int8)) for i in (1, 2)]
-    model = _graph([
-        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
-        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
-        helper.make_node("DequantizeLinear", ["w1_q", "ws"], ["w1"], name="dq_w1", axis=0),
-        helper.make_node("DequantizeLinear", ["w2_q", "ws"], ["w2"], name="dq_w2", axis=0),
-        helper.make_node("Conv", ["xd", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
-        helper.make_node("Conv", ["xd", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
-        helper.make_node("Add", ["c1", "c2"], ["a"], name="add"),
-        helper.make_node("Sigmoid", ["a"], ["y"], name="sigmoid"),
-    ], [_init("s", np.float32(0.01)), _init("z", np.uint8(0)), _init("ws", np.full(2, 0.02, np.float32)), *w],
-        (1, 2, 4, 4))
+    model = _graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
+            helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
+            helper.make_node("DequantizeLinear", ["w1_q", "ws"], ["w1"], name="dq_w1", axis=0),
+            helper.make_node("DequantizeLinear", ["w2_q", "ws"], ["w2"], name="dq_w2", axis=0),
+            helper.make_node("Conv", ["xd", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["xd", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+            helper.make_node("Add", ["c1", "c2"], ["a"], name="add"),
+            helper.make_node("Sigmoid", ["a"], ["y"], name="sigmoid"),
+        ],
+        [_init("s", np.float32(0.01)), _init("z", np.uint8(0)), _init("ws", np.full(2, 0.02, np.float32)), *w],
+        (1, 2, 4, 4),
+    )
     src = tmp_path / "add.onnx"
     onnx.save(model, str(src))
     calibration = [rng.uniform(0, 2, (8, 2, 4, 4)).astype(np.float32) for _ in range(2)]
     record = qdq_replace.replace(src, tmp_path / "add.replaced.onnx", calibration)
     assert [(i["tensor"], i["source"]) for i in record["inserted"]] == [
-        ("c1", "calibration"), ("c2", "calibration"), ("a", "calibration")]
+        ("c1", "calibration"),
+        ("c2", "calibration"),
+        ("a", "calibration"),
+    ]
     assert record["calibrationSamples"] == 16
     ort_build.optimized_session(src, tmp_path / "before.opt.onnx")
     ort_build.optimized_session(tmp_path / "add.replaced.onnx", tmp_path / "after.opt.onnx")
@@ -209,20 +240,30 @@ def test_add_of_quantized_convs_gets_a_calibrated_output_when_nothing_quantizes_
     assert after["opTypes"].get("QLinearAdd") == 1
     x = calibration[0]
     ref = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    out = ort.InferenceSession(str(tmp_path / "add.replaced.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    out = ort.InferenceSession(str(tmp_path / "add.replaced.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x}
+    )[0]
     assert np.abs(out - ref).max() < 0.05
 
 
 def test_calibration_is_required_when_a_tensor_has_no_neighbour(tmp_path):
     rng = np.random.default_rng(3)
-    model = _graph([
-        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
-        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
-        helper.make_node("DequantizeLinear", ["w_q", "ws"], ["w"], name="dq_w", axis=0),
-        helper.make_node("Conv", ["xd", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c"], ["y"], name="relu_out"),
-    ], [_init("s", np.float32(0.01)), _init("z", np.uint8(0)), _init("ws", np.full(2, 0.02, np.float32)),
-        _init("w_q", rng.integers(-60, 60, (2, 2, 3, 3)).astype(np.int8))], (1, 2, 4, 4))
+    model = _graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in"),
+            helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in"),
+            helper.make_node("DequantizeLinear", ["w_q", "ws"], ["w"], name="dq_w", axis=0),
+            helper.make_node("Conv", ["xd", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"], name="relu_out"),
+        ],
+        [
+            _init("s", np.float32(0.01)),
+            _init("z", np.uint8(0)),
+            _init("ws", np.full(2, 0.02, np.float32)),
+            _init("w_q", rng.integers(-60, 60, (2, 2, 3, 3)).astype(np.int8)),
+        ],
+        (1, 2, 4, 4),
+    )
     src = tmp_path / "conv.onnx"
     onnx.save(model, str(src))
     with pytest.raises(ValueError, match="calibration inputs are needed"):

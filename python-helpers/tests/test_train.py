@@ -1,8 +1,8 @@
 """qat/train: progress per step and per epoch (accuracy, observer scale/zero-point), atomic per-epoch
 checkpoints, cancel keeps the last one, and later methods reuse the trained model."""
+
 import pytest
 import torch
-
 from conftest import copy_example, edit_config
 
 STEPS = 40  # two epochs of the 20 digits batches
@@ -11,8 +11,9 @@ STEPS = 40  # two epochs of the 20 digits batches
 @pytest.fixture(scope="module")
 def train_run(kernel, tmp_path_factory, validate):
     config = copy_example(tmp_path_factory.mktemp("train") / "digits")
-    edit_config(config, lambda d: d["train"].update(steps=STEPS, scheduler="cosine", freeze_bn_after=1,
-                                                    freeze_observer_after=1))
+    edit_config(
+        config, lambda d: d["train"].update(steps=STEPS, scheduler="cosine", freeze_bn_after=1, freeze_observer_after=1)
+    )
     request_id = kernel.request_async("qat/train", {"config": str(config)})
     result = kernel.result(request_id)
     validate("QatTrainResult", result)
@@ -98,12 +99,16 @@ def test_observer_drift_is_sampled_over_the_run(train_run):
     weight = next(l for l in drift["layers"] if (l["module"], l["role"]) == ("conv1", "weight"))
     for series in (act, weight):
         assert all(len(series[k]) == len(steps) for k in ("scaleMin", "scaleMean", "scaleMax", "zeroPoint"))
-        assert all(0 < lo <= mean <= hi for lo, mean, hi in zip(series["scaleMin"], series["scaleMean"], series["scaleMax"]))
+        assert all(
+            0 < lo <= mean <= hi for lo, mean, hi in zip(series["scaleMin"], series["scaleMean"], series["scaleMax"])
+        )
     assert weight["scaleMin"][-1] < weight["scaleMax"][-1]  # per channel: a spread
+
     # Observers move during epoch 1 and, frozen after it (freeze_observer_after: 1), not in epoch 2.
     # (conv1's input is the image, whose range [0, 1] is known from the first batch.)
     def values(series, epoch):
         return {v for v, e in zip(series["scaleMean"], drift["epochs"]) if e == epoch}
+
     activations = [l for l in drift["layers"] if l["role"] == "activation"]
     assert len(values(act, 1)) == 1
     assert any(len(values(l, 1)) > 1 for l in activations if l["module"] != "conv1")

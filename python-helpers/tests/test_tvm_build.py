@@ -2,6 +2,7 @@
 Runtime on real digits, targets (aarch64 cross build, cuda) and latency helpers.
 
 Every output goes to tmp_path. The builds are shared per module (each takes ~2 s on 2 cores)."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,21 @@ pytest.importorskip("onnxruntime")
 
 from qat_kernel.errors import Cancelled  # noqa: E402
 from qat_kernel.tvm_build import (  # noqa: E402
-    ToolchainMissing, TvmBuildError, bench_latency, build_tvm, compare_backends, elf_machine,
-    fold_qdq, count_ops, import_onnx, resolve_target, run_ort, run_tvm, strip_qdq, verify_parity)
+    ToolchainMissing,
+    TvmBuildError,
+    bench_latency,
+    build_tvm,
+    compare_backends,
+    count_ops,
+    elf_machine,
+    fold_qdq,
+    import_onnx,
+    resolve_target,
+    run_ort,
+    run_tvm,
+    strip_qdq,
+    verify_parity,
+)
 from qat_kernel.tvm_build import targets as targets_mod  # noqa: E402
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
@@ -39,8 +53,12 @@ def work(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def int8_build(work):
     events: list = []
-    report = build_tvm(DIGITS_QDQ, "x86-64", work / "int8",
-                       progress=lambda stage, message, fraction: events.append((stage, message, fraction)))
+    report = build_tvm(
+        DIGITS_QDQ,
+        "x86-64",
+        work / "int8",
+        progress=lambda stage, message, fraction: events.append((stage, message, fraction)),
+    )
     return report, events
 
 
@@ -58,22 +76,23 @@ def _e_machine(path) -> int:
 
 # ---------------------------------------------------------------------------------------- fold
 
+
 def test_fold_turns_fp32_qdq_into_int8_ops():
     mod, provenance, _ = import_onnx(DIGITS_QDQ)
     before = count_ops(mod["main"])
-    assert before["per_precision"]["int8"] == 0            # the importer computes Q/DQ in fp32
+    assert before["per_precision"]["int8"] == 0  # the importer computes Q/DQ in fp32
     assert before["anchors_per_precision"]["float32"] == 4  # 2 conv2d + 2 matmul
     result = fold_qdq(mod, provenance)
     after = count_ops(result.mod["main"])
     assert after["per_precision"]["int8"] > 0
     assert after["anchors_per_precision"] == {"int8": 4, "int32": 0, "float16": 0, "float32": 0}
-    assert after["per_precision"]["float32"] == 0           # only the requantize epilogues stay float
-    assert after["conversions"].get("dequantize:int8->float32", 0) == 0   # no weight dequantize left
+    assert after["per_precision"]["float32"] == 0  # only the requantize epilogues stay float
+    assert after["conversions"].get("dequantize:int8->float32", 0) == 0  # no weight dequantize left
     script = result.mod.script()
     assert 'out_dtype="int32"' in script and "R.dequantize" not in script
     folded = {f["onnx_node"]: f for f in result.folded}
     assert folded["node_conv2d"]["output"] == "quantized"
-    assert folded["node_linear_1"]["output"] == "float32"   # the logits stay float: dequantized epilogue
+    assert folded["node_linear_1"]["output"] == "float32"  # the logits stay float: dequantized epilogue
 
 
 def test_build_report_digits(int8_build, fp32_build):
@@ -96,7 +115,7 @@ def test_build_report_digits(int8_build, fp32_build):
     assert fp32_build["ops_per_precision"]["int8"] == 0
     # per ONNX node: convs and gemms int8, the input quantize fp32 with its reason
     ops = {o["onnx_node"]: o for o in report["ops"]}
-    for name, o in ops.items():
+    for o in ops.values():
         if o["op_type"] in ("Conv", "Gemm", "Relu", "MaxPool", "Reshape"):
             assert o["precision"] == "int8", o
     first_q = next(o for o in report["ops"] if o["op_type"] == "QuantizeLinear")
@@ -136,7 +155,7 @@ def test_build_replaces_out_dir_atomically(tmp_path):
     (out / "stale.txt").write_text("old")
     report = build_tvm(DIGITS_QDQ, "x86-64", out, batch=1)
     assert sorted(p.name for p in out.iterdir()) == ["build-report.json", "model.so"]
-    assert [p.name for p in tmp_path.iterdir()] == ["out"]          # no temp or old folder left
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temp or old folder left
     assert report["batch"] == 1
     x = np.zeros((1, 1, 8, 8), np.float32)
     assert run_tvm(report["artifact"], x).shape == (1, 10)
@@ -144,12 +163,13 @@ def test_build_replaces_out_dir_atomically(tmp_path):
 
 # -------------------------------------------------------------------------------------- parity
 
+
 def test_parity_int8_matches_ort_on_digits(int8_build, digits_x):
     report, _ = int8_build
     result = verify_parity(DIGITS_QDQ, report["artifact"], digits_x)
     vs = result["vs_ort"]
     assert vs["samples"] == len(digits_x) == 1797
-    assert result["output_kind"] == "accumulator"   # float logits straight from the last Gemm
+    assert result["output_kind"] == "accumulator"  # float logits straight from the last Gemm
     assert vs["top1_agreement"] >= 0.999
     assert vs["cosine_min"] > 0.9999
     # one step = one unit of the last Gemm's int32 accumulator; an off-by-one uint8 input of that
@@ -192,16 +212,20 @@ def _residual_qdq(path: Path) -> Path:
     rng = np.random.default_rng(0)
     c = 4
     inits = [
-        nh.from_array(np.float32(0.02), "sx"), nh.from_array(np.uint8(128), "zx"),
+        nh.from_array(np.float32(0.02), "sx"),
+        nh.from_array(np.uint8(128), "zx"),
         nh.from_array(rng.integers(-127, 128, (c, c, 3, 3)).astype(np.int8), "w"),
         nh.from_array((rng.random(c) * 0.01 + 0.002).astype(np.float32), "ws"),
         nh.from_array(np.zeros(c, np.int8), "wz"),
         nh.from_array((rng.standard_normal(c) * 0.1).astype(np.float32), "b"),
-        nh.from_array(np.float32(0.05), "sy"), nh.from_array(np.uint8(10), "zy"),
+        nh.from_array(np.float32(0.05), "sy"),
+        nh.from_array(np.uint8(10), "zy"),
         nh.from_array(np.array([-1, c * 36], np.int64), "shape"),
         nh.from_array(rng.integers(-127, 128, (5, c * 36)).astype(np.int8), "w2"),
-        nh.from_array(np.float32(0.004), "w2s"), nh.from_array(np.int8(0), "w2z"),
-        nh.from_array(np.float32(0.03), "sr"), nh.from_array(np.uint8(0), "zr"),
+        nh.from_array(np.float32(0.004), "w2s"),
+        nh.from_array(np.int8(0), "w2z"),
+        nh.from_array(np.float32(0.03), "sr"),
+        nh.from_array(np.uint8(0), "zr"),
     ]
     nodes = [
         h.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
@@ -220,8 +244,13 @@ def _residual_qdq(path: Path) -> Path:
         h.make_node("DequantizeLinear", ["w2", "w2s", "w2z"], ["w2d"]),
         h.make_node("Gemm", ["fd", "w2d"], ["y"], transB=1, name="fc"),
     ]
-    graph = h.make_graph(nodes, "residual", [h.make_tensor_value_info("x", TP.FLOAT, ["batch", c, 6, 6])],
-                         [h.make_tensor_value_info("y", TP.FLOAT, ["batch", 5])], inits)
+    graph = h.make_graph(
+        nodes,
+        "residual",
+        [h.make_tensor_value_info("x", TP.FLOAT, ["batch", c, 6, 6])],
+        [h.make_tensor_value_info("y", TP.FLOAT, ["batch", 5])],
+        inits,
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
     model.ir_version = 9
     onnx.save(model, str(path))
@@ -243,6 +272,7 @@ def test_fold_fallback_is_reported_and_correct(tmp_path):
 
 # ------------------------------------------------------------------------------------- targets
 
+
 def test_aarch64_cross_build_or_toolchain_missing(tmp_path, digits_x):
     if shutil.which(targets_mod.AARCH64_CXX) is None:
         with pytest.raises(ToolchainMissing) as info:
@@ -251,7 +281,7 @@ def test_aarch64_cross_build_or_toolchain_missing(tmp_path, digits_x):
         assert not (tmp_path / "a64").exists()
         return
     report = build_tvm(DIGITS_QDQ, "aarch64", tmp_path / "a64")
-    assert _e_machine(report["artifact"]) == 183          # EM_AARCH64
+    assert _e_machine(report["artifact"]) == 183  # EM_AARCH64
     assert report["arch"] == "aarch64" and report["cross_compiler"] == "aarch64-linux-gnu-g++"
     assert json.loads(report["target"]) == {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}
     assert report["ops_per_precision"]["int8"] > 0
@@ -268,8 +298,11 @@ def test_missing_cross_compiler_raises_with_install_command(tmp_path, monkeypatc
         build_tvm(DIGITS_QDQ, "aarch64", tmp_path / "a64")
     err = info.value
     assert "aarch64-linux-gnu-g++" in err.message and err.install in err.message
-    assert err.to_rpc()["data"] == {"kind": "packageMissing", "install": "apt-get install -y g++-aarch64-linux-gnu",
-                                    "package": "aarch64-linux-gnu-g++"}
+    assert err.to_rpc()["data"] == {
+        "kind": "packageMissing",
+        "install": "apt-get install -y g++-aarch64-linux-gnu",
+        "package": "aarch64-linux-gnu-g++",
+    }
     assert not (tmp_path / "a64").exists()
 
 
@@ -302,6 +335,7 @@ def test_bad_target_is_a_clear_error(tmp_path):
 
 # ------------------------------------------------------------------------------------- latency
 
+
 def test_bench_latency_shape():
     result = bench_latency(lambda x: x * 2, np.ones((16, 3), np.float32), warmup=2, runs=25)
     assert result["runs"] == 25 and result["batch"] == 16
@@ -317,8 +351,14 @@ def test_strip_qdq_is_the_fp32_twin(tmp_path, digits_x):
 
 
 def test_compare_backends_digits(tmp_path, digits_x):
-    result = compare_backends(DIGITS_QDQ, tmp_path, {1: digits_x[:1], 16: digits_x[:16]}, warmup=3, runs=20,
-                              rows=("tvm-int8", "tvm-qdq-fp32", "ort-int8"))
+    result = compare_backends(
+        DIGITS_QDQ,
+        tmp_path,
+        {1: digits_x[:1], 16: digits_x[:16]},
+        warmup=3,
+        runs=20,
+        rows=("tvm-int8", "tvm-qdq-fp32", "ort-int8"),
+    )
     rows = {r["name"]: r for r in result["rows"]}
     assert set(rows) == {"tvm-int8", "tvm-qdq-fp32", "ort-int8"}
     for r in rows.values():

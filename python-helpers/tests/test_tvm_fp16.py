@@ -4,6 +4,7 @@
 Library level on the committed digits export and its FP32 twin (no training); kernel level on a copy
 of examples/digits whose override keeps fc1 fp16 (one QAT run, then build/tvm with parity against
 the PyTorch model on the 540 real validation digits)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,14 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from conftest import copy_example, edit_config  # noqa: E402
-from qat_kernel.tvm_build import build_tvm, run_ort, run_tvm, strip_qdq  # noqa: E402
-from qat_kernel.tvm_build import mixed  # noqa: E402
+
+from qat_kernel.tvm_build import (  # noqa: E402
+    build_tvm,
+    mixed,  # noqa: E402
+    run_ort,
+    run_tvm,
+    strip_qdq,
+)
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 
@@ -33,7 +40,7 @@ def test_module_scopes_and_matching():
     model = onnx.load(str(DIGITS_QDQ))
     modules = {n.name: mixed.module_of(n) for n in model.graph.node}
     assert modules["node_conv2d_1"] == "conv2" and modules["node_linear"] == "fc1"
-    assert modules["node_quantize_per_tensor"] == ""            # Q/DQ sit at the root scope
+    assert modules["node_quantize_per_tensor"] == ""  # Q/DQ sit at the root scope
     match = mixed.pattern_matcher(["layer1", "fc1"])
     assert match("fc1") == "fc1" and match("layer1.0.conv1") == "layer1" and match("fc2") is None
     assert match("") is None
@@ -57,8 +64,9 @@ def test_quantized_layer_cannot_be_fp16_and_says_why(tmp_path):
     layer = report["fp16"]["layers"][0]
     assert layer["module"] == "fc1" and layer["onnx_nodes"] == []
     assert layer["skipped"][0]["onnx_node"] == "node_linear"
-    assert any("could not be converted" in n and "node_linear" in n and "dequantized from int8" in n
-               for n in report["notes"])
+    assert any(
+        "could not be converted" in n and "node_linear" in n and "dequantized from int8" in n for n in report["notes"]
+    )
     ops = {o["onnx_node"]: o for o in report["ops"]}
     assert ops["node_linear"]["precision"] == "int8"
 
@@ -82,6 +90,7 @@ def test_fp16_conv_layer_of_the_fp32_twin(tmp_path, digits_x):
 
 # --------------------------------------------------------------------------- through the kernel
 
+
 @pytest.fixture(scope="module")
 def fc1_fp16_build(kernel, tmp_path_factory, validate):
     config = copy_example(tmp_path_factory.mktemp("fp16") / "digits")
@@ -95,8 +104,8 @@ def test_fc1_fp16_ops_counted_and_others_int8(fc1_fp16_build):
     result, _ = fc1_fp16_build
     after = result["opsPerPrecision"]["after"]
     assert after["float16"] > 0 and after["int8"] > 0
-    assert result["anchorsPerPrecision"]["after"]["float16"] == 1      # fc1's matmul
-    assert result["anchorsPerPrecision"]["after"]["int8"] == 3         # conv1, conv2, fc2
+    assert result["anchorsPerPrecision"]["after"]["float16"] == 1  # fc1's matmul
+    assert result["anchorsPerPrecision"]["after"]["int8"] == 3  # conv1, conv2, fc2
     assert result["anchorsPerPrecision"]["after"]["float32"] == 0
     assert result["kernelsPerPrecision"].get("float16", 0) >= 1
     ops = {o["onnxNode"]: o for o in result["ops"]}
@@ -117,8 +126,10 @@ def test_fc1_fp16_outputs_close_to_pytorch(fc1_fp16_build):
     parity = result["parity"]
     assert parity["samples"] == 540
     vs_torch = parity["vsTorch"]
-    print(f"fc1 fp16: TVM vs PyTorch top-1 {vs_torch['top1Agreement']:.4f}, max |diff| {vs_torch['maxAbsDiff']:.4g}, "
-          f"cosine min {vs_torch['cosineMin']:.6f}; vs ORT max |diff| {parity['vsOrt']['maxAbsDiff']:.4g}")
+    print(
+        f"fc1 fp16: TVM vs PyTorch top-1 {vs_torch['top1Agreement']:.4f}, max |diff| {vs_torch['maxAbsDiff']:.4g}, "
+        f"cosine min {vs_torch['cosineMin']:.6f}; vs ORT max |diff| {parity['vsOrt']['maxAbsDiff']:.4g}"
+    )
     assert vs_torch["top1Agreement"] >= 0.99
     assert vs_torch["cosineMin"] > 0.999
     assert vs_torch["maxAbsDiff"] < 0.25

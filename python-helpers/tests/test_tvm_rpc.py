@@ -2,6 +2,7 @@
 `python -m tvm.exec.rpc_server` started here on a free local port stands in for the board. The x86
 library is uploaded, run and timed through it; its outputs must equal this machine's run of the same
 library. An address where nothing listens is a config error at the target's rpc, before training."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import copy_example, edit_config
 from rpc_client import RpcError
 
@@ -31,9 +31,22 @@ def rpc_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("rpc") / "server.log"
     with open(log, "wb") as out:
         # its own process group: the server forks a child per session, all stopped together below
-        proc = subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1",
-                                 "--port", str(port), "--port-end", str(port + 1)],
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tvm.exec.rpc_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--port-end",
+                str(port + 1),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 120
     while f"bind to 127.0.0.1:{port}" not in log.read_text(errors="replace"):
         assert proc.poll() is None, log.read_text(errors="replace")
@@ -51,14 +64,21 @@ def rpc_server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def board_config(tmp_path_factory, rpc_server):
     config = copy_example(tmp_path_factory.mktemp("board") / "digits")
-    return edit_config(config, lambda d: d.update(targets=[
-        {"name": "local-board", "tvm": "x86-64", "rpc": rpc_server},
-        {"name": "no-board", "tvm": "x86-64", "rpc": f"127.0.0.1:{_free_port()}"}]))
+    return edit_config(
+        config,
+        lambda d: d.update(
+            targets=[
+                {"name": "local-board", "tvm": "x86-64", "rpc": rpc_server},
+                {"name": "no-board", "tvm": "x86-64", "rpc": f"127.0.0.1:{_free_port()}"},
+            ]
+        ),
+    )
 
 
 def test_library_runs_on_the_board_like_here(kernel, board_config, validate):
-    request_id = kernel.request_async("build/tvm", {"config": str(board_config), "target": "local-board",
-                                                    "benchRuns": 20})
+    request_id = kernel.request_async(
+        "build/tvm", {"config": str(board_config), "target": "local-board", "benchRuns": 20}
+    )
     result = kernel.result(request_id)
     validate("BuildTvmResult", result)
     board = result["rpc"]
@@ -88,7 +108,6 @@ def test_rpc_address_in_the_config_schema(board_config):
 
     import jsonschema
     import yaml
-
     from conftest import PROTOCOL
 
     schema = json.loads((PROTOCOL / "qat-config.schema.json").read_text(encoding="utf-8"))

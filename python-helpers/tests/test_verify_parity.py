@@ -1,6 +1,7 @@
 """verify/parity through the real kernel on the compare_run config: first with no builds in out/ (rows
 say what to build), then after build/tvm, build/ort and deploy/c-artifact, every artifact on the
 same 540 real digits samples against PyTorch INT8; a library older than the export is flagged."""
+
 from __future__ import annotations
 
 import os
@@ -54,7 +55,7 @@ def test_every_artifact_against_torch_int8(after_builds):
     _, result = after_builds
     rows = _rows(result)
     assert {r["status"] for n, r in rows.items() if n != "tvm-fp32"} == {"ok"}
-    assert rows["tvm-fp32"]["status"] == "missing"          # build/tvm ran without bench
+    assert rows["tvm-fp32"]["status"] == "missing"  # build/tvm ran without bench
     for name in ("ort-int8", "ort-int8-optimized", "tvm-int8", "c-runner"):
         m = rows[name]["vsTorchInt8"]
         assert m["top1Agreement"] >= 0.99 and m["cosineMin"] > 0.9999, (name, m)

@@ -10,7 +10,11 @@ const DEBOUNCE_MS = 10;
 export class DiagnosticsHandler {
   private timers = new Map<string, NodeJS.Timeout>();
 
-  constructor(private connection: Connection, private documents: TextDocuments<TextDocument>, private settings: () => Settings) {
+  constructor(
+    private connection: Connection,
+    private documents: TextDocuments<TextDocument>,
+    private settings: () => Settings,
+  ) {
     documents.onDidChangeContent((e) => this.schedule(e.document));
     documents.onDidClose((e) => {
       this.cancel(e.document.uri);
@@ -26,7 +30,10 @@ export class DiagnosticsHandler {
 
   private schedule(doc: TextDocument): void {
     this.cancel(doc.uri);
-    this.timers.set(doc.uri, setTimeout(() => this.publish(doc), DEBOUNCE_MS));
+    this.timers.set(
+      doc.uri,
+      setTimeout(() => this.publish(doc), DEBOUNCE_MS),
+    );
   }
 
   private cancel(uri: string): void {

@@ -12,7 +12,11 @@ import { pythonHover } from '../services/pythonHover';
 import { configTokens, pythonTokens } from '../services/semanticTokens';
 import { yamlSymbols } from '../services/yamlSymbols';
 
-export function registerFeatures(connection: Connection, documents: TextDocuments<TextDocument>, settings: () => Settings): void {
+export function registerFeatures(
+  connection: Connection,
+  documents: TextDocuments<TextDocument>,
+  settings: () => Settings,
+): void {
   const config = (uri: string) => {
     const doc = documents.get(uri);
     return doc && doc.languageId === 'yaml' && isQatConfig(doc.uri, doc.getText()) ? doc : undefined;
@@ -42,7 +46,9 @@ export function registerFeatures(connection: Connection, documents: TextDocument
     if (!doc) return { data: [] };
     if (doc.languageId === 'python') return safe('semantic tokens', { data: [] }, () => pythonTokens(doc, openText));
     const cfg = config(doc.uri);
-    return cfg ? safe('semantic tokens', { data: [] }, () => configTokens(cfg, modelIndex.forConfig(cfg.uri))) : { data: [] };
+    return cfg
+      ? safe('semantic tokens', { data: [] }, () => configTokens(cfg, modelIndex.forConfig(cfg.uri)))
+      : { data: [] };
   });
   connection.onDocumentSymbol((p) => {
     const doc = config(p.textDocument.uri);

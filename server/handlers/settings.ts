@@ -8,7 +8,10 @@ export class SettingsHandler {
   private canPull = false;
   private canRegister = false;
 
-  constructor(private connection: Connection, private onChange: () => void) {
+  constructor(
+    private connection: Connection,
+    private onChange: () => void,
+  ) {
     connection.onDidChangeConfiguration(async (params) => {
       if (this.canPull) await this.pull();
       else this.set(parseSettings((params.settings as { qatStudio?: unknown } | null)?.qatStudio));
@@ -21,7 +24,8 @@ export class SettingsHandler {
   }
 
   async initialized(): Promise<void> {
-    if (this.canRegister) void this.connection.client.register(DidChangeConfigurationNotification.type, { section: 'qatStudio' });
+    if (this.canRegister)
+      void this.connection.client.register(DidChangeConfigurationNotification.type, { section: 'qatStudio' });
     if (this.canPull) await this.pull();
   }
 

@@ -46,17 +46,35 @@ export const FLOAT_OBSERVERS = new Set(['PlaceholderObserver', 'NoopObserver']);
 export const NOT_FOR_QAT = new Set(['PlaceholderObserver', 'NoopObserver', 'FixedQParamsObserver']);
 
 /** Observer / fake-quant classes each flow exports (torch.ao.quantization vs torchao.quantization.pt2e). */
-const COMMON = ['MinMaxObserver', 'MovingAverageMinMaxObserver', 'PerChannelMinMaxObserver',
-  'MovingAveragePerChannelMinMaxObserver', 'HistogramObserver', 'PlaceholderObserver', 'NoopObserver',
-  'FixedQParamsObserver', 'RecordingObserver', 'ReuseInputObserver', 'FakeQuantize', 'FusedMovingAvgObsFakeQuantize',
-  'FixedQParamsFakeQuantize'];
+const COMMON = [
+  'MinMaxObserver',
+  'MovingAverageMinMaxObserver',
+  'PerChannelMinMaxObserver',
+  'MovingAveragePerChannelMinMaxObserver',
+  'HistogramObserver',
+  'PlaceholderObserver',
+  'NoopObserver',
+  'FixedQParamsObserver',
+  'RecordingObserver',
+  'ReuseInputObserver',
+  'FakeQuantize',
+  'FusedMovingAvgObsFakeQuantize',
+  'FixedQParamsFakeQuantize',
+];
 export const FLOW_OBSERVERS: Record<string, Set<string>> = {
   eager: new Set(COMMON),
   // torchao's affine observers exist only there (torchao/quantization/pt2e/_affine_quantization.py).
-  pt2e: new Set([...COMMON, 'AffineQuantizedMinMaxObserver', 'AffineQuantizedMovingAverageMinMaxObserver',
-    'AffineQuantizedPlaceholderObserver']),
+  pt2e: new Set([
+    ...COMMON,
+    'AffineQuantizedMinMaxObserver',
+    'AffineQuantizedMovingAverageMinMaxObserver',
+    'AffineQuantizedPlaceholderObserver',
+  ]),
 };
-export const FLOW_MODULE: Record<string, string> = { eager: 'torch.ao.quantization', pt2e: 'torchao.quantization.pt2e' };
+export const FLOW_MODULE: Record<string, string> = {
+  eager: 'torch.ao.quantization',
+  pt2e: 'torchao.quantization.pt2e',
+};
 
 /** float32 eps, torch's default observer eps. */
 export const FLOAT32_EPS = 1.1920928955078125e-7;
@@ -65,10 +83,16 @@ export const FLOAT32_EPS = 1.1920928955078125e-7;
  * The integer range an observer ends up with, as torch's calculate_qmin_qmax computes it:
  * a custom range (both bounds given) is halved by reduce_range, else the dtype's 8-bit default is.
  */
-export function effectiveRange(dtype: string, qmin?: number, qmax?: number, reduceRange = false): [number, number] | undefined {
+export function effectiveRange(
+  dtype: string,
+  qmin?: number,
+  qmax?: number,
+  reduceRange = false,
+): [number, number] | undefined {
   const full = DTYPE_RANGES[dtype];
   if (!full) return undefined;
-  if (qmin !== undefined && qmax !== undefined) return reduceRange ? [Math.floor(qmin / 2), Math.floor(qmax / 2)] : [qmin, qmax];
+  if (qmin !== undefined && qmax !== undefined)
+    return reduceRange ? [Math.floor(qmin / 2), Math.floor(qmax / 2)] : [qmin, qmax];
   if (!reduceRange) return full;
   if (dtype === 'qint8') return [-64, 63];
   if (dtype === 'quint8') return [0, 127];

@@ -13,7 +13,10 @@ export function codeActionsFor(doc: TextDocument, range: Range, settings: Settin
     if (f.end < from || f.start > to) continue;
     const diagnostic = toDiagnostic(doc, f);
     const action = (title: string, edits: Edit[], isPreferred?: boolean): CodeAction => ({
-      title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred,
+      title,
+      kind: CodeActionKind.QuickFix,
+      diagnostics: [diagnostic],
+      isPreferred,
       edit: { changes: { [doc.uri]: edits.map((e) => textEdit(doc, e)) } },
     });
     for (const fix of f.fixes ?? []) actions.push(action(fix.title, fix.edits, fix.preferred));
@@ -23,14 +26,18 @@ export function codeActionsFor(doc: TextDocument, range: Range, settings: Settin
   return actions;
 }
 
-const textEdit = (doc: TextDocument, e: Edit): TextEdit =>
-  ({ range: { start: doc.positionAt(e.start), end: doc.positionAt(e.end) }, newText: e.newText });
+const textEdit = (doc: TextDocument, e: Edit): TextEdit => ({
+  range: { start: doc.positionAt(e.start), end: doc.positionAt(e.end) },
+  newText: e.newText,
+});
 
 /** Appends `# qat: ignore[CODE]` to the finding's line, or adds the code to an existing one. */
 function ignoreEdit(doc: TextDocument, f: Finding): Edit | undefined {
   const line = doc.positionAt(f.start).line;
   const start = doc.offsetAt({ line, character: 0 });
-  const text = doc.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } }).replace(/\r?\n$/, '');
+  const text = doc
+    .getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } })
+    .replace(/\r?\n$/, '');
   const existing = /#\s*qat:\s*ignore\[([\w, ]+)\]/.exec(text);
   if (existing) {
     const at = start + existing.index + existing[0].length - 1;

@@ -16,7 +16,10 @@ export function parseConfig(text: string): Document.Parsed {
 export function configFindings(text: string, model?: ModelKnowledge): Finding[] {
   const doc = parseConfig(text);
   const findings: Finding[] = doc.errors.map((e) => ({
-    code: 'YAML', severity: 'error' as const, start: e.pos[0], end: Math.max(e.pos[1], e.pos[0] + 1),
+    code: 'YAML',
+    severity: 'error' as const,
+    start: e.pos[0],
+    end: Math.max(e.pos[1], e.pos[0] + 1),
     message: e.message.split('\n')[0],
   }));
   if (doc.errors.length > 0) return findings;
@@ -25,7 +28,9 @@ export function configFindings(text: string, model?: ModelKnowledge): Finding[] 
     data = doc.toJS();
   } catch (err) {
     // An alias bomb or similar: yaml refuses to expand it, and so do we.
-    return [{ code: 'YAML', severity: 'error', start: 0, end: Math.min(text.length, 1), message: (err as Error).message }];
+    return [
+      { code: 'YAML', severity: 'error', start: 0, end: Math.min(text.length, 1), message: (err as Error).message },
+    ];
   }
   if (!validateConfigSchema(data)) {
     for (const err of validateConfigSchema.errors ?? []) {
@@ -39,7 +44,10 @@ export function configFindings(text: string, model?: ModelKnowledge): Finding[] 
 }
 
 function schemaFinding(doc: Document.Parsed, text: string, err: SchemaError): Finding | undefined {
-  const segments = err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = err.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const path = segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s));
   if (err.keyword === 'additionalProperties') return unknownKey(doc, path, err);
   if (err.keyword === 'required') return missingKey(doc, text, path, err);
@@ -50,7 +58,10 @@ function schemaFinding(doc: Document.Parsed, text: string, err: SchemaError): Fi
   const node = doc.getIn(path, true) as Node | undefined;
   const range = node?.range ?? doc.contents?.range ?? [0, 1];
   const finding: Finding = {
-    code: 'QCFG000', severity: 'error', start: range[0], end: Math.max(range[1], range[0] + 1),
+    code: 'QCFG000',
+    severity: 'error',
+    start: range[0],
+    end: Math.max(range[1], range[0] + 1),
     message: `${segments.join('.') || 'config'} ${err.message ?? 'is invalid'}.`,
   };
   if (err.keyword === 'enum') {
@@ -58,10 +69,19 @@ function schemaFinding(doc: Document.Parsed, text: string, err: SchemaError): Fi
     const value = isScalar(node) ? String(node.value) : '';
     const suggestion = closest(value, allowed);
     finding.message = `${segments.join('.')} must be one of: ${allowed.join(', ')}.${suggestion ? ` Did you mean '${suggestion}'?` : ''}`;
-    if (suggestion && isScalar(node)) finding.fixes = [replaceFix(`Change to '${suggestion}'`, [range[0], range[1]], suggestion, true)];
+    if (suggestion && isScalar(node))
+      finding.fixes = [replaceFix(`Change to '${suggestion}'`, [range[0], range[1]], suggestion, true)];
   } else if (err.keyword === 'const') {
     finding.message = `${segments.join('.')} must be ${JSON.stringify(err.params.allowedValue)}.`;
-    if (isScalar(node)) finding.fixes = [replaceFix(`Change to ${JSON.stringify(err.params.allowedValue)}`, [range[0], range[1]], JSON.stringify(err.params.allowedValue), true)];
+    if (isScalar(node))
+      finding.fixes = [
+        replaceFix(
+          `Change to ${JSON.stringify(err.params.allowedValue)}`,
+          [range[0], range[1]],
+          JSON.stringify(err.params.allowedValue),
+          true,
+        ),
+      ];
   }
   return finding;
 }
@@ -71,4 +91,3 @@ export function isQatConfig(uri: string, text: string): boolean {
   if (/\.qat\.ya?ml$/i.test(uri)) return true;
   return /^version:\s*1\s*$/m.test(text) && /^qconfig:/m.test(text);
 }
-

@@ -9,8 +9,10 @@ import { defaultSettings, type Settings } from './settings';
 import type { Finding, Severity } from '../rules/types';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
-  error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning,
-  information: DiagnosticSeverity.Information, hint: DiagnosticSeverity.Hint,
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  information: DiagnosticSeverity.Information,
+  hint: DiagnosticSeverity.Hint,
 };
 
 // The last findings per document: code actions ask right after diagnostics were computed.
@@ -21,7 +23,8 @@ export function findingsFor(doc: TextDocument): Finding[] {
   const isConfig = doc.languageId === 'yaml' && isQatConfig(doc.uri, text);
   const model = isConfig ? modelIndex.forConfig(doc.uri) : undefined;
   const cached = lastFindings.get(doc.uri);
-  if (cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp) return cached.findings;
+  if (cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp)
+    return cached.findings;
   let findings: Finding[] = [];
   if (doc.languageId === 'python') findings = pythonFindings(text, doc.uri);
   else if (isConfig) findings = configFindings(text, model);
@@ -41,7 +44,14 @@ function suppressed(doc: TextDocument, f: Finding): boolean {
   const line = doc.positionAt(f.start).line;
   const text = doc.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } });
   const m = /#\s*qat:\s*ignore(?:\[([\w, ]+)\])?/.exec(text);
-  return !!m && (!m[1] || m[1].split(',').map((s) => s.trim()).includes(f.code));
+  return (
+    !!m &&
+    (!m[1] ||
+      m[1]
+        .split(',')
+        .map((s) => s.trim())
+        .includes(f.code))
+  );
 }
 
 /** The findings the user sees: not suppressed, not switched off, with the configured severity. */

@@ -22,7 +22,11 @@ export interface ModelKnowledge {
   stamp: string;
 }
 
-interface Entry { mtimeMs: number; size: number; graph?: { config?: string; stage: string; modules: KnownModule[] } }
+interface Entry {
+  mtimeMs: number;
+  size: number;
+  graph?: { config?: string; stage: string; modules: KnownModule[] };
+}
 
 const STAGE_ORDER = ['fp32', 'prepared', 'converted'];
 
@@ -58,7 +62,12 @@ export class ModelIndex {
     if (found.length === 0) return undefined;
     found.sort((a, b) => rank(a.entry) - rank(b.entry) || b.entry.mtimeMs - a.entry.mtimeMs);
     const { file, entry } = found[0];
-    return { modules: entry.graph!.modules, graphFile: file, stage: entry.graph!.stage, stamp: `${file}@${entry.mtimeMs}:${entry.size}` };
+    return {
+      modules: entry.graph!.modules,
+      graphFile: file,
+      stage: entry.graph!.stage,
+      stamp: `${file}@${entry.mtimeMs}:${entry.size}`,
+    };
   }
 
   private read(file: string): Entry | undefined {
@@ -106,11 +115,17 @@ function parseGraph(file: string): Entry['graph'] {
     if (typeof m?.path !== 'string' || m.path === '') continue;
     const src = m.source as { file?: unknown; line?: unknown } | undefined;
     modules.push({
-      path: m.path, type: typeof m.type === 'string' ? m.type : '',
-      source: typeof src?.file === 'string' && typeof src.line === 'number' ? { file: src.file, line: src.line } : undefined,
+      path: m.path,
+      type: typeof m.type === 'string' ? m.type : '',
+      source:
+        typeof src?.file === 'string' && typeof src.line === 'number' ? { file: src.file, line: src.line } : undefined,
     });
   }
-  return { config: typeof g.config === 'string' ? g.config : undefined, stage: typeof g.stage === 'string' ? g.stage : '', modules };
+  return {
+    config: typeof g.config === 'string' ? g.config : undefined,
+    stage: typeof g.stage === 'string' ? g.stage : '',
+    modules,
+  };
 }
 
 /** The one index the server uses. */

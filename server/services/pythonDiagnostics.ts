@@ -20,8 +20,11 @@ export function parsePython(text: string, key?: string): Tree {
     const max = Math.min(old.length, text.length);
     while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
     let [endA, endB] = [old.length, text.length];
-    while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1)) [endA, endB] = [endA - 1, endB - 1];
-    const fragments = TreeFragment.applyChanges(TreeFragment.addTree(prev.tree), [{ fromA: start, toA: endA, fromB: start, toB: endB }]);
+    while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1))
+      [endA, endB] = [endA - 1, endB - 1];
+    const fragments = TreeFragment.applyChanges(TreeFragment.addTree(prev.tree), [
+      { fromA: start, toA: endA, fromB: start, toB: endB },
+    ]);
     tree = parser.parse(text, fragments);
   }
   if (key) {

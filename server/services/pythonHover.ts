@@ -28,10 +28,17 @@ export function pythonHover(doc: TextDocument, position: Position, open: OpenTex
   const object = node.parent.firstChild ? text.slice(node.parent.firstChild.from, node.parent.firstChild.to) : '';
   const paths = modulePathsFor(attribute, config.model);
   // Without a graph, only attributes the script itself assigns on self are taken for modules.
-  if (paths.length === 0 || (!config.model && !(object === 'self' && new RegExp(`self\\.${attribute}\\s*=`).test(text)))) return null;
+  if (
+    paths.length === 0 ||
+    (!config.model && !(object === 'self' && new RegExp(`self\\.${attribute}\\s*=`).test(text)))
+  )
+    return null;
   const sections = paths.slice(0, 4).map((p) => moduleSection(config, p));
   if (paths.length > 4) sections.push(`... and ${paths.length - 4} more modules named \`${attribute}\`.`);
-  if (!config.model) sections.push('_Module path taken from the attribute name; run **QAT: Show Model Graph** to resolve nested modules._');
+  if (!config.model)
+    sections.push(
+      '_Module path taken from the attribute name; run **QAT: Show Model Graph** to resolve nested modules._',
+    );
   return { contents: { kind: 'markdown', value: [header, ...sections].join('\n\n') }, range };
 }
 
@@ -46,7 +53,10 @@ function moduleSection(config: ScriptConfig, modulePath: string): string {
 }
 
 function specLines(activation?: Record<string, unknown>, weight?: Record<string, unknown>): string[] {
-  return [['activation', activation], ['weight', weight]].map(([role, spec]) => `- ${role}: ${specLine(role as string, (spec ?? {}) as Record<string, unknown>)}`);
+  return [
+    ['activation', activation],
+    ['weight', weight],
+  ].map(([role, spec]) => `- ${role}: ${specLine(role as string, (spec ?? {}) as Record<string, unknown>)}`);
 }
 
 function specLine(role: string, spec: Record<string, unknown>): string {
@@ -57,6 +67,8 @@ function specLine(role: string, spec: Record<string, unknown>): string {
   if (FLOAT_OBSERVERS.has(observer) || dtype === 'float16') return `${observer}, ${dtype} (cast, not quantized)`;
   const qscheme = str('qscheme') ?? (observer.includes('PerChannel') ? 'per_channel_affine' : 'per_tensor_affine');
   const range = effectiveRange(dtype, num('quant_min'), num('quant_max'), spec.reduce_range === true);
-  return `${observer}, ${dtype}${range ? ` ${range[0]}..${range[1]}` : ''}, ${qscheme}` +
-    (isPerChannel(qscheme) ? ` (ch_axis ${num('ch_axis') ?? 0})` : '');
+  return (
+    `${observer}, ${dtype}${range ? ` ${range[0]}..${range[1]}` : ''}, ${qscheme}` +
+    (isPerChannel(qscheme) ? ` (ch_axis ${num('ch_axis') ?? 0})` : '')
+  );
 }

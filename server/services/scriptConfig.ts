@@ -78,7 +78,9 @@ export function configForScript(scriptUri: string, open: OpenText = () => undefi
   const dir = path.dirname(script);
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => /\.qat\.ya?ml$/i.test(n)).sort();
+    names = readdirSync(dir)
+      .filter((n) => /\.qat\.ya?ml$/i.test(n))
+      .sort();
   } catch {
     return undefined;
   }
@@ -106,7 +108,8 @@ export function effectiveQConfig(data: ConfigData, modulePath: string): Effectiv
     const override = { index, match: o.match };
     if (precision !== 'int8') return { precision, override };
     return {
-      precision, override,
+      precision,
+      override,
       activation: { ...(global.activation ?? {}), ...(o.activation ?? {}) },
       weight: { ...(global.weight ?? {}), ...(o.weight ?? {}) },
     };

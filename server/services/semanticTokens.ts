@@ -11,9 +11,17 @@ import { configForScript, effectiveQConfig, modulePathsFor, type OpenText } from
 
 export const TOKEN_TYPES = ['namespace', 'property'] as const;
 export const TOKEN_MODIFIERS = ['int8', 'float'] as const;
-export const semanticLegend: SemanticTokensLegend = { tokenTypes: [...TOKEN_TYPES], tokenModifiers: [...TOKEN_MODIFIERS] };
+export const semanticLegend: SemanticTokensLegend = {
+  tokenTypes: [...TOKEN_TYPES],
+  tokenModifiers: [...TOKEN_MODIFIERS],
+};
 
-interface Token { start: number; length: number; type: number; modifiers: number }
+interface Token {
+  start: number;
+  length: number;
+  type: number;
+  modifiers: number;
+}
 
 function encode(doc: TextDocument, tokens: Token[]): SemanticTokens {
   const builder = new SemanticTokensBuilder();
@@ -42,7 +50,10 @@ export function configTokens(doc: TextDocument, model: ModelKnowledge | undefine
       let length = word[0].length;
       while (candidate && !known.has(candidate)) {
         const cut = candidate.lastIndexOf('.');
-        if (cut < 0) { candidate = ''; break; }
+        if (cut < 0) {
+          candidate = '';
+          break;
+        }
         candidate = candidate.slice(0, cut);
         length = rawLength(word[0], candidate);
       }
@@ -74,11 +85,18 @@ export function pythonTokens(doc: TextDocument, open: OpenText): SemanticTokens 
       const attribute = text.slice(node.from, node.to);
       if (!precisionOf.has(attribute)) {
         const paths = modulePathsFor(attribute, config.model);
-        const isModule = paths.length > 0 && (config.model !== undefined || new RegExp(`self\\.${attribute}\\s*=`).test(text));
+        const isModule =
+          paths.length > 0 && (config.model !== undefined || new RegExp(`self\\.${attribute}\\s*=`).test(text));
         precisionOf.set(attribute, isModule ? effectiveQConfig(config.data, paths[0]).precision : undefined);
       }
       const precision = precisionOf.get(attribute);
-      if (precision) tokens.push({ start: node.from, length: node.to - node.from, type: 1, modifiers: precision === 'int8' ? 1 : 2 });
+      if (precision)
+        tokens.push({
+          start: node.from,
+          length: node.to - node.from,
+          type: 1,
+          modifiers: precision === 'int8' ? 1 : 2,
+        });
     },
   });
   return encode(doc, tokens);

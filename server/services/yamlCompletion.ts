@@ -1,6 +1,12 @@
 // Completion in a QAT config: the keys the schema allows at the cursor, and enum values
 // (observers for the file's flow, dtypes, qschemes, backends, precision, flow, ...).
-import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Position } from 'vscode-languageserver';
+import {
+  CompletionItemKind,
+  InsertTextFormat,
+  type CompletionItem,
+  type CompletionList,
+  type Position,
+} from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { VALUE_DOCS } from '../knowledge/docs';
 import { observersFor } from '../rules/yaml/observerFlow';
@@ -13,7 +19,7 @@ export function yamlCompletion(doc: TextDocument, position: Position, model?: Mo
   const offset = doc.offsetAt(position);
   const cursor = yamlCursor(text, offset);
   const range = { start: doc.positionAt(cursor.prefixStart), end: position };
-  let items: CompletionItem[] = [];
+  let items: CompletionItem[];
   if (cursor.kind === 'value' && cursor.key === '*' && objectBranch(schemaAt([...cursor.path, '*']))?.properties) {
     items = keyItems([...cursor.path, '*']); // a `- ` item of a list of maps
   } else if (cursor.kind === 'value' && cursor.key === 'match' && cursor.path[0] === 'overrides') {
@@ -34,7 +40,10 @@ function moduleItems(model: ModelKnowledge, quote: string): CompletionItem[] {
     label: m.path,
     kind: CompletionItemKind.Module,
     detail: m.type,
-    documentation: { kind: 'markdown', value: `\`${m.path}\` (${m.type})${m.source ? ` defined at ${m.source.file}:${m.source.line}` : ''}; from the ${model.stage} graph.` },
+    documentation: {
+      kind: 'markdown',
+      value: `\`${m.path}\` (${m.type})${m.source ? ` defined at ${m.source.file}:${m.source.line}` : ''}; from the ${model.stage} graph.`,
+    },
     // Dots are regex metacharacters: escape them (the kernel matches with re.fullmatch); inside a
     // double-quoted YAML string the backslash itself needs escaping.
     // The typed prefix keeps its opening quote, so the item does too.
@@ -47,7 +56,7 @@ function moduleItems(model: ModelKnowledge, quote: string): CompletionItem[] {
 function keyItems(path: string[]): CompletionItem[] {
   const props = objectBranch(schemaAt(path))?.properties ?? {};
   const required = new Set(objectBranch(schemaAt(path))?.required ?? []);
-  return Object.entries(props).map(([key, raw], i) => {
+  return Object.keys(props).map((key, i) => {
     const node = schemaAt([...path, key]);
     return {
       label: key,
@@ -82,7 +91,7 @@ function typeLabel(node: SchemaNode | undefined): string | undefined {
   if (!node) return undefined;
   if (node.enum) return node.enum.join(' | ');
   if (node.const !== undefined) return String(node.const);
-  return Array.isArray(node.type) ? node.type.join(' | ') : node.type ?? (node.properties ? 'object' : undefined);
+  return Array.isArray(node.type) ? node.type.join(' | ') : (node.type ?? (node.properties ? 'object' : undefined));
 }
 
 export const flowOf = (text: string) => /^flow:\s*(eager|pt2e)\b/m.exec(text)?.[1] ?? 'pt2e';

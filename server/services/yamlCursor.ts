@@ -14,8 +14,14 @@ export interface YamlCursor {
   inFlow: boolean;
 }
 
-interface Block { indent: number; key: string }
-interface Flow { kind: '{' | '['; path: string[] }
+interface Block {
+  indent: number;
+  key: string;
+}
+interface Flow {
+  kind: '{' | '[';
+  path: string[];
+}
 
 const KEY = /^("[^"]*"|'[^']*'|[^\s#'"{[\]},:][^#:]*?)\s*:(?=\s|$)/;
 const unquote = (k: string) => k.replace(/^(["'])(.*)\1$/, '$2').trim();
@@ -45,7 +51,13 @@ export function yamlCursor(text: string, offset: number): YamlCursor {
       if (ch === '#' && (i === 0 || /\s/.test(text[i - 1]))) return;
       if (ch === '{' || ch === '[') {
         const top = flows[flows.length - 1];
-        const path = !top ? base : top.kind === '[' ? [...top.path, '*'] : pendingKey !== undefined ? [...top.path, pendingKey] : top.path;
+        const path = !top
+          ? base
+          : top.kind === '['
+            ? [...top.path, '*']
+            : pendingKey !== undefined
+              ? [...top.path, pendingKey]
+              : top.path;
         flows.push({ kind: ch, path });
         pendingKey = undefined;
         token = '';
@@ -55,7 +67,12 @@ export function yamlCursor(text: string, offset: number): YamlCursor {
         pendingKey = undefined;
         token = '';
         tokenStart = i + 1;
-      } else if (ch === ':' && flows[flows.length - 1]?.kind === '{' && /[\s,}\]]/.test(text[i + 1] ?? ' ') && pendingKey === undefined) {
+      } else if (
+        ch === ':' &&
+        flows[flows.length - 1]?.kind === '{' &&
+        /[\s,}\]]/.test(text[i + 1] ?? ' ') &&
+        pendingKey === undefined
+      ) {
         pendingKey = unquote(token);
         token = '';
         tokenStart = i + 1;
@@ -77,7 +94,8 @@ export function yamlCursor(text: string, offset: number): YamlCursor {
     const end = atCursor ? offset : lineEnd;
     const indent = /^ */.exec(text.slice(lineStart, lineEnd))![0].length;
     // An unclosed `{`/`[` ends where a line is no more indented than the key that opened it.
-    if (flows.length && indent <= flowIndent && !/^\s*([}\]#]|$)/.test(text.slice(lineStart, lineEnd))) [flows, pendingKey, token] = [[], undefined, ''];
+    if (flows.length && indent <= flowIndent && !/^\s*([}\]#]|$)/.test(text.slice(lineStart, lineEnd)))
+      [flows, pendingKey, token] = [[], undefined, ''];
     if (flows.length) {
       scanFlow(lineStart, end, []);
     } else {
@@ -105,7 +123,14 @@ export function yamlCursor(text: string, offset: number): YamlCursor {
               flowIndent = col;
               scanFlow(lineStart + restCol, end, [...blockPath(), unquote(key[1])]);
             } else {
-              return { path: blockPath(), kind: 'value', key: unquote(key[1]), prefix: value, prefixStart: lineStart + restCol, inFlow: false };
+              return {
+                path: blockPath(),
+                kind: 'value',
+                key: unquote(key[1]),
+                prefix: value,
+                prefixStart: lineStart + restCol,
+                inFlow: false,
+              };
             }
           } else if (value === '' || value.startsWith('#') || value === '|' || value === '>') {
             blocks.push({ indent: col, key: unquote(key[1]) });
@@ -120,9 +145,22 @@ export function yamlCursor(text: string, offset: number): YamlCursor {
           const last = blocks[blocks.length - 1];
           // A bare `- ` item under a key whose items are scalars (e.g. metrics:) is a value, not a key.
           if (dash && last?.key === '*' && !content.includes(' ')) {
-            return { path: blockPath().slice(0, -1), kind: 'value', key: '*', prefix: content, prefixStart: lineStart + col, inFlow: false };
+            return {
+              path: blockPath().slice(0, -1),
+              kind: 'value',
+              key: '*',
+              prefix: content,
+              prefixStart: lineStart + col,
+              inFlow: false,
+            };
           }
-          return { path: blockPath(), kind: 'key', prefix: content.trim(), prefixStart: lineStart + col, inFlow: false };
+          return {
+            path: blockPath(),
+            kind: 'key',
+            prefix: content.trim(),
+            prefixStart: lineStart + col,
+            inFlow: false,
+          };
         }
       }
     }
@@ -135,7 +173,8 @@ export function yamlCursor(text: string, offset: number): YamlCursor {
   const prefixStart = prefix ? tokenStart : offset;
   if (!top) return { path: blockPath(), kind: 'key', prefix: '', prefixStart: offset, inFlow: false };
   if (top.kind === '[') return { path: top.path, kind: 'value', key: '*', prefix, prefixStart, inFlow: true };
-  if (pendingKey !== undefined) return { path: top.path, kind: 'value', key: pendingKey, prefix, prefixStart, inFlow: true };
+  if (pendingKey !== undefined)
+    return { path: top.path, kind: 'value', key: pendingKey, prefix, prefixStart, inFlow: true };
   return { path: top.path, kind: 'key', prefix, prefixStart, inFlow: true };
 }
 

@@ -4,22 +4,40 @@ import { isMap, isScalar, isSeq, type Node, type Pair, type YAMLMap } from 'yaml
 import type { Hover, Position } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { VALUE_DOCS } from '../knowledge/docs';
-import { DEFAULT_DTYPE, FLOAT_OBSERVERS, effectiveRange, isPerChannel, isSymmetric, UNSIGNED_DTYPES } from '../knowledge/quant';
+import {
+  DEFAULT_DTYPE,
+  FLOAT_OBSERVERS,
+  effectiveRange,
+  isPerChannel,
+  isSymmetric,
+  UNSIGNED_DTYPES,
+} from '../knowledge/quant';
 import { scalarValue, stringValue } from '../rules/yaml/context';
 import { compilePython } from '../util/pyRegex';
 import { parseConfig } from './configDiagnostics';
 import type { ModelKnowledge } from './modelIndex';
 import { schemaAt } from './schema';
 
-interface Hit { path: Array<string | number>; pair: Pair<Node, Node>; onValue: boolean; parents: Node[] }
+interface Hit {
+  path: Array<string | number>;
+  pair: Pair<Node, Node>;
+  onValue: boolean;
+  parents: Node[];
+}
 
-function find(node: Node | null | undefined, offset: number, path: Array<string | number>, parents: Node[]): Hit | undefined {
+function find(
+  node: Node | null | undefined,
+  offset: number,
+  path: Array<string | number>,
+  parents: Node[],
+): Hit | undefined {
   if (isMap(node)) {
     for (const pair of node.items as Array<Pair<Node, Node>>) {
       const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
       if (key === undefined) continue;
       const k = pair.key.range;
-      if (k && offset >= k[0] && offset <= k[1]) return { path: [...path, key], pair, onValue: false, parents: [...parents, node] };
+      if (k && offset >= k[0] && offset <= k[1])
+        return { path: [...path, key], pair, onValue: false, parents: [...parents, node] };
       const v = pair.value?.range;
       if (v && offset >= v[0] && offset <= v[1]) {
         if (isScalar(pair.value)) return { path: [...path, key], pair, onValue: true, parents: [...parents, node] };
@@ -59,7 +77,10 @@ export function yamlHover(doc: TextDocument, position: Position, model?: ModelKn
   const k = hit.pair.key.range!;
   const v = hit.pair.value?.range;
   const [start, end] = hit.onValue && v ? [v[0], v[1]] : [k[0], k[1]];
-  return { contents: { kind: 'markdown', value: parts.join('\n\n') }, range: { start: doc.positionAt(start), end: doc.positionAt(end) } };
+  return {
+    contents: { kind: 'markdown', value: parts.join('\n\n') },
+    range: { start: doc.positionAt(start), end: doc.positionAt(end) },
+  };
 }
 
 /** Which modules of the last exported graph an override's match selects (re.fullmatch, as the kernel does). */
@@ -68,7 +89,10 @@ function matchedModules(pattern: string, model: ModelKnowledge): string {
   if (compiled.ok !== true) return '';
   const hits = model.modules.filter((m) => compiled.regex.test(m.path));
   if (hits.length === 0) return `**Matches** no module of the ${model.stage} graph.`;
-  const shown = hits.slice(0, 12).map((m) => `\`${m.path}\` ${m.type}`).join(', ');
+  const shown = hits
+    .slice(0, 12)
+    .map((m) => `\`${m.path}\` ${m.type}`)
+    .join(', ');
   return `**Matches** ${hits.length} module${hits.length === 1 ? '' : 's'} (and their children): ${shown}${hits.length > 12 ? ', ...' : ''}`;
 }
 
@@ -79,28 +103,41 @@ export function observerSummary(spec: YAMLMap, role: 'activation' | 'weight'): s
   if ((observer && FLOAT_OBSERVERS.has(observer)) || dtype === 'float16') {
     return `**Resolved**: ${dtype}, no integer range — values are cast, not quantized.`;
   }
-  const qscheme = stringValue(spec, 'qscheme') ?? (observer?.includes('PerChannel') ? 'per_channel_affine' : 'per_tensor_affine');
-  const num = (k: string) => { const v = scalarValue(spec, k); return typeof v === 'number' ? v : undefined; };
+  const qscheme =
+    stringValue(spec, 'qscheme') ?? (observer?.includes('PerChannel') ? 'per_channel_affine' : 'per_tensor_affine');
+  const num = (k: string) => {
+    const v = scalarValue(spec, k);
+    return typeof v === 'number' ? v : undefined;
+  };
   const reduce = scalarValue(spec, 'reduce_range') === true;
   const range = effectiveRange(dtype, num('quant_min'), num('quant_max'), reduce);
   if (!range) return '';
   const [qmin, qmax] = range;
   const custom = num('quant_min') !== undefined && num('quant_max') !== undefined;
-  const lines = [`**Resolved**: ${dtype} ${qmin}..${qmax}${reduce ? ' (reduce_range halves the range)' : ''}, ${qscheme}` +
-    (isPerChannel(qscheme) ? ` along ch_axis ${num('ch_axis') ?? 0}` : '')];
+  const lines = [
+    `**Resolved**: ${dtype} ${qmin}..${qmax}${reduce ? ' (reduce_range halves the range)' : ''}, ${qscheme}` +
+      (isPerChannel(qscheme) ? ` along ch_axis ${num('ch_axis') ?? 0}` : ''),
+  ];
   const code: string[] = [];
   if (isSymmetric(qscheme)) {
     const zp = UNSIGNED_DTYPES.has(dtype) ? (custom ? Math.floor((qmin + qmax) / 2) : 128) : 0;
     code.push(`scale = max(-min(x_min, 0), max(x_max, 0)) / ${(qmax - qmin) / 2}`, `zero_point = ${zp}`);
   } else {
-    code.push(`scale = (max(x_max, 0) - min(x_min, 0)) / ${qmax - qmin}`,
-      `zero_point = clamp(${qmin} - round(min(x_min, 0) / scale), ${qmin}, ${qmax})`);
+    code.push(
+      `scale = (max(x_max, 0) - min(x_min, 0)) / ${qmax - qmin}`,
+      `zero_point = clamp(${qmin} - round(min(x_min, 0) / scale), ${qmin}, ${qmax})`,
+    );
   }
   code.push(`scale = max(scale, eps${num('eps') !== undefined ? ` = ${num('eps')}` : ''})`);
   lines.push('```\n' + code.join('\n') + '\n```');
-  lines.push('x_min / x_max: ' + (observer?.startsWith('MovingAverage') || observer === 'FusedMovingAvgObsFakeQuantize'
-    ? `moving averages (averaging_constant ${num('averaging_constant') ?? 0.01})`
-    : observer === 'HistogramObserver' ? 'chosen from the histogram to minimise the L2 error' : 'running min / max') +
-    (isPerChannel(qscheme) ? ', per channel.' : '.'));
+  lines.push(
+    'x_min / x_max: ' +
+      (observer?.startsWith('MovingAverage') || observer === 'FusedMovingAvgObsFakeQuantize'
+        ? `moving averages (averaging_constant ${num('averaging_constant') ?? 0.01})`
+        : observer === 'HistogramObserver'
+          ? 'chosen from the histogram to minimise the L2 error'
+          : 'running min / max') +
+      (isPerChannel(qscheme) ? ', per channel.' : '.'),
+  );
   return lines.join('\n\n');
 }

@@ -5,7 +5,10 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { parseConfig } from './configDiagnostics';
 
 export function yamlSymbols(doc: TextDocument): DocumentSymbol[] {
-  const range = (from: number, to: number) => ({ start: doc.positionAt(from), end: doc.positionAt(Math.max(to, from)) });
+  const range = (from: number, to: number) => ({
+    start: doc.positionAt(from),
+    end: doc.positionAt(Math.max(to, from)),
+  });
 
   const children = (node: Node | null | undefined): DocumentSymbol[] => {
     if (isMap(node)) {
@@ -28,7 +31,12 @@ export function yamlSymbols(doc: TextDocument): DocumentSymbol[] {
     return [];
   };
 
-  const symbol = (name: string, value: Node | null | undefined, full: DocumentSymbol['range'], selection: DocumentSymbol['range']): DocumentSymbol => ({
+  const symbol = (
+    name: string,
+    value: Node | null | undefined,
+    full: DocumentSymbol['range'],
+    selection: DocumentSymbol['range'],
+  ): DocumentSymbol => ({
     name: name || '""',
     detail: isScalar(value) ? String(value.value) : undefined,
     kind: isMap(value) ? SymbolKind.Object : isSeq(value) ? SymbolKind.Array : SymbolKind.Property,

@@ -12,7 +12,8 @@ export function compilePython(pattern: string): PyRegex {
     if (pattern[i] !== '\\') continue;
     const next = pattern[i + 1];
     if (next === undefined) return { ok: false, error: 'bad escape (end of pattern)' };
-    if (/[A-Za-z]/.test(next) && !PY_ESCAPES.has(next)) return { ok: false, error: `bad escape \\${next} at position ${i}` };
+    if (/[A-Za-z]/.test(next) && !PY_ESCAPES.has(next))
+      return { ok: false, error: `bad escape \\${next} at position ${i}` };
     i++;
   }
   let flags = '';

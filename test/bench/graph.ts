@@ -25,7 +25,16 @@ const WITH_DAGRE = process.env.QAT_BENCH_DAGRE !== '0';
 /** QAT_BENCH_BREAKDOWN=1: after each of our runs, the Pss of every process role at the peak and the layout worker's JS heap. */
 const BREAKDOWN = process.env.QAT_BENCH_BREAKDOWN === '1';
 
-interface Run { firstRender: number; decode: number; layout: number; render: number; frameMs: number; heapMB: number; browserMB: number; breakdown?: string }
+interface Run {
+  firstRender: number;
+  decode: number;
+  layout: number;
+  render: number;
+  frameMs: number;
+  heapMB: number;
+  browserMB: number;
+  breakdown?: string;
+}
 
 async function heapMB(page: Page): Promise<number> {
   const cdp = await page.context().newCDPSession(page);
@@ -43,18 +52,31 @@ async function workerHeapsMB(page: Page): Promise<number[]> {
   try {
     const sessions: string[] = [];
     const replies = new Map<string, (usedSize: number) => void>();
-    cdp.on('Target.attachedToTarget', (ev) => { if (ev.targetInfo.type === 'worker') sessions.push(ev.sessionId); });
+    cdp.on('Target.attachedToTarget', (ev) => {
+      if (ev.targetInfo.type === 'worker') sessions.push(ev.sessionId);
+    });
     cdp.on('Target.receivedMessageFromTarget', (ev) => {
       const reply = JSON.parse(ev.message) as { id?: number; result?: { usedSize: number } };
       if (reply.id === 1 && reply.result) replies.get(ev.sessionId)?.(reply.result.usedSize);
     });
     await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
     await new Promise((r) => setTimeout(r, 200));
-    return await Promise.all(sessions.map((sessionId) => new Promise<number>((resolve) => {
-      const timer = setTimeout(() => resolve(NaN), 5_000);
-      replies.set(sessionId, (used) => { clearTimeout(timer); resolve(used / 2 ** 20); });
-      void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: 1, method: 'Runtime.getHeapUsage' }) });
-    })));
+    return await Promise.all(
+      sessions.map(
+        (sessionId) =>
+          new Promise<number>((resolve) => {
+            const timer = setTimeout(() => resolve(NaN), 5_000);
+            replies.set(sessionId, (used) => {
+              clearTimeout(timer);
+              resolve(used / 2 ** 20);
+            });
+            void cdp.send('Target.sendMessageToTarget', {
+              sessionId,
+              message: JSON.stringify({ id: 1, method: 'Runtime.getHeapUsage' }),
+            });
+          }),
+      ),
+    );
   } finally {
     await cdp.detach();
   }
@@ -62,26 +84,31 @@ async function workerHeapsMB(page: Page): Promise<number[]> {
 
 /** Mean milliseconds per frame while dragging the view for 60 frames. */
 function panFrames(page: Page): Promise<number> {
-  return page.evaluate(() => new Promise<number>((resolve) => {
-    const target = document.querySelector('#canvas canvas, #canvas svg') as Element;
-    const r = target.getBoundingClientRect();
-    let x = r.left + r.width / 2, y = r.top + r.height / 2;
-    target.dispatchEvent(new PointerEvent('pointerdown', { clientX: x, clientY: y, bubbles: true }));
-    const stamps: number[] = [];
-    const step = (t: number) => {
-      stamps.push(t);
-      if (stamps.length > 60) {
-        target.dispatchEvent(new PointerEvent('pointerup', { clientX: x, clientY: y, bubbles: true }));
-        const d = stamps.slice(1).map((s, i) => s - stamps[i]);
-        resolve(d.reduce((a, b) => a + b, 0) / d.length);
-        return;
-      }
-      x += 7; y -= 11;
-      target.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
-      requestAnimationFrame(step);
-    };
-    requestAnimationFrame(step);
-  }));
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        const target = document.querySelector('#canvas canvas, #canvas svg') as Element;
+        const r = target.getBoundingClientRect();
+        let x = r.left + r.width / 2,
+          y = r.top + r.height / 2;
+        target.dispatchEvent(new PointerEvent('pointerdown', { clientX: x, clientY: y, bubbles: true }));
+        const stamps: number[] = [];
+        const step = (t: number) => {
+          stamps.push(t);
+          if (stamps.length > 60) {
+            target.dispatchEvent(new PointerEvent('pointerup', { clientX: x, clientY: y, bubbles: true }));
+            const d = stamps.slice(1).map((s, i) => s - stamps[i]);
+            resolve(d.reduce((a, b) => a + b, 0) / d.length);
+            return;
+          }
+          x += 7;
+          y -= 11;
+          target.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
+          requestAnimationFrame(step);
+        };
+        requestAnimationFrame(step);
+      }),
+  );
 }
 
 /**
@@ -90,16 +117,38 @@ function panFrames(page: Page): Promise<number> {
  * VS Code does not (it posts the bytes), so that transfer is left out. Peak browser memory covers launch,
  * load, first render, the pan and the heap reading.
  */
-async function measure(origin: string, onnxBase64: string, renderer: 'auto' | 'svg', timeoutMs: number, groups: 'auto' | 'flat' = 'flat',
-  weights?: Record<string, WeightStats>): Promise<Run | undefined> {
+async function measure(
+  origin: string,
+  onnxBase64: string,
+  renderer: 'auto' | 'svg',
+  timeoutMs: number,
+  groups: 'auto' | 'flat' = 'flat',
+  weights?: Record<string, WeightStats>,
+): Promise<Run | undefined> {
   const browser = await launchChromium();
-  const memory = await sampleBrowserMemory(browser, undefined, BREAKDOWN).catch(async (err) => { await browser.close(); throw err; });
+  const memory = await sampleBrowserMemory(browser, undefined, BREAKDOWN).catch(async (err) => {
+    await browser.close();
+    throw err;
+  });
   try {
     const start = Date.now();
     const { page } = await openWebview(browser, origin, { width: 1280, height: 900 });
     const pageReady = Date.now() - start;
-    await postToWebview(page, { type: 'showGraph', title: 'bench', onnxBase64, layers: [], threshold: 0.99, renderer, groups, ...(weights ? { weights } : {}) });
-    const r = await waitForSent<{ timings: { decode: number; layout: number; render: number } }>(page, 'rendered', timeoutMs).catch(() => undefined);
+    await postToWebview(page, {
+      type: 'showGraph',
+      title: 'bench',
+      onnxBase64,
+      layers: [],
+      threshold: 0.99,
+      renderer,
+      groups,
+      ...(weights ? { weights } : {}),
+    });
+    const r = await waitForSent<{ timings: { decode: number; layout: number; render: number } }>(
+      page,
+      'rendered',
+      timeoutMs,
+    ).catch(() => undefined);
     if (!r) return undefined;
     const firstRender = pageReady + r.timings.decode + r.timings.layout + r.timings.render;
     const frameMs = await panFrames(page);
@@ -120,7 +169,10 @@ async function measure(origin: string, onnxBase64: string, renderer: 'auto' | 's
 /** Peak Pss of a Chromium launched the same way that opens about:blank and waits 3 s, with its breakdown. */
 async function idleBrowser(): Promise<string> {
   const browser = await launchChromium();
-  const memory = await sampleBrowserMemory(browser, undefined, true).catch(async (err) => { await browser.close(); throw err; });
+  const memory = await sampleBrowserMemory(browser, undefined, true).catch(async (err) => {
+    await browser.close();
+    throw err;
+  });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto('about:blank');
@@ -146,7 +198,10 @@ const NETRON_TIMEOUT_MS = Number(process.env.QAT_BENCH_NETRON_TIMEOUT_MS ?? 150_
 function realModel(dir: string, name: string): string {
   const file = path.join(dir, `${name}.qdq.onnx`);
   if (!existsSync(file)) {
-    execFileSync(venvPython, ['-m', 'qat_kernel.benchmarks.vision_models', name, file], { cwd: path.join(repoRoot, 'python-helpers'), stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(venvPython, ['-m', 'qat_kernel.benchmarks.vision_models', name, file], {
+      cwd: path.join(repoRoot, 'python-helpers'),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   }
   return file;
 }
@@ -156,22 +211,37 @@ export async function benchGraph(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   if (WITH_NETRON) ensureNetron();
   const server = await serveWebview();
-  console.log(`\n## Graph viewer (headless Chromium, 1280x900, a fresh browser per run; Netron ${NETRON_VERSION} from its PyPI package, same browser build)`);
-  console.log('model           | nodes   | path          | first render | decode  | layout  | draw    | pan frame | JS heap  | peak browser | vs ours');
+  console.log(
+    `\n## Graph viewer (headless Chromium, 1280x900, a fresh browser per run; Netron ${NETRON_VERSION} from its PyPI package, same browser build)`,
+  );
+  console.log(
+    'model           | nodes   | path          | first render | decode  | layout  | draw    | pan frame | JS heap  | peak browser | vs ours',
+  );
   const row = (model: string, nodes: number, name: string, r: Run | undefined, note: string, timeoutMs: number) => {
-    console.log(r
-      ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${mb(r.browserMB)} | ${note}`
-      : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | did not render within ${fmt(timeoutMs)} | ${note}`);
+    console.log(
+      r
+        ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | ${fmt(r.firstRender).padEnd(12)} | ${fmt(r.decode).padEnd(7)} | ${fmt(r.layout).padEnd(7)} | ${fmt(r.render).padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${mb(r.browserMB)} | ${note}`
+        : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${name.padEnd(13)} | did not render within ${fmt(timeoutMs)} | ${note}`,
+    );
     if (r?.breakdown) console.log(`  ${' '.repeat(13)}processes: ${r.breakdown}`);
   };
   const netronRow = async (model: string, nodes: number, file: string, ours: Run | undefined) => {
     if (!WITH_NETRON) return;
     let peak = 0;
-    const n = await measureNetron(file, NETRON_TIMEOUT_MS, (mbSeen) => { peak = mbSeen; });
-    const vs = n && ours ? `${ratio(n, ours)}, ${(n.browserMB / ours.browserMB).toFixed(1)}x browser memory` : !n && ours ? `> ${(NETRON_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower, > ${(peak / ours.browserMB).toFixed(1)}x browser memory` : '';
-    console.log(n
-      ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | ${fmt(n.firstRender).padEnd(12)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padStart(9)} | ${n.heapMB.toFixed(0).padStart(5)} MB | ${mb(n.browserMB)} | ${vs}`
-      : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | did not render within ${fmt(NETRON_TIMEOUT_MS)} (peak browser so far ${peak.toFixed(0)} MB) | ${vs}`);
+    const n = await measureNetron(file, NETRON_TIMEOUT_MS, (mbSeen) => {
+      peak = mbSeen;
+    });
+    const vs =
+      n && ours
+        ? `${ratio(n, ours)}, ${(n.browserMB / ours.browserMB).toFixed(1)}x browser memory`
+        : !n && ours
+          ? `> ${(NETRON_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower, > ${(peak / ours.browserMB).toFixed(1)}x browser memory`
+          : '';
+    console.log(
+      n
+        ? `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | ${fmt(n.firstRender).padEnd(12)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padStart(9)} | ${n.heapMB.toFixed(0).padStart(5)} MB | ${mb(n.browserMB)} | ${vs}`
+        : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | did not render within ${fmt(NETRON_TIMEOUT_MS)} (peak browser so far ${peak.toFixed(0)} MB) | ${vs}`,
+    );
   };
   if (BREAKDOWN) console.log(`idle browser (about:blank): ${await idleBrowser()}`);
   try {
@@ -183,18 +253,45 @@ export async function benchGraph(): Promise<void> {
       const b64 = Buffer.from(slim.bytes).toString('base64');
       const nodes = countNodes(file);
       const ours = await measure(server.origin, b64, 'auto', 300_000, 'auto', Object.fromEntries(slim.removed));
-      row(name, nodes, 'ours', ours, `${(bytes.length / 2 ** 20).toFixed(1)} MB file, ${(slim.bytes.length / 2 ** 20).toFixed(2)} MB sent`, 300_000);
+      row(
+        name,
+        nodes,
+        'ours',
+        ours,
+        `${(bytes.length / 2 ** 20).toFixed(1)} MB file, ${(slim.bytes.length / 2 ** 20).toFixed(2)} MB sent`,
+        300_000,
+      );
       await netronRow(name, nodes, file, ours);
     }
     for (const size of SIZES) {
       const file = path.join(dir, `qdq-${size}.onnx`);
-      if (!existsSync(file)) execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', String(size), '--out', file]);
+      if (!existsSync(file))
+        execFileSync(venvPython, [
+          path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'),
+          '--nodes',
+          String(size),
+          '--out',
+          file,
+        ]);
       const b64 = readFileSync(file).toString('base64');
       const ours = await measure(server.origin, b64, 'auto', 300_000);
       const base = WITH_DAGRE ? await measure(server.origin, b64, 'svg', BASELINE_TIMEOUT_MS) : undefined;
       row('synthetic', size, size > 1500 ? 'flat, canvas' : 'flat, svg', ours, '', 300_000);
-      if (size > 1500) row('synthetic', size, 'module groups', await measure(server.origin, b64, 'auto', 300_000, 'auto'), 'opens collapsed to top-level modules', 300_000);
-      const vs = ours && base ? `${ratio(base, ours)}, ${(base.browserMB / ours.browserMB).toFixed(1)}x browser memory` : ours ? `> ${(BASELINE_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower` : '';
+      if (size > 1500)
+        row(
+          'synthetic',
+          size,
+          'module groups',
+          await measure(server.origin, b64, 'auto', 300_000, 'auto'),
+          'opens collapsed to top-level modules',
+          300_000,
+        );
+      const vs =
+        ours && base
+          ? `${ratio(base, ours)}, ${(base.browserMB / ours.browserMB).toFixed(1)}x browser memory`
+          : ours
+            ? `> ${(BASELINE_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower`
+            : '';
       if (WITH_DAGRE) row('synthetic', size, 'dagre + svg', base, vs, BASELINE_TIMEOUT_MS);
       await netronRow('synthetic', size, file, ours);
     }
@@ -205,5 +302,11 @@ export async function benchGraph(): Promise<void> {
 
 /** Node count of the main graph, as the onnx package reports it. */
 function countNodes(file: string): number {
-  return Number(execFileSync(venvPython, ['-c', 'import onnx, sys; print(len(onnx.load(sys.argv[1], load_external_data=False).graph.node))', file], { encoding: 'utf8' }).trim());
+  return Number(
+    execFileSync(
+      venvPython,
+      ['-c', 'import onnx, sys; print(len(onnx.load(sys.argv[1], load_external_data=False).graph.node))', file],
+      { encoding: 'utf8' },
+    ).trim(),
+  );
 }

@@ -6,7 +6,12 @@ import { benchLanguageServer } from './languageServer';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
-  const benches: Record<string, () => Promise<void>> = { graph: benchGraph, languageServer: benchLanguageServer, compare: benchCompare, build: benchBuild };
+  const benches: Record<string, () => Promise<void>> = {
+    graph: benchGraph,
+    languageServer: benchLanguageServer,
+    compare: benchCompare,
+    build: benchBuild,
+  };
   for (const [name, run] of Object.entries(benches)) if (!only.length || only.includes(name)) await run();
 }
 

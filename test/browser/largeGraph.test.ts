@@ -14,15 +14,37 @@ let counts: { nodes: number; qdq: number };
 const harness = useWebviewHarness(() => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g5k.onnx');
   execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '5000', '--out', file]);
-  counts = JSON.parse(execFileSync(venvPython, ['-c', `import onnx, json; g = onnx.load(${JSON.stringify(file)}).graph
-print(json.dumps({"nodes": len(g.node), "qdq": sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in g.node)}))`], { encoding: 'utf8' }));
+  counts = JSON.parse(
+    execFileSync(
+      venvPython,
+      [
+        '-c',
+        `import onnx, json; g = onnx.load(${JSON.stringify(file)}).graph
+print(json.dumps({"nodes": len(g.node), "qdq": sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in g.node)}))`,
+      ],
+      { encoding: 'utf8' },
+    ),
+  );
   onnxBase64 = readFileSync(file).toString('base64');
 });
 
 test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
   const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
-  await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99, groups: 'flat' });
-  const rendered = await waitForSent<{ nodes: number; qdq: number; renderer: string; inWorker: boolean; timings: Record<string, number> }>(page, 'rendered', 30_000);
+  await postToWebview(page, {
+    type: 'showGraph',
+    title: 'g5k.onnx',
+    onnxBase64,
+    layers: [],
+    threshold: 0.99,
+    groups: 'flat',
+  });
+  const rendered = await waitForSent<{
+    nodes: number;
+    qdq: number;
+    renderer: string;
+    inWorker: boolean;
+    timings: Record<string, number>;
+  }>(page, 'rendered', 30_000);
   assert.equal(rendered.renderer, 'canvas');
   assert.equal(rendered.inWorker, true);
   assert.equal(rendered.nodes, counts.nodes + 2, 'every ONNX node plus the graph input and output');
@@ -39,7 +61,7 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
     found = !(await page.locator('#props').isHidden());
   }
   assert.ok(found, 'clicking the first row selected nothing');
-  assert.match(await page.locator('#props h3').first().textContent() ?? '', /^(Input|QuantizeLinear)$/);
+  assert.match((await page.locator('#props h3').first().textContent()) ?? '', /^(Input|QuantizeLinear)$/);
   assert.deepEqual(violations, []);
   await page.close();
 });
@@ -47,30 +69,46 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
 test('a large model with module scopes opens as collapsed groups; clicking one opens it, and it collapses again', async () => {
   const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
   await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
-  const first = await waitForSent<{ nodes: number; groups: number; total: number; renderer: string }>(page, 'rendered', 30_000);
+  const first = await waitForSent<{ nodes: number; groups: number; total: number; renderer: string }>(
+    page,
+    'rendered',
+    30_000,
+  );
   assert.equal(first.total, counts.nodes + 2);
-  assert.ok(first.groups >= 3 && first.nodes < 100, `expected a few top-level groups, got ${first.groups} groups / ${first.nodes} boxes`);
+  assert.ok(
+    first.groups >= 3 && first.nodes < 100,
+    `expected a few top-level groups, got ${first.groups} groups / ${first.nodes} boxes`,
+  );
   assert.equal(first.renderer, 'svg', 'a grouped view is small enough for SVG');
   const group = page.locator('svg g.node.group').first();
   const label = await group.locator('text').first().textContent();
   assert.match(label ?? '', /^\+ layer0 \(\d+ nodes\)$/);
-  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await page.evaluate(() => {
+    (window as unknown as { __sent: unknown[] }).__sent = [];
+  });
   await group.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await group.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
   const second = await waitForSent<{ nodes: number; groups: number }>(page, 'rendered', 30_000);
   assert.ok(second.nodes > first.nodes, 'opening a group shows its children');
-  assert.ok(await page.locator('svg g.node.group text', { hasText: /^\+ layer0\.\d+ / }).count() > 0, 'layer0 opens into its blocks');
+  assert.ok(
+    (await page.locator('svg g.node.group text', { hasText: /^\+ layer0\.\d+ / }).count()) > 0,
+    'layer0 opens into its blocks',
+  );
 
   // Select a node inside layer0 and collapse layer0 again from the properties panel.
   const inner = page.locator('svg g.node.group', { hasText: /^\+ layer0\.0 / }).first();
-  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await page.evaluate(() => {
+    (window as unknown as { __sent: unknown[] }).__sent = [];
+  });
   await inner.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await inner.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
   await waitForSent(page, 'rendered', 30_000);
   const conv = page.locator('svg g.node[data-op="Conv"]').first();
   await conv.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await conv.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
-  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await page.evaluate(() => {
+    (window as unknown as { __sent: unknown[] }).__sent = [];
+  });
   await page.locator('#props').getByRole('button', { name: 'Collapse layer0', exact: true }).click();
   const third = await waitForSent<{ nodes: number; groups: number }>(page, 'rendered', 30_000);
   assert.equal(third.nodes, first.nodes);
@@ -81,52 +119,99 @@ test('a large model with module scopes opens as collapsed groups; clicking one o
 
 let g100k: string | undefined;
 
-test('a 100k-node model opens as ~1,100 module groups (dagre ran out of stack in the worker here once)', { timeout: 120_000 }, async () => {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g100k.onnx');
-  execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '100000', '--out', file]);
-  g100k = readFileSync(file).toString('base64');
-  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
-  await postToWebview(page, { type: 'showGraph', title: 'g100k.onnx', onnxBase64: g100k, layers: [], threshold: 0.99 });
-  const rendered = await waitForSent<{ groups: number; total: number }>(page, 'rendered', 90_000).catch(async (err) => {
-    throw new Error(`${(err as Error).message}\n${await page.locator('#canvas').textContent()}`);
-  });
-  assert.ok(rendered.total > 100_000);
-  assert.ok(rendered.groups > 1000, `${rendered.groups} groups`);
-  assert.deepEqual(violations, []);
-  await page.close();
-});
+test(
+  'a 100k-node model opens as ~1,100 module groups (dagre ran out of stack in the worker here once)',
+  { timeout: 120_000 },
+  async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'qat-graph-')), 'g100k.onnx');
+    execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '100000', '--out', file]);
+    g100k = readFileSync(file).toString('base64');
+    const { page, violations } = await openWebview(harness.browser, harness.server.origin, {
+      width: 1000,
+      height: 800,
+    });
+    await postToWebview(page, {
+      type: 'showGraph',
+      title: 'g100k.onnx',
+      onnxBase64: g100k,
+      layers: [],
+      threshold: 0.99,
+    });
+    const rendered = await waitForSent<{ groups: number; total: number }>(page, 'rendered', 90_000).catch(
+      async (err) => {
+        throw new Error(`${(err as Error).message}\n${await page.locator('#canvas').textContent()}`);
+      },
+    );
+    assert.ok(rendered.total > 100_000);
+    assert.ok(rendered.groups > 1000, `${rendered.groups} groups`);
+    assert.deepEqual(violations, []);
+    await page.close();
+  },
+);
 
-test('all 100k nodes flat on canvas: the minimap is drawn once, and dragging on it pans without redrawing it', { timeout: 120_000 }, async () => {
-  assert.ok(g100k, 'the 100k model comes from the test before');
-  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
-  await postToWebview(page, { type: 'showGraph', title: 'g100k.onnx', onnxBase64: g100k, layers: [], threshold: 0.99, groups: 'flat' });
-  const rendered = await waitForSent<{ nodes: number; renderer: string; timings: Record<string, number> }>(page, 'rendered', 90_000);
-  assert.equal(rendered.renderer, 'canvas');
-  assert.ok(rendered.nodes > 100_000);
-  const map = page.locator('#minimap');
-  assert.equal(await map.getAttribute('data-draws'), '1');
-  const box = (await map.locator('canvas').boundingBox())!;
-  const view = () => page.locator('#canvas canvas').getAttribute('data-view');
-  const start = await view();
-  // 30 drag steps down the whole overview, each waiting for the main canvas's next frame.
-  const ms = await page.evaluate(async ({ x, y0, y1 }) => {
-    const host = document.getElementById('minimap')!;
-    const fire = (type: string, y: number) => host.dispatchEvent(new PointerEvent(type, { clientX: x, clientY: y, pointerId: 1, bubbles: true, isPrimary: true }));
-    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    const t0 = performance.now();
-    fire('pointerdown', y0);
-    for (let i = 1; i <= 30; i++) { fire('pointermove', y0 + ((y1 - y0) * i) / 30); await frame(); }
-    fire('pointerup', y1);
-    return (performance.now() - t0) / 30;
-  }, { x: box.x + box.width / 2, y0: box.y + 2, y1: box.y + box.height - 2 });
-  const end = await view();
-  assert.notEqual(end, start);
-  assert.ok(Number(end!.split(' ')[1]) > Number(start!.split(' ')[1]), `${start} -> ${end}: the view should have moved down the graph`);
-  assert.equal(await map.getAttribute('data-draws'), '1', 'panning must not redraw the overview');
-  // Two animation frames per step; a redraw of 100k boxes per step would take far longer.
-  assert.ok(ms < 250, `${ms.toFixed(1)} ms per pan step`);
-  console.log(`# 100k flat: decode ${rendered.timings.decode.toFixed(0)} ms, layout ${rendered.timings.layout.toFixed(0)} ms, render ${rendered.timings.render.toFixed(0)} ms; minimap pan step ${ms.toFixed(1)} ms`);
-  assert.deepEqual(violations, []);
-  await page.screenshot({ path: path.join(artifactsDir, 'webview-100k-minimap.png') });
-  await page.close();
-});
+test(
+  'all 100k nodes flat on canvas: the minimap is drawn once, and dragging on it pans without redrawing it',
+  { timeout: 120_000 },
+  async () => {
+    assert.ok(g100k, 'the 100k model comes from the test before');
+    const { page, violations } = await openWebview(harness.browser, harness.server.origin, {
+      width: 1000,
+      height: 800,
+    });
+    await postToWebview(page, {
+      type: 'showGraph',
+      title: 'g100k.onnx',
+      onnxBase64: g100k,
+      layers: [],
+      threshold: 0.99,
+      groups: 'flat',
+    });
+    const rendered = await waitForSent<{ nodes: number; renderer: string; timings: Record<string, number> }>(
+      page,
+      'rendered',
+      90_000,
+    );
+    assert.equal(rendered.renderer, 'canvas');
+    assert.ok(rendered.nodes > 100_000);
+    const map = page.locator('#minimap');
+    assert.equal(await map.getAttribute('data-draws'), '1');
+    const box = (await map.locator('canvas').boundingBox())!;
+    const view = () => page.locator('#canvas canvas').getAttribute('data-view');
+    const start = await view();
+    // 30 drag steps down the whole overview, each waiting for the main canvas's next frame.
+    const ms = await page.evaluate(
+      async ({ x, y0, y1 }) => {
+        const host = document.getElementById('minimap')!;
+        const fire = (type: string, y: number) =>
+          host.dispatchEvent(
+            new PointerEvent(type, { clientX: x, clientY: y, pointerId: 1, bubbles: true, isPrimary: true }),
+          );
+        const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const t0 = performance.now();
+        fire('pointerdown', y0);
+        for (let i = 1; i <= 30; i++) {
+          fire('pointermove', y0 + ((y1 - y0) * i) / 30);
+          await frame();
+        }
+        fire('pointerup', y1);
+        return (performance.now() - t0) / 30;
+      },
+      { x: box.x + box.width / 2, y0: box.y + 2, y1: box.y + box.height - 2 },
+    );
+    const end = await view();
+    assert.notEqual(end, start);
+    assert.ok(
+      Number(end!.split(' ')[1]) > Number(start!.split(' ')[1]),
+      `${start} -> ${end}: the view should have moved down the graph`,
+    );
+    assert.equal(await map.getAttribute('data-draws'), '1', 'panning must not redraw the overview');
+    // Two animation frames per step; a redraw of 100k boxes per step would take far longer.
+    assert.ok(ms < 250, `${ms.toFixed(1)} ms per pan step`);
+    console.log(
+      `# 100k flat: decode ${rendered.timings.decode.toFixed(0)} ms, layout ${rendered.timings.layout.toFixed(0)} ms, render ${rendered.timings.render.toFixed(0)} ms; minimap pan step ${ms.toFixed(1)} ms`,
+    );
+    assert.deepEqual(violations, []);
+    await page.screenshot({ path: path.join(artifactsDir, 'webview-100k-minimap.png') });
+    await page.close();
+  },
+);

@@ -11,12 +11,24 @@ import { contrast, over, parseRgb, type Rgba } from '../../webview/view/contrast
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 
-interface Theme { theme: string; bodyClass: string; vars: Record<string, string> }
-const themes = (JSON.parse(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'themes', 'vscode-themes.json'), 'utf8')) as { themes: Record<string, Theme> }).themes;
+interface Theme {
+  theme: string;
+  bodyClass: string;
+  vars: Record<string, string>;
+}
+const themes = (
+  JSON.parse(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'themes', 'vscode-themes.json'), 'utf8')) as {
+    themes: Record<string, Theme>;
+  }
+).themes;
 // Not theme colours: VS Code sets these from the editor settings (its Linux defaults here).
 const FONT_VARS = {
-  '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif', '--vscode-font-size': '13px', '--vscode-font-weight': 'normal',
-  '--vscode-editor-font-family': '"Droid Sans Mono", "monospace", monospace', '--vscode-editor-font-size': '14px', '--vscode-editor-font-weight': 'normal',
+  '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif',
+  '--vscode-font-size': '13px',
+  '--vscode-font-weight': 'normal',
+  '--vscode-editor-font-family': '"Droid Sans Mono", "monospace", monospace',
+  '--vscode-editor-font-size': '14px',
+  '--vscode-editor-font-weight': 'normal',
 };
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const FILE = 'digits.converted.qatgraph.json';
@@ -27,7 +39,12 @@ const DPR = 2;
 const harness = useWebviewHarness();
 
 type Box = { x: number; y: number; width: number; height: number };
-const hex = (c: Rgba) => '#' + c.slice(0, 3).map((v) => Math.round(v).toString(16).padStart(2, '0')).join('');
+const hex = (c: Rgba) =>
+  '#' +
+  c
+    .slice(0, 3)
+    .map((v) => Math.round(v).toString(16).padStart(2, '0'))
+    .join('');
 const colourOf = (css: string, background: Rgba = [255, 255, 255, 1]) => over(parseCss(css), background);
 function parseCss(css: string): Rgba {
   const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})?$/i.exec(css);
@@ -42,25 +59,35 @@ const distance = (a: Rgba, b: Rgba) => Math.max(...[0, 1, 2].map((i) => Math.abs
 async function pixelsIn(browser: Browser, png: Buffer, boxes: Array<Box & { step?: number }>): Promise<Rgba[][]> {
   const page = await browser.newPage();
   try {
-    const raw = await page.evaluate(async ({ b64, boxes, dpr }) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${b64}`;
-      await img.decode();
-      const c = document.createElement('canvas');
-      c.width = img.width;
-      c.height = img.height;
-      const ctx = c.getContext('2d', { willReadFrequently: true })!;
-      ctx.drawImage(img, 0, 0);
-      // As a base64 string of RGB bytes: nested arrays of millions of pixels cross the protocol slowly.
-      return boxes.map((b) => {
-        const x = Math.round(b.x * dpr), y = Math.round(b.y * dpr), w = Math.max(1, Math.round(b.width * dpr)), h = Math.max(1, Math.round(b.height * dpr));
-        const d = ctx.getImageData(x, y, w, h).data;
-        const step = b.step ?? 1;
-        let s = '';
-        for (let r = 0; r < h; r += step) for (let col = 0; col < w; col += step) { const i = 4 * (r * w + col); s += String.fromCharCode(d[i], d[i + 1], d[i + 2]); }
-        return btoa(s);
-      });
-    }, { b64: png.toString('base64'), boxes, dpr: DPR });
+    const raw = await page.evaluate(
+      async ({ b64, boxes, dpr }) => {
+        const img = new Image();
+        img.src = `data:image/png;base64,${b64}`;
+        await img.decode();
+        const c = document.createElement('canvas');
+        c.width = img.width;
+        c.height = img.height;
+        const ctx = c.getContext('2d', { willReadFrequently: true })!;
+        ctx.drawImage(img, 0, 0);
+        // As a base64 string of RGB bytes: nested arrays of millions of pixels cross the protocol slowly.
+        return boxes.map((b) => {
+          const x = Math.round(b.x * dpr),
+            y = Math.round(b.y * dpr),
+            w = Math.max(1, Math.round(b.width * dpr)),
+            h = Math.max(1, Math.round(b.height * dpr));
+          const d = ctx.getImageData(x, y, w, h).data;
+          const step = b.step ?? 1;
+          let s = '';
+          for (let r = 0; r < h; r += step)
+            for (let col = 0; col < w; col += step) {
+              const i = 4 * (r * w + col);
+              s += String.fromCharCode(d[i], d[i + 1], d[i + 2]);
+            }
+          return btoa(s);
+        });
+      },
+      { b64: png.toString('base64'), boxes, dpr: DPR },
+    );
     return raw.map((b64) => {
       const bytes = Buffer.from(b64, 'base64');
       const out: Rgba[] = [];
@@ -84,18 +111,29 @@ function mode(px: Rgba[]): Rgba {
 }
 
 /** Text pixels are the ones furthest from the fill; the extreme one is the glyphs' ink. */
-const ink = (px: Rgba[], fill: Rgba) => px.reduce((best, p) => (contrast(p, fill) > contrast(best, fill) ? p : best), fill);
+const ink = (px: Rgba[], fill: Rgba) =>
+  px.reduce((best, p) => (contrast(p, fill) > contrast(best, fill) ? p : best), fill);
 
 async function themedPage(kind: string): Promise<{ page: Page; violations: string[] }> {
   const t = themes[kind];
   const opened = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 900 }, DPR);
   // What VS Code's webview host does on load and on every theme change.
-  await opened.page.evaluate(({ cls, vars }) => {
-    document.body.classList.add(cls);
-    document.body.dataset.vscodeThemeKind = cls;
-    for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
-  }, { cls: t.bodyClass, vars: { ...t.vars, ...FONT_VARS } });
-  await postToWebview(opened.page, { type: 'showGraph', title: FILE, onnxBase64: graphBase64, baseDir: fixtures, layers: result.layers, threshold: result.threshold });
+  await opened.page.evaluate(
+    ({ cls, vars }) => {
+      document.body.classList.add(cls);
+      document.body.dataset.vscodeThemeKind = cls;
+      for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
+    },
+    { cls: t.bodyClass, vars: { ...t.vars, ...FONT_VARS } },
+  );
+  await postToWebview(opened.page, {
+    type: 'showGraph',
+    title: FILE,
+    onnxBase64: graphBase64,
+    baseDir: fixtures,
+    layers: result.layers,
+    threshold: result.threshold,
+  });
   await waitForSent(opened.page, 'rendered', 15_000);
   // Zoom in on the middle of the graph (pool, flatten, fc1), where Q/DQ, plain and coloured boxes sit together.
   const main = (await opened.page.locator('#canvas').boundingBox())!;
@@ -107,7 +145,11 @@ async function themedPage(kind: string): Promise<{ page: Page; violations: strin
   return opened;
 }
 
-interface Measured { background: Rgba; qdqFill: Rgba; labels: Record<string, { fill: Rgba; ink: Rgba; ratio: number }> }
+interface Measured {
+  background: Rgba;
+  qdqFill: Rgba;
+  labels: Record<string, { fill: Rgba; ink: Rgba; ratio: number }>;
+}
 const measured: Record<string, Measured> = {};
 
 // Boxes to read: a Q/DQ node, a plain op, a layer coloured by its cosine band (fc1 is green, fc2 and conv2 yellow).
@@ -146,12 +188,21 @@ for (const kind of Object.keys(themes)) {
     assert.ok(distance(labels.dequantize_per_tensor_default_4.fill, purple) <= 2);
     // A plain op: the widget background with the editor's foreground on it.
     const widget = colourOf(t.vars['--vscode-editorWidget-background'], editorBg);
-    assert.ok(distance(labels.flatten.fill, widget) <= 2, `op box ${hex(labels.flatten.fill)}, theme's editorWidget.background ${hex(widget)}`);
+    assert.ok(
+      distance(labels.flatten.fill, widget) <= 2,
+      `op box ${hex(labels.flatten.fill)}, theme's editorWidget.background ${hex(widget)}`,
+    );
     const fg = colourOf(t.vars['--vscode-editor-foreground'], widget);
-    assert.ok(distance(labels.flatten.ink, fg) <= 40, `op label ${hex(labels.flatten.ink)}, theme's editor.foreground ${hex(fg)}`);
+    assert.ok(
+      distance(labels.flatten.ink, fg) <= 40,
+      `op label ${hex(labels.flatten.ink)}, theme's editor.foreground ${hex(fg)}`,
+    );
     // fc1 is within the threshold: green.
     const green = colourOf(t.vars['--vscode-charts-green'], editorBg);
-    assert.ok(distance(labels.linear.fill, green) <= 2, `fc1 ${hex(labels.linear.fill)}, theme's charts.green ${hex(green)}`);
+    assert.ok(
+      distance(labels.linear.fill, green) <= 2,
+      `fc1 ${hex(labels.linear.fill)}, theme's charts.green ${hex(green)}`,
+    );
 
     // WCAG AA for text (4.5:1) on every kind of box, in every theme, high contrast included.
     for (const [name, l] of Object.entries(labels)) {
@@ -168,7 +219,10 @@ test('the themes differ as VS Code defines them: backgrounds, foregrounds and th
   const { light, dark } = measured;
   const hc = measured['high-contrast'];
   const lum = (c: Rgba) => contrast(c, [0, 0, 0, 1]);
-  assert.ok(lum(light.background) > lum(dark.background) && lum(dark.background) > lum(hc.background), 'light > dark > HC (black)');
+  assert.ok(
+    lum(light.background) > lum(dark.background) && lum(dark.background) > lum(hc.background),
+    'light > dark > HC (black)',
+  );
   assert.equal(hex(hc.background), '#000000');
   // Light themes get dark text on light boxes, dark themes the reverse.
   assert.ok(lum(light.labels.flatten.ink) < lum(light.labels.flatten.fill));

@@ -17,7 +17,9 @@ const repoRootDir = path.resolve(__dirname, '..', '..', '..');
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
-const onnxSummary = JSON.parse(readFileSync(path.join(fixtures, 'onnx-summary.json'), 'utf8')) as { ops: Record<string, number> };
+const onnxSummary = JSON.parse(readFileSync(path.join(fixtures, 'onnx-summary.json'), 'utf8')) as {
+  ops: Record<string, number>;
+};
 const onnxBase64 = readFileSync(path.join(fixtures, 'digits.qdq.onnx')).toString('base64');
 
 const harness = useWebviewHarness();
@@ -28,9 +30,16 @@ const post = postToWebview;
 async function openDigits() {
   const opened = await openPage();
   const { page } = opened;
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold });
-  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' })
-    .catch(async (e) => { throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`); });
+  await post(page, {
+    type: 'showGraph',
+    title: 'digits.qdq.onnx',
+    onnxBase64,
+    layers: result.layers,
+    threshold: result.threshold,
+  });
+  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' }).catch(async (e) => {
+    throw new Error(`${e.message}\nstatus: ${await page.locator('#canvas').textContent()}`);
+  });
   return opened;
 }
 
@@ -44,9 +53,14 @@ test('renders the example QDQ graph with Q/DQ marked and every compared layer co
   assert.equal(rendered.qdq, qdqExpected);
   assert.equal(await page.locator('svg g.node.qdq').count(), qdqExpected);
   const qLabels = await page.locator('svg g.node.qdq text').allTextContents();
-  assert.ok(qLabels.every((t) => /^(Q|DQ)\s/.test(t)), qLabels.join(','));
+  assert.ok(
+    qLabels.every((t) => /^(Q|DQ)\s/.test(t)),
+    qLabels.join(','),
+  );
 
-  const opNodes = Object.entries(onnxSummary.ops).filter(([op]) => op !== 'Constant').reduce((n, [, c]) => n + c, 0);
+  const opNodes = Object.entries(onnxSummary.ops)
+    .filter(([op]) => op !== 'Constant')
+    .reduce((n, [, c]) => n + c, 0);
   assert.equal(await page.locator('svg g.node.op').count(), opNodes);
 
   for (const layer of result.layers) {
@@ -71,10 +85,13 @@ test('clicking a node shows its properties: quantization parameters for Q/DQ, me
   // The weight DequantizeLinear feeding conv1 is per channel (one scale per output channel).
   const dq = page.locator('svg g.node.qdq[data-op="DequantizeLinear"]');
   let perChannel = -1;
-  for (let i = 0; i < await dq.count(); i++) {
+  for (let i = 0; i < (await dq.count()); i++) {
     await dq.nth(i).dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
     await dq.nth(i).dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
-    if ((await props.locator('h3').allTextContents()).includes('Quantization (per channel)')) { perChannel = i; break; }
+    if ((await props.locator('h3').allTextContents()).includes('Quantization (per channel)')) {
+      perChannel = i;
+      break;
+    }
   }
   assert.ok(perChannel >= 0, 'no per-channel DequantizeLinear found');
   assert.equal(await props.locator('.formula').textContent(), 'real = scale * (q - zero_point)');
@@ -87,7 +104,7 @@ test('clicking a node shows its properties: quantization parameters for Q/DQ, me
   const layer = result.layers.find((l) => l.module === 'conv1')!;
   assert.equal(await props.locator('dt:text-is("cosine") + dd').textContent(), layer.cosine.toFixed(5));
   assert.equal(await props.locator('dt:text-is("module") + dd').textContent(), 'conv1');
-  assert.match(await props.locator('dt:text-is("kernel_shape") + dd').textContent() ?? '', /^\[3, 3\]$/);
+  assert.match((await props.locator('dt:text-is("kernel_shape") + dd').textContent()) ?? '', /^\[3, 3\]$/);
   assert.equal(await page.locator('svg g.node.selected').count(), 1);
   assert.deepEqual(violations, []);
   await page.screenshot({ path: path.join(artifactsDir, 'webview-properties.png') });
@@ -99,7 +116,11 @@ test('precision badges, the Q/DQ collapse toggle and search', async () => {
   // Convs and Gemms read only dequantized inputs: QDQ backends run them in int8.
   for (const op of ['Conv', 'Gemm']) {
     const badges = await page.locator(`svg g.node[data-op="${op}"] text.badge`).allTextContents();
-    assert.deepEqual(badges, badges.map(() => 'int8'), op);
+    assert.deepEqual(
+      badges,
+      badges.map(() => 'int8'),
+      op,
+    );
     assert.ok(badges.length > 0, op);
   }
   assert.equal(await page.locator('svg g.node.qdq text.badge').count(), 0);
@@ -107,11 +128,19 @@ test('precision badges, the Q/DQ collapse toggle and search', async () => {
   const qdq = await page.locator('svg g.node.qdq').count();
 
   await page.locator('#collapse').click();
-  await page.waitForFunction(() => document.querySelectorAll('svg g.node.qdq').length === 0 && document.querySelectorAll('svg g.node').length > 0, null, { timeout: 10_000 });
+  await page.waitForFunction(
+    () =>
+      document.querySelectorAll('svg g.node.qdq').length === 0 && document.querySelectorAll('svg g.node').length > 0,
+    null,
+    { timeout: 10_000 },
+  );
   assert.equal(await page.locator('svg g.node').count(), before - qdq);
   const labels = await page.locator('svg text.edge-label').allTextContents();
   assert.ok(labels.length >= 4, `only ${labels.length} int8 edges`);
-  assert.ok(labels.every((l) => /^(uint8|int8) s=[0-9.e-]+ zp=-?\d+$/.test(l)), labels.join(' | '));
+  assert.ok(
+    labels.every((l) => /^(uint8|int8) s=[0-9.e-]+ zp=-?\d+$/.test(l)),
+    labels.join(' | '),
+  );
   assert.equal(await page.locator('svg path.edge.int8').count(), labels.length);
   assert.equal(await page.locator('svg g.node.layer').count(), 4, 'the overlay survives the collapse');
   await page.screenshot({ path: path.join(artifactsDir, 'webview-collapsed.png') });
@@ -120,7 +149,7 @@ test('precision badges, the Q/DQ collapse toggle and search', async () => {
   await page.locator('#search input').press('Enter');
   await page.waitForSelector('svg g.node.selected', { state: 'attached', timeout: 5_000 });
   assert.equal(await page.locator('svg g.node.selected').getAttribute('data-module'), 'conv2');
-  assert.match(await page.locator('#matches').textContent() ?? '', /^1 of [2-9]$/);
+  assert.match((await page.locator('#matches').textContent()) ?? '', /^1 of [2-9]$/);
   assert.equal(await page.locator('#props dt:text-is("module") + dd').textContent(), 'conv2');
   await page.locator('#search input').fill('no-such-node');
   await page.locator('#search input').press('Enter');
@@ -132,7 +161,9 @@ test('precision badges, the Q/DQ collapse toggle and search', async () => {
 test('exports SVG and PNG of the view and a standalone HTML report with no scripts', async () => {
   const { page, violations } = await openDigits();
   const exported = async (format: string) => {
-    await page.evaluate(() => { (window as unknown as { __sent: Array<{ type: string }> }).__sent = []; });
+    await page.evaluate(() => {
+      (window as unknown as { __sent: Array<{ type: string }> }).__sent = [];
+    });
     await page.locator(`#export-${format}`).click();
     return waitForSent<{ format: string; fileName: string; data: string }>(page, 'export', 15_000);
   };
@@ -152,9 +183,15 @@ test('exports SVG and PNG of the view and a standalone HTML report with no scrip
   const report = await harness.browser.newPage();
   await report.setContent(html.data);
   assert.equal(await report.locator('table tbody tr').count(), result.layers.length);
-  assert.equal(await report.locator('table tbody tr').first().locator('td').first().textContent(), [...result.layers].sort((a, b) => a.cosine - b.cosine)[0].module);
-  assert.ok(await report.locator('.graph svg g.node').count() > 20);
-  assert.equal(await report.locator('svg[aria-label="Cosine similarity per layer"] rect').count(), result.layers.length);
+  assert.equal(
+    await report.locator('table tbody tr').first().locator('td').first().textContent(),
+    [...result.layers].sort((a, b) => a.cosine - b.cosine)[0].module,
+  );
+  assert.ok((await report.locator('.graph svg g.node').count()) > 20);
+  assert.equal(
+    await report.locator('svg[aria-label="Cosine similarity per layer"] rect').count(),
+    result.layers.length,
+  );
   await report.screenshot({ path: path.join(artifactsDir, 'report.png'), fullPage: true });
   await report.close();
   assert.deepEqual(violations, []);
@@ -163,16 +200,29 @@ test('exports SVG and PNG of the view and a standalone HTML report with no scrip
 
 test('the layer table sorts by column, and a row click selects the layer and asks to reveal its source', async () => {
   const { page, violations } = await openDigits();
-  const modules = () => page.locator('#layers tr[data-module]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.module));
-  assert.deepEqual(await modules(), [...result.layers].sort((a, b) => a.cosine - b.cosine).map((l) => l.module), 'worst first by default');
+  const modules = () =>
+    page.locator('#layers tr[data-module]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.module));
+  assert.deepEqual(
+    await modules(),
+    [...result.layers].sort((a, b) => a.cosine - b.cosine).map((l) => l.module),
+    'worst first by default',
+  );
   await page.locator('#layers th', { hasText: /^layer/ }).click();
   assert.deepEqual(await modules(), result.layers.map((l) => l.module).sort());
   await page.locator('#layers th', { hasText: /^layer/ }).click();
-  assert.deepEqual(await modules(), result.layers.map((l) => l.module).sort().reverse());
+  assert.deepEqual(
+    await modules(),
+    result.layers
+      .map((l) => l.module)
+      .sort()
+      .reverse(),
+  );
   assert.equal(await page.locator('.chart svg rect').count(), result.layers.length);
 
   const target = result.layers.find((l) => l.source)!;
-  await page.evaluate(() => { (window as unknown as { __sent: unknown[] }).__sent = []; });
+  await page.evaluate(() => {
+    (window as unknown as { __sent: unknown[] }).__sent = [];
+  });
   await page.locator(`#layers tr[data-module="${target.module}"]`).click();
   assert.equal(await page.locator('svg g.node.selected').getAttribute('data-module'), target.module);
   const reveal = await waitForSent<{ file: string; line: number }>(page, 'revealSource', 5_000);
@@ -207,7 +257,7 @@ test('a malformed model shows an error panel instead of a graph', async () => {
   await post(page, { type: 'showGraph', title: 'broken.onnx', onnxBase64: garbage, layers: [], threshold: 0.99 });
   const status = page.locator('#status.error');
   await status.waitFor({ timeout: 10_000 });
-  assert.match(await status.textContent() ?? '', /^Cannot show this model: /);
+  assert.match((await status.textContent()) ?? '', /^Cannot show this model: /);
   assert.equal(await page.locator('svg g.node').count(), 0);
   assert.deepEqual(violations, []);
   await page.screenshot({ path: path.join(artifactsDir, 'webview-error.png') });
@@ -215,7 +265,12 @@ test('a malformed model shows an error panel instead of a graph', async () => {
 });
 
 test('the page carries a default-src none CSP with a nonce and no inline handlers', () => {
-  const html = webviewHtml({ cspSource: 'vscode-resource:', nonce: 'N0nce', scriptUri: 'vscode-resource:/main.js', title: '<b>x</b>' });
+  const html = webviewHtml({
+    cspSource: 'vscode-resource:',
+    nonce: 'N0nce',
+    scriptUri: 'vscode-resource:/main.js',
+    title: '<b>x</b>',
+  });
   assert.match(html, /default-src 'none'/);
   assert.match(html, /script-src 'nonce-N0nce'/);
   assert.ok(!/\son\w+=/.test(html), 'inline event handler found');
@@ -227,13 +282,19 @@ test('weights kept in the extension host show their summary and histogram in the
   const slim = slimOnnx(new Uint8Array(readFileSync(path.join(fixtures, 'digits.qdq.onnx'))), 1024);
   assert.ok(slim.removed.size >= 2);
   const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64: Buffer.from(slim.bytes).toString('base64'), layers: [], threshold: 0.99,
-    weights: Object.fromEntries(slim.removed) });
+  await post(page, {
+    type: 'showGraph',
+    title: 'digits.qdq.onnx',
+    onnxBase64: Buffer.from(slim.bytes).toString('base64'),
+    layers: [],
+    threshold: 0.99,
+    weights: Object.fromEntries(slim.removed),
+  });
   await page.waitForSelector('svg g.node.qdq', { timeout: 15_000, state: 'attached' });
   const props = page.locator('#props');
   const dq = page.locator('svg g.node.qdq[data-op="DequantizeLinear"]');
   let found: string | undefined;
-  for (let i = 0; i < await dq.count() && !found; i++) {
+  for (let i = 0; i < (await dq.count()) && !found; i++) {
     await dq.nth(i).dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
     await dq.nth(i).dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
     const kept = props.locator('section.weights', { hasText: 'kept in the extension host' });
@@ -244,26 +305,48 @@ test('weights kept in the extension host show their summary and histogram in the
   const stats = slim.removed.get(name)!;
   const section = props.locator('section.weights').first();
   assert.equal(await section.locator('dt:text-is("values") + dd').textContent(), String(stats.count));
-  const bars = await section.locator('svg.histogram rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
+  const bars = await section
+    .locator('svg.histogram rect')
+    .evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
   assert.equal(bars.length, 32);
-  assert.equal(bars.reduce((a, b) => a + b, 0), stats.count);
+  assert.equal(
+    bars.reduce((a, b) => a + b, 0),
+    stats.count,
+  );
   assert.deepEqual(violations, []);
 });
 
 test('a compared layer shows its weight and input-activation histograms with the clipped fraction', async () => {
-  const histograms = JSON.parse(readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'histograms.result.json'), 'utf8')) as HistogramsResult;
+  const histograms = JSON.parse(
+    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'histograms.result.json'), 'utf8'),
+  ) as HistogramsResult;
   const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold, histograms: histograms.layers });
+  await post(page, {
+    type: 'showGraph',
+    title: 'digits.qdq.onnx',
+    onnxBase64,
+    layers: result.layers,
+    threshold: result.threshold,
+    histograms: histograms.layers,
+  });
   await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' });
   const conv1 = page.locator('svg g.node.layer[data-module="conv1"]').first();
   await conv1.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await conv1.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
   const props = page.locator('#props');
   const expected = histograms.layers.find((l) => l.module === 'conv1')!;
-  for (const [title, h] of [['Weight (QAT)', expected.weight!], ['Input activation', expected.activation!]] as const) {
+  for (const [title, h] of [
+    ['Weight (QAT)', expected.weight!],
+    ['Input activation', expected.activation!],
+  ] as const) {
     const sec = props.locator('section.layer-histogram', { has: page.locator(`h3:text-is("${title}")`) });
-    assert.equal(await sec.locator('dt:text-is("clipped") + dd').textContent(), `${(h.clippedFraction * 100).toFixed(2)} %`);
-    const bars = await sec.locator('svg.histogram rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
+    assert.equal(
+      await sec.locator('dt:text-is("clipped") + dd').textContent(),
+      `${(h.clippedFraction * 100).toFixed(2)} %`,
+    );
+    const bars = await sec
+      .locator('svg.histogram rect')
+      .evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))));
     assert.deepEqual(bars, h.counts);
   }
   // A layer without histograms (conv2 is not in this result) shows none.
@@ -275,10 +358,19 @@ test('a compared layer shows its weight and input-activation histograms with the
 });
 
 test('a compared layer shows how its observers drifted during QAT, epochs marked', async () => {
-  const train = JSON.parse(readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'qat-train.result.json'), 'utf8')) as QatTrainResult;
+  const train = JSON.parse(
+    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'qat-train.result.json'), 'utf8'),
+  ) as QatTrainResult;
   const drift = train.drift!;
   const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'digits.qdq.onnx', onnxBase64, layers: result.layers, threshold: result.threshold, drift });
+  await post(page, {
+    type: 'showGraph',
+    title: 'digits.qdq.onnx',
+    onnxBase64,
+    layers: result.layers,
+    threshold: result.threshold,
+    drift,
+  });
   await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' });
   const conv2 = page.locator('svg g.node.layer[data-module="conv2"]').first();
   await conv2.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
@@ -289,8 +381,14 @@ test('a compared layer shows how its observers drifted during QAT, epochs marked
   const weight = drift.layers.find((l) => l.module === 'conv2' && l.role === 'weight')!;
   const captions = await sec.locator('.drift-caption').allTextContents();
   assert.match(captions[0], new RegExp(`^${drift.steps.length} samples over steps 1–${drift.steps.at(-1)}, 2 epochs`));
-  assert.ok(captions.some((c) => c.startsWith(`input activation scale ${change(act.scaleMean)}`)), captions.join(' | '));
-  assert.ok(captions.some((c) => c.includes(`weight scale (mean; band: channel min–max) ${change(weight.scaleMean)}`)), captions.join(' | '));
+  assert.ok(
+    captions.some((c) => c.startsWith(`input activation scale ${change(act.scaleMean)}`)),
+    captions.join(' | '),
+  );
+  assert.ok(
+    captions.some((c) => c.includes(`weight scale (mean; band: channel min–max) ${change(weight.scaleMean)}`)),
+    captions.join(' | '),
+  );
   const plots = sec.locator('svg.drift');
   assert.equal(await plots.count(), 2);
   // One point per sampled step, the per-channel band on the weight plot, one boundary between the two epochs.
@@ -300,7 +398,10 @@ test('a compared layer shows how its observers drifted during QAT, epochs marked
   assert.equal(await plots.nth(1).locator('polygon.band').count(), 1);
   assert.equal(await plots.nth(1).locator('line.epoch').count(), 1);
   // The line follows the values: the highest sample is drawn highest (smallest y).
-  const ys = points!.trim().split(' ').map((p) => Number(p.split(',')[1]));
+  const ys = points!
+    .trim()
+    .split(' ')
+    .map((p) => Number(p.split(',')[1]));
   const top = act.scaleMean.indexOf(Math.max(...act.scaleMean));
   assert.equal(ys[top], Math.min(...ys));
   // A layer without a series (fc1 has no activation quantizer of its own here) shows only what it has.
@@ -312,7 +413,9 @@ test('a compared layer shows how its observers drifted during QAT, epochs marked
 });
 
 test("precision as executed: ONNX Runtime's build report laid over the QDQ model it was given", async () => {
-  const report = JSON.parse(readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8')) as BuildOrtResult;
+  const report = JSON.parse(
+    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8'),
+  ) as BuildOrtResult;
   const executed = executedOverlayFor('/ws/out/ort-cpu/model.qdq.onnx', report)!;
   const { page, violations } = await openPage();
   await post(page, { type: 'showGraph', title: 'model.qdq.onnx', onnxBase64, layers: [], threshold: 0.99, executed });
@@ -323,7 +426,12 @@ test("precision as executed: ONNX Runtime's build report laid over the QDQ model
   const summary = await page.locator('#summary').textContent();
   const compute = Object.values(executed.ops).filter((o) => o.role === 'compute');
   const int8 = compute.filter((o) => o.precision === 'int8').length;
-  assert.ok(summary?.includes(`compute ops as executed by ONNX Runtime ${report.ortVersion} (CPUExecutionProvider): 1 fp32, ${int8} int8`), summary ?? '');
+  assert.ok(
+    summary?.includes(
+      `compute ops as executed by ONNX Runtime ${report.ortVersion} (CPUExecutionProvider): 1 fp32, ${int8} int8`,
+    ),
+    summary ?? '',
+  );
   const gemm = page.locator('svg g.node[data-name="node_linear_1"]');
   await gemm.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await gemm.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });

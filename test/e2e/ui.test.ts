@@ -14,7 +14,8 @@ let cs: CodeServer;
 let browser: Browser;
 let page: Page;
 
-const explorerRow = (name: string) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${name}"]`).first();
+const explorerRow = (name: string) =>
+  page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${name}"]`).first();
 
 before(async () => {
   mkdirSync(artifactsDir, { recursive: true });
@@ -38,9 +39,11 @@ test('a wrong quant_max shows up in the Problems panel', { timeout: 120_000 }, a
   await page.waitForSelector('.tab[aria-label^="bad-range.qat.yaml"]', { timeout: 30_000 });
   await page.locator('.monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+Shift+M');
-  const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'quant_max 300 is outside the range of quint8 (0..255)' });
+  const row = page.locator('.markers-panel .monaco-list-row', {
+    hasText: 'quant_max 300 is outside the range of quint8 (0..255)',
+  });
   await row.first().waitFor({ timeout: 60_000 });
-  assert.match(await row.first().textContent() ?? '', /QCFG001/);
+  assert.match((await row.first().textContent()) ?? '', /QCFG001/);
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems.png') });
 });
 
@@ -74,7 +77,13 @@ async function findFrame(selector: string, timeoutMs: number): Promise<Frame> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const frame of page.frames()) {
-      if (await frame.locator(selector).count().catch(() => 0)) return frame;
+      if (
+        await frame
+          .locator(selector)
+          .count()
+          .catch(() => 0)
+      )
+        return frame;
     }
     await page.waitForEvent('framenavigated', { timeout: 2_000 }).catch(() => undefined);
   }
@@ -88,79 +97,117 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-context-menu.png') });
   await item.click();
   const frame = await findFrame('svg g.node.layer', 240_000);
-  const layers = await frame.locator('svg g.node.layer').evaluateAll((nodes) => nodes.map((n) => ({
-    module: n.getAttribute('data-module'), cosine: Number(n.getAttribute('data-cosine')), fill: (n.querySelector('rect') as SVGRectElement).style.fill,
-  })));
+  const layers = await frame.locator('svg g.node.layer').evaluateAll((nodes) =>
+    nodes.map((n) => ({
+      module: n.getAttribute('data-module'),
+      cosine: Number(n.getAttribute('data-cosine')),
+      fill: (n.querySelector('rect') as SVGRectElement).style.fill,
+    })),
+  );
   assert.deepEqual([...new Set(layers.map((l) => l.module))].sort(), ['conv1', 'conv2', 'fc1', 'fc2']);
   for (const l of layers) {
     assert.ok(l.cosine > 0.5 && l.cosine <= 1, `${l.module} cosine ${l.cosine}`);
     assert.match(l.fill, /--vscode-charts-(green|yellow|orange|red)/);
   }
-  assert.ok(await frame.locator('svg g.node.qdq').count() > 0, 'no Q/DQ nodes drawn');
-  assert.equal(await frame.locator('#canvas').getAttribute('data-layout'), 'worker', 'the layout worker did not run in the VS Code webview');
+  assert.ok((await frame.locator('svg g.node.qdq').count()) > 0, 'no Q/DQ nodes drawn');
+  assert.equal(
+    await frame.locator('#canvas').getAttribute('data-layout'),
+    'worker',
+    'the layout worker did not run in the VS Code webview',
+  );
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });
 
-test('right-click a layer in the graph > Compare This Layer opens the results with it selected and reports its figures', { timeout: 360_000 }, async () => {
-  const first = await findFrame('svg g.node.layer[data-module="conv2"]', 30_000);
-  await first.locator('#search input').fill('conv2');
-  await first.locator('#search input').press('Enter');
-  await first.locator('svg g.node.selected[data-module="conv2"]').waitFor({ state: 'attached', timeout: 10_000 });
-  // The properties panel shows how the layer's observers moved during the QAT run that trained the model.
-  assert.equal(await first.locator('#props section.observer-drift svg.drift').count(), 2);
-  await first.locator('svg g.node.layer[data-module="conv2"]').first().click({ button: 'right' });
-  const item = page.getByRole('menuitem', { name: 'Compare This Layer' });
-  await item.waitFor({ timeout: 30_000 });
-  // (A click on a webview context-menu item is sometimes lost; the keyboard is not.)
-  await item.hover();
-  await page.keyboard.press('Enter');
-  // Once the kernel has compared (reusing the trained model), a second results view selects conv2 by itself ...
-  const deadline = Date.now() + 240_000;
-  let second: Frame | undefined;
-  while (!second && Date.now() < deadline) {
-    for (const f of page.frames()) {
-      if (f !== first && await f.locator('svg g.node.selected[data-module="conv2"]').count().catch(() => 0)) second = f;
+test(
+  'right-click a layer in the graph > Compare This Layer opens the results with it selected and reports its figures',
+  { timeout: 360_000 },
+  async () => {
+    const first = await findFrame('svg g.node.layer[data-module="conv2"]', 30_000);
+    await first.locator('#search input').fill('conv2');
+    await first.locator('#search input').press('Enter');
+    await first.locator('svg g.node.selected[data-module="conv2"]').waitFor({ state: 'attached', timeout: 10_000 });
+    // The properties panel shows how the layer's observers moved during the QAT run that trained the model.
+    assert.equal(await first.locator('#props section.observer-drift svg.drift').count(), 2);
+    await first.locator('svg g.node.layer[data-module="conv2"]').first().click({ button: 'right' });
+    const item = page.getByRole('menuitem', { name: 'Compare This Layer' });
+    await item.waitFor({ timeout: 30_000 });
+    // (A click on a webview context-menu item is sometimes lost; the keyboard is not.)
+    await item.hover();
+    await page.keyboard.press('Enter');
+    // Once the kernel has compared (reusing the trained model), a second results view selects conv2 by itself ...
+    const deadline = Date.now() + 240_000;
+    let second: Frame | undefined;
+    while (!second && Date.now() < deadline) {
+      for (const f of page.frames()) {
+        if (
+          f !== first &&
+          (await f
+            .locator('svg g.node.selected[data-module="conv2"]')
+            .count()
+            .catch(() => 0))
+        )
+          second = f;
+      }
+      if (!second) await page.waitForTimeout(500);
     }
-    if (!second) await page.waitForTimeout(500);
-  }
-  await page.screenshot({ path: path.join(artifactsDir, 'e2e-compare-layer.png') });
-  assert.ok(second, 'no second results view selected conv2');
-  await second.locator('#props section.observer-drift').waitFor({ timeout: 10_000 });
-  // ... and a notification gives its figures (a toast, or in the notification center of a window without focus).
-  const message = page.locator('.notification-list-item-message', { hasText: /conv2 \(conv2d\+batch_norm\+relu\): cosine 0\.\d{5}, SQNR [\d.]+ dB vs FP32/ });
-  if (!(await message.first().isVisible()) && !(await page.locator('.notifications-center.visible').isVisible())) {
-    await page.locator('.statusbar-item[id="status.notifications"]').click();
-  }
-  await message.first().waitFor({ timeout: 30_000 });
-  assert.match(await message.first().textContent() ?? '', /worst of 4/);
-  // Close the second view (the active tab), so the first is shown again.
-  await page.locator('.tabs-container .tab.active', { hasText: 'Layers: digits.qat.yaml' }).click({ button: 'middle' });
-  await first.locator('#canvas').waitFor({ state: 'visible', timeout: 10_000 });
-});
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-compare-layer.png') });
+    assert.ok(second, 'no second results view selected conv2');
+    await second.locator('#props section.observer-drift').waitFor({ timeout: 10_000 });
+    // ... and a notification gives its figures (a toast, or in the notification center of a window without focus).
+    const message = page.locator('.notification-list-item-message', {
+      hasText: /conv2 \(conv2d\+batch_norm\+relu\): cosine 0\.\d{5}, SQNR [\d.]+ dB vs FP32/,
+    });
+    if (!(await message.first().isVisible()) && !(await page.locator('.notifications-center.visible').isVisible())) {
+      await page.locator('.statusbar-item[id="status.notifications"]').click();
+    }
+    await message.first().waitFor({ timeout: 30_000 });
+    assert.match((await message.first().textContent()) ?? '', /worst of 4/);
+    // Close the second view (the active tab), so the first is shown again.
+    await page
+      .locator('.tabs-container .tab.active', { hasText: 'Layers: digits.qat.yaml' })
+      .click({ button: 'middle' });
+    await first.locator('#canvas').waitFor({ state: 'visible', timeout: 10_000 });
+  },
+);
 
-test('right-click a layer in the graph > Keep This Layer in FP16 adds an override to the config', { timeout: 120_000 }, async () => {
-  const frame = await findFrame('svg g.node.layer[data-module="fc2"]', 30_000);
-  // The graph is taller than the panel: find the layer first, which centres it.
-  await frame.locator('#search input').fill('fc2');
-  await frame.locator('#search input').press('Enter');
-  await frame.locator('svg g.node.selected[data-module="fc2"]').waitFor({ state: 'attached', timeout: 10_000 });
-  await frame.locator('svg g.node.layer[data-module="fc2"]').first().click({ button: 'right' });
-  const item = page.getByRole('menuitem', { name: 'Keep This Layer in FP16' });
-  await item.waitFor({ timeout: 30_000 });
-  await page.screenshot({ path: path.join(artifactsDir, 'e2e-node-menu.png') });
-  await item.click();
-  await page.waitForSelector('.tab[aria-label^="digits.qat.yaml"]', { timeout: 30_000 });
-  await page.locator('.monaco-editor .view-lines', { hasText: "match: 'fc2', precision: fp16" }).first().waitFor({ timeout: 30_000 });
-});
+test(
+  'right-click a layer in the graph > Keep This Layer in FP16 adds an override to the config',
+  { timeout: 120_000 },
+  async () => {
+    const frame = await findFrame('svg g.node.layer[data-module="fc2"]', 30_000);
+    // The graph is taller than the panel: find the layer first, which centres it.
+    await frame.locator('#search input').fill('fc2');
+    await frame.locator('#search input').press('Enter');
+    await frame.locator('svg g.node.selected[data-module="fc2"]').waitFor({ state: 'attached', timeout: 10_000 });
+    await frame.locator('svg g.node.layer[data-module="fc2"]').first().click({ button: 'right' });
+    const item = page.getByRole('menuitem', { name: 'Keep This Layer in FP16' });
+    await item.waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-node-menu.png') });
+    await item.click();
+    await page.waitForSelector('.tab[aria-label^="digits.qat.yaml"]', { timeout: 30_000 });
+    await page
+      .locator('.monaco-editor .view-lines', { hasText: "match: 'fc2', precision: fp16" })
+      .first()
+      .waitFor({ timeout: 30_000 });
+  },
+);
 
-test('opening the exported .onnx from the explorer shows its graph with the compare overlay', { timeout: 120_000 }, async () => {
-  const out = explorerRow('out');
-  await out.click();
-  await explorerRow('digits.qdq.onnx').waitFor({ timeout: 30_000 });
-  await explorerRow('digits.qdq.onnx').click();
-  await page.waitForSelector('.tab[aria-label^="digits.qdq.onnx"]', { timeout: 30_000 });
-  const frame = await findFrame('#title:text-is("digits.qdq.onnx") ~ #summary:has-text("layers compared")', 60_000);
-  assert.ok(await frame.locator('svg g.node.qdq').count() > 0, 'no Q/DQ nodes in the custom editor');
-  assert.equal(new Set(await frame.locator('svg g.node.layer').evaluateAll((ns) => ns.map((n) => n.getAttribute('data-module')))).size, 4);
-  await page.screenshot({ path: path.join(artifactsDir, 'e2e-onnx-editor.png') });
-});
+test(
+  'opening the exported .onnx from the explorer shows its graph with the compare overlay',
+  { timeout: 120_000 },
+  async () => {
+    const out = explorerRow('out');
+    await out.click();
+    await explorerRow('digits.qdq.onnx').waitFor({ timeout: 30_000 });
+    await explorerRow('digits.qdq.onnx').click();
+    await page.waitForSelector('.tab[aria-label^="digits.qdq.onnx"]', { timeout: 30_000 });
+    const frame = await findFrame('#title:text-is("digits.qdq.onnx") ~ #summary:has-text("layers compared")', 60_000);
+    assert.ok((await frame.locator('svg g.node.qdq').count()) > 0, 'no Q/DQ nodes in the custom editor');
+    assert.equal(
+      new Set(await frame.locator('svg g.node.layer').evaluateAll((ns) => ns.map((n) => n.getAttribute('data-module'))))
+        .size,
+      4,
+    );
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-onnx-editor.png') });
+  },
+);

@@ -4,15 +4,31 @@ import * as vscode from 'vscode';
 
 const EXTENSION_ID = 'qat-studio.qat-studio';
 
-function waitForDiagnostics(uri: vscode.Uri, predicate: (d: readonly vscode.Diagnostic[]) => boolean, timeoutMs = 20_000) {
+function waitForDiagnostics(
+  uri: vscode.Uri,
+  predicate: (d: readonly vscode.Diagnostic[]) => boolean,
+  timeoutMs = 20_000,
+) {
   return new Promise<readonly vscode.Diagnostic[]>((resolve, reject) => {
     const check = () => {
       const d = vscode.languages.getDiagnostics(uri);
-      if (predicate(d)) { sub.dispose(); clearTimeout(timer); resolve(d); return true; }
+      if (predicate(d)) {
+        sub.dispose();
+        clearTimeout(timer);
+        resolve(d);
+        return true;
+      }
       return false;
     };
-    const sub = vscode.languages.onDidChangeDiagnostics((e) => { if (e.uris.some((u) => u.toString() === uri.toString())) check(); });
-    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`diagnostics for ${uri} never matched: ${JSON.stringify(vscode.languages.getDiagnostics(uri))}`)); }, timeoutMs);
+    const sub = vscode.languages.onDidChangeDiagnostics((e) => {
+      if (e.uris.some((u) => u.toString() === uri.toString())) check();
+    });
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(
+        new Error(`diagnostics for ${uri} never matched: ${JSON.stringify(vscode.languages.getDiagnostics(uri))}`),
+      );
+    }, timeoutMs);
     check();
   });
 }
@@ -25,7 +41,8 @@ describe('QAT Studio in the extension host', () => {
     assert.ok(ext, 'extension not found');
     await ext.activate();
     const commands = await vscode.commands.getCommands(true);
-    for (const id of ['qatStudio.compareLayers', 'qatStudio.showKernelInfo', 'qatStudio.restartKernel']) assert.ok(commands.includes(id), id);
+    for (const id of ['qatStudio.compareLayers', 'qatStudio.showKernelInfo', 'qatStudio.restartKernel'])
+      assert.ok(commands.includes(id), id);
   });
 
   it('publishes QCFG001 for a quant_max outside quint8, and clears it after the fix', async () => {
@@ -42,7 +59,10 @@ describe('QAT Studio in the extension host', () => {
   });
 
   it('publishes QAT001 for prepare_qat after eval() in a Python script, none for the example script', async () => {
-    const doc = await vscode.workspace.openTextDocument({ language: 'python', content: 'from torch.ao.quantization import prepare_qat\nmodel.eval()\nmodel = prepare_qat(model)\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'python',
+      content: 'from torch.ao.quantization import prepare_qat\nmodel.eval()\nmodel = prepare_qat(model)\n',
+    });
     const diags = await waitForDiagnostics(doc.uri, (d) => d.some((x) => x.code === 'QAT001'));
     assert.equal(diags.find((d) => d.code === 'QAT001')!.range.start.line, 2);
     const script = vscode.Uri.joinPath(ws(), 'qat_train.py');
@@ -50,15 +70,31 @@ describe('QAT Studio in the extension host', () => {
     // The first publish for an opened document is its full analysis; the clean example must have none.
     await waitForDiagnostics(script, () => true, 100).catch(() => undefined);
     await new Promise<void>((resolve) => {
-      const sub = vscode.languages.onDidChangeDiagnostics((e) => { if (e.uris.some((u) => u.toString() === script.toString())) { sub.dispose(); resolve(); } });
-      setTimeout(() => { sub.dispose(); resolve(); }, 3000);
+      const sub = vscode.languages.onDidChangeDiagnostics((e) => {
+        if (e.uris.some((u) => u.toString() === script.toString())) {
+          sub.dispose();
+          resolve();
+        }
+      });
+      setTimeout(() => {
+        sub.dispose();
+        resolve();
+      }, 3000);
     });
     // Hints (e.g. migrating eager QAT to PT2E) are fine; nothing may warn or err on the working example.
-    assert.deepEqual(vscode.languages.getDiagnostics(script).filter((d) => d.source === 'qat-studio' && d.severity <= vscode.DiagnosticSeverity.Warning), []);
+    assert.deepEqual(
+      vscode.languages
+        .getDiagnostics(script)
+        .filter((d) => d.source === 'qat-studio' && d.severity <= vscode.DiagnosticSeverity.Warning),
+      [],
+    );
   });
 
   it('QAT: Show Kernel Info starts the real kernel and reports torch and torchao', async () => {
-    const info = await vscode.commands.executeCommand<{ python: string; packages: Record<string, { version: string | null }> }>('qatStudio.showKernelInfo');
+    const info = await vscode.commands.executeCommand<{
+      python: string;
+      packages: Record<string, { version: string | null }>;
+    }>('qatStudio.showKernelInfo');
     assert.ok(info, 'no kernel info returned');
     assert.match(info.python, /^3\.\d+/);
     assert.match(info.packages.torch.version ?? '', /^2\.13\.0/);
@@ -70,7 +106,10 @@ describe('QAT Studio in the extension host', () => {
     const task = tasks.find((t) => t.definition.job === job && t.definition.config === config);
     assert.ok(task, `no qat task ${job} for ${config}; have ${tasks.map((t) => t.name).join(', ')}`);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { sub.dispose(); reject(new Error(`task ${job} did not end`)); }, 180_000);
+      const timer = setTimeout(() => {
+        sub.dispose();
+        reject(new Error(`task ${job} did not end`));
+      }, 180_000);
       const sub = vscode.tasks.onDidEndTaskProcess((e) => {
         if (e.execution.task.definition.job !== job || e.execution.task.definition.config !== config) return;
         clearTimeout(timer);
@@ -102,7 +141,10 @@ describe('QAT Studio in the extension host', () => {
     await vscode.workspace.openTextDocument(config);
     // The language server knows the key: no diagnostic on the config.
     await new Promise((r) => setTimeout(r, 1_500));
-    assert.deepEqual(vscode.languages.getDiagnostics(config).map((d) => d.message), []);
+    assert.deepEqual(
+      vscode.languages.getDiagnostics(config).map((d) => d.message),
+      [],
+    );
     assert.equal(await runTask('train', 'ddp.qat.yaml'), 0);
     const checkpoint = await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'ddp.qat.pt'));
     assert.ok(checkpoint.size > 10_000);
@@ -110,11 +152,16 @@ describe('QAT Studio in the extension host', () => {
 
   it('QAT: Analyze Sensitivity ranks every quantized layer, and the evaluate task reuses the trained model', async () => {
     const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
-    const result = await vscode.commands.executeCommand<{ layers: Array<{ module: string; rank: number }>; suggestion: { overrides: unknown[] } }>(
-      'qatStudio.analyzeSensitivity', config, { budget: 1, apply: 'none' });
+    const result = await vscode.commands.executeCommand<{
+      layers: Array<{ module: string; rank: number }>;
+      suggestion: { overrides: unknown[] };
+    }>('qatStudio.analyzeSensitivity', config, { budget: 1, apply: 'none' });
     assert.ok(result, 'no sensitivity result');
     assert.deepEqual(result.layers.map((l) => l.module).sort(), ['conv1', 'conv2', 'fc1', 'fc2']);
-    assert.deepEqual(result.layers.map((l) => l.rank), [1, 2, 3, 4]);
+    assert.deepEqual(
+      result.layers.map((l) => l.rank),
+      [1, 2, 3, 4],
+    );
     assert.ok(Array.isArray(result.suggestion.overrides));
     assert.equal(await runTask('evaluate', 'digits.qat.yaml'), 0);
     assert.equal(await runTask('convert', 'digits.qat.yaml'), 0);
@@ -138,24 +185,41 @@ describe('QAT Studio in the extension host', () => {
     assert.match(text, /## Precision as executed in ONNX Runtime: .*\n\nCompute ops: int8 \d/);
     assert.match(text, /Fastest correct INT8 artifact here: \*\*.+\*\*/);
     // Our export with its Q/DQ re-placed for ONNX Runtime (on digits: fc2's bias to int32, so it runs as QGemm).
-    assert.match(text, /## Q\/DQ re-placement\n\nOur QDQ export with Q\/DQ re-placed where ONNX Runtime's fusion needs them \(1 int32 bias\)/);
+    assert.match(
+      text,
+      /## Q\/DQ re-placement\n\nOur QDQ export with Q\/DQ re-placed where ONNX Runtime's fusion needs them \(1 int32 bias\)/,
+    );
     assert.match(text, /\| bias \| [^|]+ \| Gemm /);
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
   });
 
   it('QAT: Show Model Graph opens the INT8 graph in the graph view, and the config then checks override names', async () => {
     const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
-    const result = await vscode.commands.executeCommand<{ path: string; nodes: number; modules: Array<{ path: string }> }>('qatStudio.showModelGraph', config, 'converted');
+    const result = await vscode.commands.executeCommand<{
+      path: string;
+      nodes: number;
+      modules: Array<{ path: string }>;
+    }>('qatStudio.showModelGraph', config, 'converted');
     assert.ok(result, 'no graph/export result');
     assert.equal(result.path, vscode.Uri.joinPath(ws(), 'out', 'digits.converted.qatgraph.json').fsPath);
     assert.ok(result.modules.some((m) => m.path === 'fc2'));
-    const opened = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputCustom
-      && t.input.viewType === 'qatStudio.onnxViewer' && t.input.uri.fsPath === result.path);
+    const opened = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find(
+        (t) =>
+          t.input instanceof vscode.TabInputCustom &&
+          t.input.viewType === 'qatStudio.onnxViewer' &&
+          t.input.uri.fsPath === result.path,
+      );
     assert.ok(opened, 'the graph file is not open in the graph view');
     const doc = await vscode.workspace.openTextDocument(config);
     await vscode.window.showTextDocument(doc);
     const edit = new vscode.WorkspaceEdit();
-    edit.insert(config, doc.positionAt(doc.getText().length), 'overrides:\n  - {match: "fc2|conv9", precision: fp32}\n');
+    edit.insert(
+      config,
+      doc.positionAt(doc.getText().length),
+      'overrides:\n  - {match: "fc2|conv9", precision: fp32}\n',
+    );
     assert.ok(await vscode.workspace.applyEdit(edit));
     const diags = await waitForDiagnostics(config, (d) => d.some((x) => x.code === 'QCFG015'));
     assert.match(diags.find((x) => x.code === 'QCFG015')!.message, /"conv9" is not a module of the model/);

@@ -9,11 +9,15 @@ export function run(): Promise<void> {
   return new Promise((resolve, reject) => {
     const results: Array<{ title: string; state: string; error?: string }> = [];
     const runner = mocha.run((failures) => {
-      console.log(`EXT-RESULT ${JSON.stringify({ passed: results.filter((r) => r.state === 'passed').length, failed: failures, tests: results })}`);
+      console.log(
+        `EXT-RESULT ${JSON.stringify({ passed: results.filter((r) => r.state === 'passed').length, failed: failures, tests: results })}`,
+      );
       if (failures > 0) reject(new Error(`${failures} extension-host tests failed`));
       else resolve();
     });
     runner.on('pass', (t) => results.push({ title: t.fullTitle(), state: 'passed' }));
-    runner.on('fail', (t, err: Error) => results.push({ title: t.fullTitle(), state: 'failed', error: String(err?.stack ?? err) }));
+    runner.on('fail', (t, err: Error) =>
+      results.push({ title: t.fullTitle(), state: 'failed', error: String(err?.stack ?? err) }),
+    );
   });
 }

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { codeServerEntry, node24Bin, repoRoot, venvPython } from './paths';
 
-export interface CodeServer { url: string; port: number; workspace: string; stop(): Promise<void>; output(): string }
+export interface CodeServer {
+  url: string;
+  port: number;
+  workspace: string;
+  stop(): Promise<void>;
+  output(): string;
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -34,46 +40,75 @@ export const userSettings = {
 /** A fresh copy of examples/digits (so runs never write into the repo), plus any extra files. */
 export function exampleWorkspace(extra: Record<string, string> = {}): string {
   const ws = mkdtempSync(path.join(tmpdir(), 'qat-ws-'));
-  cpSync(path.join(repoRoot, 'examples', 'digits'), ws, { recursive: true, filter: (src) => !/__pycache__|[/\\]out$/.test(src) });
+  cpSync(path.join(repoRoot, 'examples', 'digits'), ws, {
+    recursive: true,
+    filter: (src) => !/__pycache__|[/\\]out$/.test(src),
+  });
   for (const [name, text] of Object.entries(extra)) writeFileSync(path.join(ws, name), text);
   return ws;
 }
 
 /** `workspaceTrust: true` keeps VS Code's Workspace Trust on, so the folder opens in Restricted Mode. */
-export async function startCodeServer(workspace: string, opts: { smokeTestDriver?: boolean; workspaceTrust?: boolean } = {}): Promise<CodeServer> {
+export async function startCodeServer(
+  workspace: string,
+  opts: { smokeTestDriver?: boolean; workspaceTrust?: boolean } = {},
+): Promise<CodeServer> {
   const port = await freePort();
   const home = mkdtempSync(path.join(tmpdir(), 'qat-cs-'));
   const userData = path.join(home, 'user-data');
   mkdirSync(path.join(userData, 'User'), { recursive: true });
   const settings = opts.workspaceTrust ? { ...userSettings, 'security.workspace.trust.enabled': true } : userSettings;
   writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-  const args = [codeServerEntry, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', ...(opts.workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override',
-    '--extensions-dir', path.join(home, 'extensions'), '--user-data-dir', userData];
+  const args = [
+    codeServerEntry,
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    ...(opts.workspaceTrust ? [] : ['--disable-workspace-trust']),
+    '--disable-getting-started-override',
+    '--extensions-dir',
+    path.join(home, 'extensions'),
+    '--user-data-dir',
+    userData,
+  ];
   if (opts.smokeTestDriver) args.push('--vscode-option', 'enable-smoke-test-driver');
   args.push(workspace);
   const proc: ChildProcess = spawn(path.join(node24Bin, 'node'), args, {
-    env: { ...process.env, PATH: `${node24Bin}:${process.env.PATH}` }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PATH: `${node24Bin}:${process.env.PATH}` },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`code-server did not start within 60 s:\n${log}`)), 60_000);
     const onData = (chunk: Buffer) => {
       log += chunk.toString();
-      if (/HTTP server listening on/.test(log)) { clearTimeout(timer); resolve(`http://127.0.0.1:${port}`); }
+      if (/HTTP server listening on/.test(log)) {
+        clearTimeout(timer);
+        resolve(`http://127.0.0.1:${port}`);
+      }
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`code-server exited with ${code}:\n${log}`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`code-server exited with ${code}:\n${log}`));
+    });
   });
   return {
-    url, port, workspace, output: () => log,
-    stop: () => new Promise<void>((resolve) => {
-      if (proc.exitCode !== null) return resolve();
-      proc.once('exit', () => resolve());
-      proc.kill('SIGTERM');
-      setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
-    }),
+    url,
+    port,
+    workspace,
+    output: () => log,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
+      }),
   };
 }
 

@@ -18,12 +18,39 @@ export const THEMES = {
 
 /** Every variable the graph view and the @vscode-elements it uses read. */
 export const VARIABLES = [
-  'foreground', 'descriptionForeground', 'errorForeground', 'focusBorder', 'widget-shadow',
-  'editor-background', 'editor-foreground', 'editorWidget-background', 'panel-border', 'badge-background', 'badge-foreground',
-  'list-hoverBackground', 'charts-purple', 'charts-blue', 'charts-green', 'charts-yellow', 'charts-orange', 'charts-red', 'charts-foreground',
-  'button-background', 'button-foreground', 'button-border', 'button-hoverBackground', 'button-secondaryBackground',
-  'button-secondaryForeground', 'button-secondaryHoverBackground', 'input-placeholderForeground', 'settings-textInputBackground',
-  'settings-textInputForeground', 'inputValidation-errorBackground', 'inputValidation-errorBorder', 'contrastBorder', 'contrastActiveBorder',
+  'foreground',
+  'descriptionForeground',
+  'errorForeground',
+  'focusBorder',
+  'widget-shadow',
+  'editor-background',
+  'editor-foreground',
+  'editorWidget-background',
+  'panel-border',
+  'badge-background',
+  'badge-foreground',
+  'list-hoverBackground',
+  'charts-purple',
+  'charts-blue',
+  'charts-green',
+  'charts-yellow',
+  'charts-orange',
+  'charts-red',
+  'charts-foreground',
+  'button-background',
+  'button-foreground',
+  'button-border',
+  'button-hoverBackground',
+  'button-secondaryBackground',
+  'button-secondaryForeground',
+  'button-secondaryHoverBackground',
+  'input-placeholderForeground',
+  'settings-textInputBackground',
+  'settings-textInputForeground',
+  'inputValidation-errorBackground',
+  'inputValidation-errorBorder',
+  'contrastBorder',
+  'contrastActiveBorder',
 ].map((v) => `--vscode-${v}`);
 
 async function main(): Promise<void> {
@@ -53,7 +80,18 @@ async function main(): Promise<void> {
   }
   const dir = path.join(repoRoot, 'test', 'fixtures', 'themes');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'vscode-themes.json'), JSON.stringify({ source: 'VS Code 1.139.1 (code-server 4.139.1), read by test/support/dumpThemeVars.ts', themes: out }, null, 2) + '\n');
+  writeFileSync(
+    path.join(dir, 'vscode-themes.json'),
+    JSON.stringify(
+      { source: 'VS Code 1.139.1 (code-server 4.139.1), read by test/support/dumpThemeVars.ts', themes: out },
+      null,
+      2,
+    ) + '\n',
+  );
 }
 
-if (require.main === module) main().catch((err) => { console.error(err); process.exit(1); });
+if (require.main === module)
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

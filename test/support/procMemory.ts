@@ -60,7 +60,11 @@ export async function processType(pid: number): Promise<string> {
   return /chrom/i.test(exe) ? 'browser' : exe || '?';
 }
 
-export interface ProcessMemory { pid: number; type: string; bytes: number }
+export interface ProcessMemory {
+  pid: number;
+  type: string;
+  bytes: number;
+}
 
 /** Every process of the tree with its role and Pss (as processBytes measures it). */
 export async function treeBreakdown(rootPid: number): Promise<ProcessMemory[]> {
@@ -78,8 +82,10 @@ export function formatBreakdown(processes: ProcessMemory[]): string {
     t.count += 1;
     byType.set(p.type, t);
   }
-  return [...byType].sort((a, b) => b[1].bytes - a[1].bytes)
-    .map(([type, t]) => `${type}${t.count > 1 ? ` ×${t.count}` : ''} ${(t.bytes / 2 ** 20).toFixed(0)}`).join(', ');
+  return [...byType]
+    .sort((a, b) => b[1].bytes - a[1].bytes)
+    .map(([type, t]) => `${type}${t.count > 1 ? ` ×${t.count}` : ''} ${(t.bytes / 2 ** 20).toFixed(0)}`)
+    .join(', ');
 }
 
 export interface MemorySampler {
@@ -103,10 +109,16 @@ export function sampleTreeMemory(rootPid: number, intervalMs = 200, breakdown = 
   let wake: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   const sample = async () => {
-    if (!breakdown) { peak = Math.max(peak, await treeBytes(rootPid)); return; }
+    if (!breakdown) {
+      peak = Math.max(peak, await treeBytes(rootPid));
+      return;
+    }
     const processes = await treeBreakdown(rootPid);
     const total = processes.reduce((sum, p) => sum + p.bytes, 0);
-    if (total > peak) { peak = total; peakProcesses = processes; }
+    if (total > peak) {
+      peak = total;
+      peakProcesses = processes;
+    }
   };
   const loop = (async () => {
     while (!stopped) {
@@ -152,6 +164,10 @@ export async function browserPid(browser: Browser): Promise<number> {
 }
 
 /** Samples the tree of a launched Chromium, from its browser process down, with a per-process breakdown if asked. */
-export async function sampleBrowserMemory(browser: Browser, intervalMs?: number, breakdown = false): Promise<MemorySampler> {
+export async function sampleBrowserMemory(
+  browser: Browser,
+  intervalMs?: number,
+  breakdown = false,
+): Promise<MemorySampler> {
   return sampleTreeMemory(await browserPid(browser), intervalMs, breakdown);
 }

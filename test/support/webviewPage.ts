@@ -11,7 +11,10 @@ import { webviewHtml } from '../../webview/html';
 import { launchChromium } from './browser';
 import { artifactsDir, repoRoot } from './paths';
 
-export interface WebviewServer { origin: string; close(): void }
+export interface WebviewServer {
+  origin: string;
+  close(): void;
+}
 
 export async function serveWebview(): Promise<WebviewServer> {
   const webviewDir = path.join(repoRoot, 'out', 'webview');
@@ -19,7 +22,14 @@ export async function serveWebview(): Promise<WebviewServer> {
   const server: Server = createServer((req, res) => {
     if (req.url === '/') {
       res.setHeader('content-type', 'text/html');
-      res.end(webviewHtml({ cspSource: origin, nonce: 'testnonce0123456789', scriptUri: `${origin}/main.js`, title: 'graph' }));
+      res.end(
+        webviewHtml({
+          cspSource: origin,
+          nonce: 'testnonce0123456789',
+          scriptUri: `${origin}/main.js`,
+          title: 'graph',
+        }),
+      );
       return;
     }
     try {
@@ -36,13 +46,23 @@ export async function serveWebview(): Promise<WebviewServer> {
   return { origin, close: () => server.close() };
 }
 
-export interface OpenedPage { page: Page; violations: string[] }
+export interface OpenedPage {
+  page: Page;
+  violations: string[];
+}
 
 /** Opens the page, records CSP violations and page errors, and waits for the webview's `ready`. */
-export async function openWebview(browser: Browser, origin: string, viewport = { width: 1100, height: 1100 }, deviceScaleFactor = 1): Promise<OpenedPage> {
+export async function openWebview(
+  browser: Browser,
+  origin: string,
+  viewport = { width: 1100, height: 1100 },
+  deviceScaleFactor = 1,
+): Promise<OpenedPage> {
   const page = await browser.newPage({ viewport, deviceScaleFactor });
   const violations: string[] = [];
-  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text()); });
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());
+  });
   page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
   await page.addInitScript(() => {
     const w = window as unknown as { __sent: unknown[]; acquireVsCodeApi: () => unknown };
@@ -50,7 +70,11 @@ export async function openWebview(browser: Browser, origin: string, viewport = {
     w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__sent.push(m) });
   });
   await page.goto(origin + '/');
-  await page.waitForFunction(() => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === 'ready'), null, { timeout: 10_000 });
+  await page.waitForFunction(
+    () => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === 'ready'),
+    null,
+    { timeout: 10_000 },
+  );
   return { page, violations };
 }
 
@@ -58,12 +82,19 @@ export const postToWebview = (page: Page, msg: ToWebview) => page.evaluate((m) =
 
 /** The webview's last message of a type, waiting for it. */
 export async function waitForSent<T>(page: Page, type: string, timeoutMs: number): Promise<T> {
-  const handle = await page.waitForFunction((t) => (window as unknown as { __sent: Array<{ type: string }> }).__sent.filter((m) => m.type === t).pop(), type, { timeout: timeoutMs, polling: 50 });
+  const handle = await page.waitForFunction(
+    (t) => (window as unknown as { __sent: Array<{ type: string }> }).__sent.filter((m) => m.type === t).pop(),
+    type,
+    { timeout: timeoutMs, polling: 50 },
+  );
   return handle.jsonValue() as Promise<T>;
 }
 
 /** For a browser test file: one page server and one Chromium, started before its tests and closed after. */
-export function useWebviewHarness(setup?: () => void | Promise<void>): { readonly server: WebviewServer; readonly browser: Browser } {
+export function useWebviewHarness(setup?: () => void | Promise<void>): {
+  readonly server: WebviewServer;
+  readonly browser: Browser;
+} {
   let server: WebviewServer | undefined;
   let browser: Browser | undefined;
   before(async () => {
@@ -76,5 +107,12 @@ export function useWebviewHarness(setup?: () => void | Promise<void>): { readonl
     await browser?.close();
     server?.close();
   });
-  return { get server() { return server!; }, get browser() { return browser!; } };
+  return {
+    get server() {
+      return server!;
+    },
+    get browser() {
+      return browser!;
+    },
+  };
 }

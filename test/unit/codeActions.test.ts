@@ -5,12 +5,18 @@ import { diagnosticsFor } from '../../server/services/diagnostics';
 import { parseSettings } from '../../server/services/settings';
 import { config, pyDoc, yamlDoc } from './helpers/builder';
 
-const everything = (doc: ReturnType<typeof yamlDoc>) => ({ start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) });
+const everything = (doc: ReturnType<typeof yamlDoc>) => ({
+  start: { line: 0, character: 0 },
+  end: doc.positionAt(doc.getText().length),
+});
 
 test('quick fixes come with their diagnostic, the preferred one first, and an ignore action', () => {
   const doc = yamlDoc(config({ activation: 'dtype: quint8, quant_min: 0, quant_max: 300' }));
   const actions = codeActionsFor(doc, everything(doc));
-  assert.deepEqual(actions.map((a) => a.title), ['Use 255, the largest quint8 value', 'Ignore QCFG001 on this line']);
+  assert.deepEqual(
+    actions.map((a) => a.title),
+    ['Use 255, the largest quint8 value', 'Ignore QCFG001 on this line'],
+  );
   assert.equal(actions[0].isPreferred, true);
   assert.equal(actions[0].diagnostics![0].code, 'QCFG001');
   const edit = actions[0].edit!.changes![doc.uri][0];
@@ -35,11 +41,25 @@ test('actions only for findings in the requested range', () => {
 
 test('severity settings change or switch off diagnostics per code', () => {
   const doc = yamlDoc(config({ activation: 'quant_max: 300', weight: 'eps: 0' }));
-  assert.deepEqual(diagnosticsFor(doc).map((d) => [d.code, d.severity]), [['QCFG001', 1], ['QCFG008', 1]]);
-  const settings = parseSettings({ diagnostics: { severity: { QCFG001: 'off', QCFG008: 'hint', QCFG002: 'nonsense' } } });
+  assert.deepEqual(
+    diagnosticsFor(doc).map((d) => [d.code, d.severity]),
+    [
+      ['QCFG001', 1],
+      ['QCFG008', 1],
+    ],
+  );
+  const settings = parseSettings({
+    diagnostics: { severity: { QCFG001: 'off', QCFG008: 'hint', QCFG002: 'nonsense' } },
+  });
   assert.deepEqual(settings.severity, { QCFG001: 'off', QCFG008: 'hint' });
-  assert.deepEqual(diagnosticsFor(doc, settings).map((d) => [d.code, d.severity]), [['QCFG008', 4]]);
-  assert.deepEqual(codeActionsFor(doc, everything(doc), settings).map((a) => a.diagnostics![0].code), ['QCFG008', 'QCFG008']);
+  assert.deepEqual(
+    diagnosticsFor(doc, settings).map((d) => [d.code, d.severity]),
+    [['QCFG008', 4]],
+  );
+  assert.deepEqual(
+    codeActionsFor(doc, everything(doc), settings).map((a) => a.diagnostics![0].code),
+    ['QCFG008', 'QCFG008'],
+  );
   assert.deepEqual(parseSettings(undefined), { severity: {} });
   assert.deepEqual(parseSettings({ diagnostics: 'x' }), { severity: {} });
 });

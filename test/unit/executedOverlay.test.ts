@@ -9,7 +9,9 @@ import { executedOverlayFor, findExecutedOverlay, tvmOverlayFor } from '../../cl
 import type { BuildOrtResult, BuildTvmResult } from '../../protocol/kernel';
 import { repoRoot } from '../support/paths';
 
-const report = JSON.parse(readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8')) as BuildOrtResult;
+const report = JSON.parse(
+  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8'),
+) as BuildOrtResult;
 const ours = report.variants.find((v) => v.name === 'ours')!;
 
 test("ORT's optimised graph: every node with its executed precision and, for fp32, the reason", () => {
@@ -32,14 +34,19 @@ test('the QDQ model ORT was given: each source node says which optimised ops ran
   assert.equal(gemm.precision, 'fp32');
   assert.ok(gemm.reason);
   // Every source named by the optimised graph is there, and nothing else.
-  assert.deepEqual(Object.keys(overlay.ops).sort(), [...new Set(ours.ops.flatMap((o) => (o.sourceNode ? [o.sourceNode] : [])))].sort());
+  assert.deepEqual(
+    Object.keys(overlay.ops).sort(),
+    [...new Set(ours.ops.flatMap((o) => (o.sourceNode ? [o.sourceNode] : [])))].sort(),
+  );
 });
 
 test('a file the report does not describe gets no overlay', () => {
   assert.equal(executedOverlayFor('/x/other.onnx', report), undefined);
 });
 
-const tvm = JSON.parse(readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'build-tvm.result.json'), 'utf8')) as BuildTvmResult;
+const tvm = JSON.parse(
+  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'build-tvm.result.json'), 'utf8'),
+) as BuildTvmResult;
 
 test('TVM: the export it compiled, each node with what ran it (int8 fold) or why it stayed fp32', () => {
   const overlay = tvmOverlayFor(tvm.onnx, tvm)!;

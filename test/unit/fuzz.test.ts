@@ -22,20 +22,75 @@ function prng(seed: number) {
   };
 }
 
-const SNIPPETS = ['{', '}', '[', ']', ':', ': ', ',', '-', '- ', '#', '"', "'", '\n', '\n  ', '    ', '\t', '\\', '&a', '*a', '!!str ',
-  'observer: ', 'quant_max: 99999', 'qscheme: per_channel_affine', 'match: "("', 'dtype: float16', 'reduce_range: true', '65504',
-  'def ', 'class X(nn.Module):\n', 'self.relu(', 'prepare_qat(', 'model.eval()\n', 'torch.quantization.', 'relay.build(', '(', ')',
-  'torch.save(q', '"""', 'lambda: ', '\u00e9', '\u{1F600}', '\r\n'];
+const SNIPPETS = [
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ': ',
+  ',',
+  '-',
+  '- ',
+  '#',
+  '"',
+  "'",
+  '\n',
+  '\n  ',
+  '    ',
+  '\t',
+  '\\',
+  '&a',
+  '*a',
+  '!!str ',
+  'observer: ',
+  'quant_max: 99999',
+  'qscheme: per_channel_affine',
+  'match: "("',
+  'dtype: float16',
+  'reduce_range: true',
+  '65504',
+  'def ',
+  'class X(nn.Module):\n',
+  'self.relu(',
+  'prepare_qat(',
+  'model.eval()\n',
+  'torch.quantization.',
+  'relay.build(',
+  '(',
+  ')',
+  'torch.save(q',
+  '"""',
+  'lambda: ',
+  '\u00e9',
+  '\u{1F600}',
+  '\r\n',
+];
 
 const sources: Array<{ name: string; text: string; lang: 'yaml' | 'python' }> = [
-  ...readdirSync(path.join(repoRoot, 'examples', 'digits')).filter((f) => /\.(ya?ml|py)$/.test(f)).map((f) => ({
-    name: f, text: readFileSync(path.join(repoRoot, 'examples', 'digits', f), 'utf8'), lang: f.endsWith('.py') ? 'python' as const : 'yaml' as const,
-  })),
+  ...readdirSync(path.join(repoRoot, 'examples', 'digits'))
+    .filter((f) => /\.(ya?ml|py)$/.test(f))
+    .map((f) => ({
+      name: f,
+      text: readFileSync(path.join(repoRoot, 'examples', 'digits', f), 'utf8'),
+      lang: f.endsWith('.py') ? ('python' as const) : ('yaml' as const),
+    })),
   ...readdirSync(path.join(repoRoot, 'test', 'unit', 'fixtures-python')).map((f) => ({
-    name: f, text: readFileSync(path.join(repoRoot, 'test', 'unit', 'fixtures-python', f), 'utf8'), lang: 'python' as const,
+    name: f,
+    text: readFileSync(path.join(repoRoot, 'test', 'unit', 'fixtures-python', f), 'utf8'),
+    lang: 'python' as const,
   })),
-  { name: 'overrides.qat.yaml', lang: 'yaml', text: config({ flow: 'eager', backend: 'fbgemm', activation: 'observer: FakeQuantize, quant_min: -65504, dtype: float16',
-    weight: 'observer: MinMaxObserver, qscheme: per_channel_symmetric, ch_axis: 0', overrides: ['match: "conv1|fc", precision: fp16', 'match: "fc", weight: {eps: 0}'] }) },
+  {
+    name: 'overrides.qat.yaml',
+    lang: 'yaml',
+    text: config({
+      flow: 'eager',
+      backend: 'fbgemm',
+      activation: 'observer: FakeQuantize, quant_min: -65504, dtype: float16',
+      weight: 'observer: MinMaxObserver, qscheme: per_channel_symmetric, ch_axis: 0',
+      overrides: ['match: "conv1|fc", precision: fp16', 'match: "fc", weight: {eps: 0}'],
+    }),
+  },
 ];
 
 function mutate(text: string, rand: () => number): string {
@@ -43,7 +98,8 @@ function mutate(text: string, rand: () => number): string {
   const r = rand();
   if (r < 0.15) return text.slice(0, at); // truncation
   if (r < 0.45) return text.slice(0, at) + text.slice(Math.min(text.length, at + 1 + Math.floor(rand() * 20)));
-  if (r < 0.55) { // duplicate a slice elsewhere
+  if (r < 0.55) {
+    // duplicate a slice elsewhere
     const from = Math.floor(rand() * text.length);
     return text.slice(0, at) + text.slice(from, from + Math.floor(rand() * 40)) + text.slice(at);
   }

@@ -10,12 +10,26 @@ import { tokenize } from '../support/textmate';
 
 const OURS = /qat-studio/;
 
-interface Rule { match?: string; name?: string; include?: string; captures?: Record<string, { name: string }> }
-interface Grammar { scopeName: string; injectionSelector: string; patterns: Rule[]; repository: Record<string, Rule> }
+interface Rule {
+  match?: string;
+  name?: string;
+  include?: string;
+  captures?: Record<string, { name: string }>;
+}
+interface Grammar {
+  scopeName: string;
+  injectionSelector: string;
+  patterns: Rule[];
+  repository: Record<string, Rule>;
+}
 
 const load = (file: string) => JSON.parse(readFileSync(path.join(repoRoot, 'syntaxes', file), 'utf8')) as Grammar;
-const grammars = { yaml: load('qat-yaml.injection.tmLanguage.json'), python: load('qat-python.injection.tmLanguage.json') };
-const THEME_SCOPES = /^(support\.function|support\.type|constant\.language|entity\.name\.tag\.yaml|punctuation\.separator\.key-value\.mapping\.yaml)(\.|$)/;
+const grammars = {
+  yaml: load('qat-yaml.injection.tmLanguage.json'),
+  python: load('qat-python.injection.tmLanguage.json'),
+};
+const THEME_SCOPES =
+  /^(support\.function|support\.type|constant\.language|entity\.name\.tag\.yaml|punctuation\.separator\.key-value\.mapping\.yaml)(\.|$)/;
 
 const rules = (g: Grammar) => g.patterns.map((p) => (p.include ? g.repository[p.include.slice(1)] : p));
 
@@ -43,7 +57,7 @@ test('package.json contributes both grammars, injected into their languages', ()
   }
 });
 
-test('YAML snapshot under VS Code\'s own YAML grammar: observers, dtypes, qschemes, backends, precision, flow', async () => {
+test("YAML snapshot under VS Code's own YAML grammar: observers, dtypes, qschemes, backends, precision, flow", async () => {
   const text = [
     'qconfig:',
     '  activation: {observer: MovingAverageMinMaxObserver, dtype: quint8, qscheme: per_tensor_affine}',
@@ -57,17 +71,29 @@ test('YAML snapshot under VS Code\'s own YAML grammar: observers, dtypes, qschem
     'name: x86_64 # MinMaxObserverX',
   ].join('\n');
   assert.deepEqual(await tokenize('source.yaml', text, OURS), [
-    ['MovingAverageMinMaxObserver', 'support.type.observer.qat-studio'], ['quint8', 'support.type.dtype.qat-studio'],
-    ['per_tensor_affine', 'constant.language.qscheme.qat-studio'], ['PerChannelMinMaxObserver', 'support.type.observer.qat-studio'],
-    ['qint8', 'support.type.dtype.qat-studio'], ['x86', 'constant.language.backend.qat-studio'],
-    ['pt2e', 'constant.language.flow.qat-studio'], ['fp16', 'constant.language.precision.qat-studio'],
+    ['MovingAverageMinMaxObserver', 'support.type.observer.qat-studio'],
+    ['quint8', 'support.type.dtype.qat-studio'],
+    ['per_tensor_affine', 'constant.language.qscheme.qat-studio'],
+    ['PerChannelMinMaxObserver', 'support.type.observer.qat-studio'],
+    ['qint8', 'support.type.dtype.qat-studio'],
+    ['x86', 'constant.language.backend.qat-studio'],
+    ['pt2e', 'constant.language.flow.qat-studio'],
+    ['fp16', 'constant.language.precision.qat-studio'],
   ]);
   // Keys keep the base grammar's scopes.
-  assert.deepEqual((await tokenize('source.yaml', '    dtype: qint8')).filter(([t]) => t.trim()).map(([t, s]) => [t, s.replace(/\.yaml$/, '')]),
-    [['dtype', 'entity.name.tag'], [':', 'punctuation.separator.key-value.mapping'], ['qint8', 'support.type.dtype.qat-studio']]);
+  assert.deepEqual(
+    (await tokenize('source.yaml', '    dtype: qint8'))
+      .filter(([t]) => t.trim())
+      .map(([t, s]) => [t, s.replace(/\.yaml$/, '')]),
+    [
+      ['dtype', 'entity.name.tag'],
+      [':', 'punctuation.separator.key-value.mapping'],
+      ['qint8', 'support.type.dtype.qat-studio'],
+    ],
+  );
 });
 
-test('Python snapshot under VS Code\'s own Python grammar: QAT calls, classes and torch constants, not in strings or comments', async () => {
+test("Python snapshot under VS Code's own Python grammar: QAT calls, classes and torch constants, not in strings or comments", async () => {
   const text = [
     'm = tq.prepare_qat(m); q = convert_pt2e(p)',
     'fq = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, dtype=torch.qint8, qscheme=torch.per_channel_symmetric)',
@@ -76,9 +102,12 @@ test('Python snapshot under VS Code\'s own Python grammar: QAT calls, classes an
     's = "prepare_qat"  # convert_pt2e',
   ].join('\n');
   assert.deepEqual(await tokenize('source.python', text, OURS), [
-    ['prepare_qat', 'support.function.qat-studio'], ['convert_pt2e', 'support.function.qat-studio'],
-    ['FakeQuantize', 'support.type.qat-studio'], ['MovingAverageMinMaxObserver', 'support.type.qat-studio'],
-    ['qint8', 'constant.language.qat-studio'], ['per_channel_symmetric', 'constant.language.qat-studio'],
+    ['prepare_qat', 'support.function.qat-studio'],
+    ['convert_pt2e', 'support.function.qat-studio'],
+    ['FakeQuantize', 'support.type.qat-studio'],
+    ['MovingAverageMinMaxObserver', 'support.type.qat-studio'],
+    ['qint8', 'constant.language.qat-studio'],
+    ['per_channel_symmetric', 'constant.language.qat-studio'],
     ['QConfig', 'support.type.qat-studio'],
   ]);
 });

@@ -13,10 +13,13 @@ import { decodeAndLayout } from '../../webview/worker/pipeline';
 import { repoRoot } from '../support/paths';
 
 const dir = path.join(repoRoot, 'test', 'fixtures', 'digits');
-const load = (file: string): Graph => decodeAndLayout(file, readFileSync(path.join(dir, file)), { expanded: null }, file).graph;
+const load = (file: string): Graph =>
+  decodeAndLayout(file, readFileSync(path.join(dir, file)), { expanded: null }, file).graph;
 const graphs = {
-  fp32: load('digits.fp32.qatgraph.json'), prepared: load('digits.prepared.qatgraph.json'),
-  int8: load('digits.converted.qatgraph.json'), onnx: load('digits.qdq.onnx'),
+  fp32: load('digits.fp32.qatgraph.json'),
+  prepared: load('digits.prepared.qatgraph.json'),
+  int8: load('digits.converted.qatgraph.json'),
+  onnx: load('digits.qdq.onnx'),
 };
 const byName = (g: Graph, name: string) => g.nodes.find((n) => n.name === name)!;
 const nameOf = (g: Graph, id: string | undefined) => g.nodes.find((n) => n.id === id)?.name;
@@ -26,14 +29,30 @@ test('files of one model share a key: same folder, same name up to the first dot
   assert.equal(syncKey('file:///w/out/digits.qdq.onnx'), 'file:///w/out/digits');
   assert.equal(syncKey('C:\\w\\out\\digits.converted.qatgraph.json'), 'C:\\w\\out\\digits');
   assert.notEqual(syncKey('/w/a/digits.fp32.qatgraph.json'), syncKey('/w/b/digits.fp32.qatgraph.json'));
-  assert.deepEqual(stageFiles(['digits.converted.qatgraph.json', 'digits.qat.yaml', 'digits.fp32.qatgraph.json', 'other.fp32.qatgraph.json', 'digits.prepared.qatgraph.json', 'digits.qdq.onnx'], 'digits.converted.qatgraph.json'),
-    ['digits.fp32.qatgraph.json', 'digits.prepared.qatgraph.json', 'digits.converted.qatgraph.json']);
+  assert.deepEqual(
+    stageFiles(
+      [
+        'digits.converted.qatgraph.json',
+        'digits.qat.yaml',
+        'digits.fp32.qatgraph.json',
+        'other.fp32.qatgraph.json',
+        'digits.prepared.qatgraph.json',
+        'digits.qdq.onnx',
+      ],
+      'digits.converted.qatgraph.json',
+    ),
+    ['digits.fp32.qatgraph.json', 'digits.prepared.qatgraph.json', 'digits.converted.qatgraph.json'],
+  );
 });
 
 test('a selection goes to the other views of the same model only, never back, and not after a view closes', () => {
   const sync = new SelectionSync();
   const got = new Map<string, ToWebview[]>();
-  const peer = (name: string): SyncPeer => ({ post: (m) => { (got.get(name) ?? got.set(name, []).get(name)!).push(m); } });
+  const peer = (name: string): SyncPeer => ({
+    post: (m) => {
+      (got.get(name) ?? got.set(name, []).get(name)!).push(m);
+    },
+  });
   const [a, b, c, other] = [peer('a'), peer('b'), peer('c'), peer('other')];
   sync.join(a, '/w/out/digits');
   const leaving = sync.join(b, '/w/out/digits');

@@ -10,13 +10,23 @@ import type { onnx } from '../../build/generated/onnx-pb.js';
 import { decodeOnnx, onnxImporter } from '../../webview/importers/onnx';
 import { repoRoot, venvPython } from '../support/paths';
 
-interface Expected { ops: string[]; opsets: Record<string, number>; ir_version: number; functions: number; initializer_types: number[]; input_elem_types: number[]; subgraph_nodes: number }
+interface Expected {
+  ops: string[];
+  opsets: Record<string, number>;
+  ir_version: number;
+  functions: number;
+  initializer_types: number[];
+  input_elem_types: number[];
+  subgraph_nodes: number;
+}
 let dir: string;
 let expected: Record<string, Expected>;
 
 before(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'onnx-cases-'));
-  execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'onnx_backend_cases.py'), dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(venvPython, [path.join(repoRoot, 'scripts', 'onnx_backend_cases.py'), dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   expected = JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8'));
 });
 
@@ -38,13 +48,27 @@ test('every ONNX backend test model decodes with the node list, opsets and types
     const want = expected[file];
     const model = decodeOnnx(readFileSync(path.join(dir, file)));
     const g = model.graph!;
-    assert.deepEqual((g.node ?? []).map((n) => n.op_type), want.ops, file);
-    const opsets = Object.fromEntries((model.opset_import ?? []).map((o) => [o.domain || 'ai.onnx', Number(o.version)]));
+    assert.deepEqual(
+      (g.node ?? []).map((n) => n.op_type),
+      want.ops,
+      file,
+    );
+    const opsets = Object.fromEntries(
+      (model.opset_import ?? []).map((o) => [o.domain || 'ai.onnx', Number(o.version)]),
+    );
     assert.deepEqual(opsets, want.opsets, file);
     assert.equal(Number(model.ir_version), want.ir_version, file);
     assert.equal(model.functions?.length ?? 0, want.functions, file);
-    assert.deepEqual([...new Set((g.initializer ?? []).map((t) => t.data_type ?? 0))].sort((a, b) => a - b), want.initializer_types, file);
-    assert.deepEqual((g.input ?? []).map((i) => i.type?.tensor_type?.elem_type ?? 0), want.input_elem_types, file);
+    assert.deepEqual(
+      [...new Set((g.initializer ?? []).map((t) => t.data_type ?? 0))].sort((a, b) => a - b),
+      want.initializer_types,
+      file,
+    );
+    assert.deepEqual(
+      (g.input ?? []).map((i) => i.type?.tensor_type?.elem_type ?? 0),
+      want.input_elem_types,
+      file,
+    );
     assert.equal(subgraphNodes(g), want.subgraph_nodes, file);
     if (want.ops.some((op) => /QuantizeLinear|DequantizeLinear|QLinear/.test(op))) quantized++;
   }
@@ -55,7 +79,11 @@ test('the importer opens every backend test model into a graph with one box per 
   for (const file of Object.keys(expected)) {
     const graph = onnxImporter.open(readFileSync(path.join(dir, file)));
     const ops = graph.nodes.filter((n) => n.kind === 'op').map((n) => n.op);
-    assert.deepEqual(ops, expected[file].ops.filter((op) => op !== 'Constant'), file);
+    assert.deepEqual(
+      ops,
+      expected[file].ops.filter((op) => op !== 'Constant'),
+      file,
+    );
   }
 });
 
@@ -75,17 +103,29 @@ function rng(seed: number): () => number {
 }
 
 test('3,000 mutated or truncated models either open or fail with an Error, never hang or crash', () => {
-  const seeds = [readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')),
-    ...readdirSync(dir).filter((f) => /quantizelinear|dequantizelinear|qlinear|_if|_loop|scan/i.test(f)).slice(0, 30).map((f) => readFileSync(path.join(dir, f)))];
+  const seeds = [
+    readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')),
+    ...readdirSync(dir)
+      .filter((f) => /quantizelinear|dequantizelinear|qlinear|_if|_loop|scan/i.test(f))
+      .slice(0, 30)
+      .map((f) => readFileSync(path.join(dir, f))),
+  ];
   const random = rng(20261202);
-  let opened = 0, failed = 0;
+  let opened = 0,
+    failed = 0;
   for (let i = 0; i < 3000; i++) {
     const src = seeds[i % seeds.length];
     let bytes = Buffer.from(src);
     const kind = Math.floor(random() * 4);
     if (kind === 0) bytes = bytes.subarray(0, Math.floor(random() * bytes.length));
-    else if (kind === 1) for (let k = 0; k < 1 + random() * 8; k++) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
-    else if (kind === 2) bytes = Buffer.concat([bytes.subarray(0, Math.floor(random() * bytes.length)), Buffer.from(Array.from({ length: 16 }, () => Math.floor(random() * 256)))]);
+    else if (kind === 1)
+      for (let k = 0; k < 1 + random() * 8; k++)
+        bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
+    else if (kind === 2)
+      bytes = Buffer.concat([
+        bytes.subarray(0, Math.floor(random() * bytes.length)),
+        Buffer.from(Array.from({ length: 16 }, () => Math.floor(random() * 256))),
+      ]);
     else bytes = Buffer.from(Array.from({ length: Math.floor(random() * 512) }, () => Math.floor(random() * 256)));
     const started = Date.now();
     try {

@@ -14,17 +14,24 @@ test('adds an overrides list when there is none', () => {
 });
 
 test('puts the new override first in a block list, keeping comments and indentation', () => {
-  const text = 'version: 1\noverrides:\n    # keep the head accurate\n    - {match: "fc", precision: fp32}\ntrain: {epochs: 1}\n';
+  const text =
+    'version: 1\noverrides:\n    # keep the head accurate\n    - {match: "fc", precision: fp32}\ntrain: {epochs: 1}\n';
   const out = apply(text, 'layer1.0.conv');
   assert.ok(out.includes('# keep the head accurate'));
-  assert.deepEqual(parse(out).overrides, [{ match: 'layer1\\.0\\.conv', precision: 'fp16' }, { match: 'fc', precision: 'fp32' }]);
+  assert.deepEqual(parse(out).overrides, [
+    { match: 'layer1\\.0\\.conv', precision: 'fp16' },
+    { match: 'fc', precision: 'fp32' },
+  ]);
   assert.deepEqual(parse(out).train, { epochs: 1 });
   assert.match(out, /\n {4}- \{match: 'layer1\\\.0\\\.conv', precision: fp16\}\n/);
 });
 
 test('works with flow lists, empty or not', () => {
   assert.deepEqual(parse(apply('overrides: []\n', 'fc2')).overrides, [{ match: 'fc2', precision: 'fp16' }]);
-  assert.deepEqual(parse(apply('overrides: [{match: a, precision: fp32}]\n', 'fc2')).overrides.map((o: { match: string }) => o.match), ['fc2', 'a']);
+  assert.deepEqual(
+    parse(apply('overrides: [{match: a, precision: fp32}]\n', 'fc2')).overrides.map((o: { match: string }) => o.match),
+    ['fc2', 'a'],
+  );
 });
 
 test('the inserted regex matches only that module', () => {
@@ -39,6 +46,12 @@ test('refuses a non-list overrides value instead of corrupting it', () => {
 });
 
 test('several overrides keep the given order, first listed first', () => {
-  const out = withOverrides('version: 1\noverrides:\n  - {match: old, precision: fp32}\n', [{ match: 'fc2', precision: 'fp16' }, { match: 'conv2', precision: 'fp16' }]);
-  assert.deepEqual(parse(out).overrides.map((o: { match: string }) => o.match), ['fc2', 'conv2', 'old']);
+  const out = withOverrides('version: 1\noverrides:\n  - {match: old, precision: fp32}\n', [
+    { match: 'fc2', precision: 'fp16' },
+    { match: 'conv2', precision: 'fp16' },
+  ]);
+  assert.deepEqual(
+    parse(out).overrides.map((o: { match: string }) => o.match),
+    ['fc2', 'conv2', 'old'],
+  );
 });

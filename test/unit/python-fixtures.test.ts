@@ -22,11 +22,18 @@ for (const file of files) {
     const findings = pythonFindings(text);
     const got = findings.map((f) => f.code).sort();
     assert.deepEqual(got, [...expected].sort(), findings.map((f) => `${f.code}: ${f.message}`).join('\n'));
-    if (file.includes('_good')) assert.ok(findings.every((f) => f.severity === 'information'), 'only information on correct code');
+    if (file.includes('_good'))
+      assert.ok(
+        findings.every((f) => f.severity === 'information'),
+        'only information on correct code',
+      );
   });
 }
 
 test('the shipped examples are clean', () => {
   const script = readFileSync(path.join(repoRoot, 'examples', 'digits', 'qat_train.py'), 'utf8');
-  assert.deepEqual(pythonFindings(script).filter((f) => f.severity !== 'information'), []);
+  assert.deepEqual(
+    pythonFindings(script).filter((f) => f.severity !== 'information'),
+    [],
+  );
 });

@@ -44,7 +44,10 @@ test('a module attribute shows its effective qconfig under the config beside the
   assert.match(text, /`conv1`: \*\*int8\*\*, from the global qconfig/);
   assert.match(text, /- activation: MovingAverageMinMaxObserver, quint8 0\.\.127, per_tensor_affine/);
   assert.match(text, /- weight: PerChannelMinMaxObserver, qint8 -128\.\.127, per_channel_symmetric \(ch_axis 0\)/);
-  assert.match(hover(MODEL.replace('self.co|nv1(x)', 'self.conv1(x)').replace('self.fc2(self', 'self.f|c2(self'))!, /`fc2`: \*\*fp16\*\*, from override 0 \(match `fc2`\)[\s\S]*Kept in fp16/);
+  assert.match(
+    hover(MODEL.replace('self.co|nv1(x)', 'self.conv1(x)').replace('self.fc2(self', 'self.f|c2(self'))!,
+    /`fc2`: \*\*fp16\*\*, from override 0 \(match `fc2`\)[\s\S]*Kept in fp16/,
+  );
 });
 
 test('unsaved config edits count; nested modules resolve through the exported graph', () => {
@@ -52,10 +55,22 @@ test('unsaved config edits count; nested modules resolve through the exported gr
   const open = (uri: string) => (uri.endsWith('net.qat.yaml') ? edited : undefined);
   assert.match(hover(MODEL, 'model.py', open)!, /`conv1`: \*\*fp32\*\*, from override 0 \(match `conv1`\)/);
   mkdirSync(path.join(dir, 'out'), { recursive: true });
-  writeFileSync(path.join(dir, 'out', 'net.fp32.qatgraph.json'), JSON.stringify({
-    format: 'qat-studio.graph/1', name: 'Net', stage: 'fp32', flow: 'pt2e', nodes: [],
-    modules: [{ path: 'layer1', type: 'Sequential' }, { path: 'layer1.0', type: 'Block' }, { path: 'layer1.0.conv1', type: 'Conv2d' }, { path: 'conv1', type: 'Conv2d' }],
-  }));
+  writeFileSync(
+    path.join(dir, 'out', 'net.fp32.qatgraph.json'),
+    JSON.stringify({
+      format: 'qat-studio.graph/1',
+      name: 'Net',
+      stage: 'fp32',
+      flow: 'pt2e',
+      nodes: [],
+      modules: [
+        { path: 'layer1', type: 'Sequential' },
+        { path: 'layer1.0', type: 'Block' },
+        { path: 'layer1.0.conv1', type: 'Conv2d' },
+        { path: 'conv1', type: 'Conv2d' },
+      ],
+    }),
+  );
   const block = 'class Block(torch.nn.Module):\n    def forward(self, x):\n        return self.con|v1(x)\n';
   const text = hover(block, 'train.py')!;
   assert.match(text, /`conv1` \(Conv2d\): \*\*int8\*\*, from the global qconfig/);
@@ -72,8 +87,13 @@ test('qconfig shows the global qconfig; no config, no hover', () => {
 });
 
 test('effective qconfig: first match wins, parents count, override keys merge into the global spec', () => {
-  const data = { qconfig: { weight: { observer: 'PerChannelMinMaxObserver', dtype: 'qint8' } },
-    overrides: [{ match: 'layer1', weight: { observer: 'MinMaxObserver' } }, { match: 'layer1\\.0\\.conv1', precision: 'fp32' }] };
+  const data = {
+    qconfig: { weight: { observer: 'PerChannelMinMaxObserver', dtype: 'qint8' } },
+    overrides: [
+      { match: 'layer1', weight: { observer: 'MinMaxObserver' } },
+      { match: 'layer1\\.0\\.conv1', precision: 'fp32' },
+    ],
+  };
   const eff = effectiveQConfig(data, 'layer1.0.conv1');
   assert.deepEqual(eff.override, { index: 0, match: 'layer1' });
   assert.deepEqual(eff.weight, { observer: 'MinMaxObserver', dtype: 'qint8' });

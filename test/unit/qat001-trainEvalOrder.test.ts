@@ -4,7 +4,10 @@ import { pythonFindings } from '../../server/services/pythonDiagnostics';
 import { applyFix, spanOf } from './helpers/builder';
 
 // QAT001 and QAT002 share the train/eval tracking, so they share a file.
-const codes = (src: string) => pythonFindings(src).map((f) => f.code).filter((c) => c === 'QAT001' || c === 'QAT002');
+const codes = (src: string) =>
+  pythonFindings(src)
+    .map((f) => f.code)
+    .filter((c) => c === 'QAT001' || c === 'QAT002');
 
 test('QAT001 fires when prepare_qat gets a model last put in eval mode; the fix inserts train()', () => {
   const src = `from torch.ao.quantization import prepare_qat, convert
@@ -21,14 +24,17 @@ def main(model):
 });
 
 test('QAT001 is quiet when train() comes after eval()', () => {
-  assert.deepEqual(codes(`import torch.ao.quantization as tq
+  assert.deepEqual(
+    codes(`import torch.ao.quantization as tq
 def main(model):
     model.eval()
     model.train()
     model = tq.prepare_qat(model)
     model.eval()
     q = tq.convert(model)
-`), []);
+`),
+    [],
+  );
 });
 
 test('QAT002 fires on convert of a model still in train mode, also through train(True)', () => {
@@ -54,7 +60,8 @@ m = convert_pt2e(m)
 });
 
 test('scopes are separate and unrelated convert() calls are ignored', () => {
-  assert.deepEqual(codes(`from torch.ao.quantization import prepare_qat
+  assert.deepEqual(
+    codes(`from torch.ao.quantization import prepare_qat
 def a(model):
     model.eval()
 def b(model):
@@ -62,14 +69,19 @@ def b(model):
 img.train()
 img = img.convert("RGB")
 x = convert(img)
-`), []);
+`),
+    [],
+  );
 });
 
 test('train(False) counts as eval', () => {
-  assert.deepEqual(codes(`import torch
+  assert.deepEqual(
+    codes(`import torch
 model.train(False)
 model = torch.ao.quantization.prepare_qat(model)
-`), ['QAT001']);
+`),
+    ['QAT001'],
+  );
 });
 
 test('never throws on partial input', () => {

@@ -29,6 +29,8 @@ test('QAT010: one ReLU instance called twice in forward; the fix adds a second i
 
 test('QAT010 is a hint in files that do not quantize, and quiet for modules with weights or single use', () => {
   assert.equal(pyCodes(block(''), 'QAT010')[0].severity, 'hint');
-  const conv = block('').replace('out = self.relu(self.conv(x))', 'out = self.relu(self.conv(self.conv(x)))').replace('return self.relu(out + x)', 'return out');
+  const conv = block('')
+    .replace('out = self.relu(self.conv(x))', 'out = self.relu(self.conv(self.conv(x)))')
+    .replace('return self.relu(out + x)', 'return out');
   assert.deepEqual(pyCodes(conv, 'QAT010'), []);
 });

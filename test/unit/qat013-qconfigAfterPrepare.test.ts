@@ -3,15 +3,25 @@ import { test } from 'node:test';
 import { applyFix, pyCodes, spanOf } from './helpers/builder';
 
 test('QAT013: model.qconfig set after prepare_qat; the fix moves it above', () => {
-  const src = 'import torch.ao.quantization as tq\ndef run(model):\n    model = tq.prepare_qat(model)\n    model.qconfig = tq.get_default_qat_qconfig("x86")\n';
+  const src =
+    'import torch.ao.quantization as tq\ndef run(model):\n    model = tq.prepare_qat(model)\n    model.qconfig = tq.get_default_qat_qconfig("x86")\n';
   const [f] = pyCodes(src, 'QAT013');
   assert.equal(spanOf(src, f), 'model.qconfig');
   assert.match(f.message, /after prepare \(line 3\)/);
   const fixed = applyFix(src, f);
-  assert.equal(fixed, 'import torch.ao.quantization as tq\ndef run(model):\n    model.qconfig = tq.get_default_qat_qconfig("x86")\n    model = tq.prepare_qat(model)\n');
+  assert.equal(
+    fixed,
+    'import torch.ao.quantization as tq\ndef run(model):\n    model.qconfig = tq.get_default_qat_qconfig("x86")\n    model = tq.prepare_qat(model)\n',
+  );
   assert.deepEqual(pyCodes(fixed, 'QAT013'), []);
 });
 
 test('QAT013 is quiet when qconfig comes first or in another scope', () => {
-  assert.deepEqual(pyCodes('import torch.ao.quantization as tq\nmodel.qconfig = q\nmodel = tq.prepare_qat(model)\ndef other(model):\n    model.qconfig = q\n', 'QAT013'), []);
+  assert.deepEqual(
+    pyCodes(
+      'import torch.ao.quantization as tq\nmodel.qconfig = q\nmodel = tq.prepare_qat(model)\ndef other(model):\n    model.qconfig = q\n',
+      'QAT013',
+    ),
+    [],
+  );
 });

@@ -33,7 +33,9 @@ test('config files are recognised by name or by content', () => {
 test('the shipped example configs have no errors or warnings', () => {
   const dir = path.join(repoRoot, 'examples', 'digits');
   for (const file of readdirSync(dir).filter((f) => /\.qat\.ya?ml$/.test(f))) {
-    const loud = configFindings(readFileSync(path.join(dir, file), 'utf8')).filter((f) => f.severity === 'error' || f.severity === 'warning');
+    const loud = configFindings(readFileSync(path.join(dir, file), 'utf8')).filter(
+      (f) => f.severity === 'error' || f.severity === 'warning',
+    );
     assert.deepEqual(loud, [], file);
   }
 });

@@ -20,5 +20,8 @@ test('QCFG002 at the top level and without a close match lists the known keys', 
 });
 
 test('QCFG002 is quiet on known keys', () => {
-  assert.deepEqual(yamlCodes(config({ activation: 'observer: MinMaxObserver, quant_max: 255, quant_min: 0' }), 'QCFG002'), []);
+  assert.deepEqual(
+    yamlCodes(config({ activation: 'observer: MinMaxObserver, quant_max: 255, quant_min: 0' }), 'QCFG002'),
+    [],
+  );
 });

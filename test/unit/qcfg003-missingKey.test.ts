@@ -18,7 +18,10 @@ test('QCFG003 in a block map and at the root', () => {
   assert.equal(spanOf(text, f), 'model');
   assert.equal(applyFix(text, f), 'version: 1\nmodel:\n  entry: "m.py:f"\n  example_input: []\nqconfig: {}\n');
   const root = yamlCodes('version: 1\nqconfig: {}\n', 'QCFG003');
-  assert.deepEqual(root.map((r) => r.message), ["the config is missing the required key 'model'."]);
+  assert.deepEqual(
+    root.map((r) => r.message),
+    ["the config is missing the required key 'model'."],
+  );
   assert.equal(root[0].start, 0);
 });
 

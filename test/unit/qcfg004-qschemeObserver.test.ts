@@ -15,16 +15,27 @@ test('QCFG004: a per-channel qscheme on a per-tensor observer, with both fixes',
 });
 
 test('QCFG004: the reverse (per-tensor qscheme on a per-channel observer)', () => {
-  const text = config({ weight: 'observer: MovingAveragePerChannelMinMaxObserver, dtype: qint8, qscheme: per_tensor_affine' });
+  const text = config({
+    weight: 'observer: MovingAveragePerChannelMinMaxObserver, dtype: qint8, qscheme: per_tensor_affine',
+  });
   assert.match(yamlCodes(text, 'QCFG004')[0].message, /only supports per-channel qschemes/);
 });
 
 test('QCFG004 is quiet on matching pairs and on observers that take either (FakeQuantize)', () => {
-  assert.deepEqual(yamlCodes(config({
-    activation: 'observer: HistogramObserver, qscheme: per_tensor_affine',
-    weight: 'observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric',
-  }), 'QCFG004'), []);
-  assert.deepEqual(yamlCodes(config({ weight: 'observer: FakeQuantize, dtype: qint8, qscheme: per_channel_symmetric' }), 'QCFG004'), []);
+  assert.deepEqual(
+    yamlCodes(
+      config({
+        activation: 'observer: HistogramObserver, qscheme: per_tensor_affine',
+        weight: 'observer: PerChannelMinMaxObserver, dtype: qint8, qscheme: per_channel_symmetric',
+      }),
+      'QCFG004',
+    ),
+    [],
+  );
+  assert.deepEqual(
+    yamlCodes(config({ weight: 'observer: FakeQuantize, dtype: qint8, qscheme: per_channel_symmetric' }), 'QCFG004'),
+    [],
+  );
 });
 
 test('QCFG004: per-channel activations are rejected; the fix also switches a per-channel observer', () => {

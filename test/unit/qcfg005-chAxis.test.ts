@@ -14,12 +14,19 @@ test('QCFG005: ch_axis with a per-tensor qscheme; the fix removes it (flow style
 });
 
 test('QCFG005 in block style removes the whole line', () => {
-  const text = 'version: 1\nmodel: {entry: "m.py:f", example_input: [2]}\nqconfig:\n  weight:\n    observer: MinMaxObserver\n    ch_axis: 1\n    dtype: qint8\n';
+  const text =
+    'version: 1\nmodel: {entry: "m.py:f", example_input: [2]}\nqconfig:\n  weight:\n    observer: MinMaxObserver\n    ch_axis: 1\n    dtype: qint8\n';
   const [f] = yamlCodes(text, 'QCFG005');
   assert.equal(applyFix(text, f), text.replace('    ch_axis: 1\n', ''));
 });
 
 test('QCFG005 is quiet with per-channel schemes (explicit or the observer default)', () => {
-  assert.deepEqual(yamlCodes(config({ weight: 'observer: PerChannelMinMaxObserver, dtype: qint8, ch_axis: 1' }), 'QCFG005'), []);
-  assert.deepEqual(yamlCodes(config({ weight: 'observer: FakeQuantize, qscheme: per_channel_affine, ch_axis: 0' }), 'QCFG005'), []);
+  assert.deepEqual(
+    yamlCodes(config({ weight: 'observer: PerChannelMinMaxObserver, dtype: qint8, ch_axis: 1' }), 'QCFG005'),
+    [],
+  );
+  assert.deepEqual(
+    yamlCodes(config({ weight: 'observer: FakeQuantize, qscheme: per_channel_affine, ch_axis: 0' }), 'QCFG005'),
+    [],
+  );
 });

@@ -3,11 +3,17 @@ import { test } from 'node:test';
 import { configFindings } from '../../server/services/configDiagnostics';
 import { applyFix, config, spanOf, yamlCodes } from './helpers/builder';
 
-test('QCFG009: a misspelt observer names the flow\'s module and replaces the schema enum error', () => {
+test("QCFG009: a misspelt observer names the flow's module and replaces the schema enum error", () => {
   const text = config({ flow: 'eager', backend: 'qnnpack', activation: 'observer: MovingAverageMinMaxObservr' });
   const findings = configFindings(text);
-  assert.deepEqual(findings.map((f) => f.code), ['QCFG009']);
-  assert.match(findings[0].message, /not an observer or fake-quant class in torch\.ao\.quantization \(flow: eager\)\. Did you mean MovingAverageMinMaxObserver\?/);
+  assert.deepEqual(
+    findings.map((f) => f.code),
+    ['QCFG009'],
+  );
+  assert.match(
+    findings[0].message,
+    /not an observer or fake-quant class in torch\.ao\.quantization \(flow: eager\)\. Did you mean MovingAverageMinMaxObserver\?/,
+  );
   assert.equal(spanOf(text, findings[0]), 'MovingAverageMinMaxObservr');
   assert.deepEqual(configFindings(applyFix(text, findings[0])), []);
 });
@@ -26,7 +32,13 @@ test('QCFG009: observers that give no qparams for QAT fake quantization', () => 
 
 test('QCFG009 is quiet for the QAT observers in both flows', () => {
   for (const flow of ['eager', 'pt2e']) {
-    for (const o of ['MinMaxObserver', 'HistogramObserver', 'FusedMovingAvgObsFakeQuantize', 'FakeQuantize', 'MovingAveragePerChannelMinMaxObserver']) {
+    for (const o of [
+      'MinMaxObserver',
+      'HistogramObserver',
+      'FusedMovingAvgObsFakeQuantize',
+      'FakeQuantize',
+      'MovingAveragePerChannelMinMaxObserver',
+    ]) {
       assert.deepEqual(yamlCodes(config({ flow, activation: `observer: ${o}` }), 'QCFG009'), [], `${flow} ${o}`);
     }
   }

@@ -27,15 +27,20 @@ function decode(doc: TextDocument, data: number[]): Array<[string, string, ...st
 }
 
 const model: ModelKnowledge = {
-  graphFile: '/w/out/x.fp32.qatgraph.json', stage: 'fp32', stamp: 's',
+  graphFile: '/w/out/x.fp32.qatgraph.json',
+  stage: 'fp32',
+  stamp: 's',
   modules: ['conv1', 'layer4', 'layer4.0', 'layer4.0.conv1', 'fc'].map((p) => ({ path: p, type: 'M' })),
 };
 
 test('config: module names inside match values, as written (escaped dots, regex tails)', () => {
-  const text = 'version: 1\nqconfig: {}\noverrides:\n  - {match: "conv1|fcx", precision: fp32}\n  - {match: "layer4\\\\.0\\\\.conv1|layer4\\\\..*", precision: fp16}\n';
+  const text =
+    'version: 1\nqconfig: {}\noverrides:\n  - {match: "conv1|fcx", precision: fp32}\n  - {match: "layer4\\\\.0\\\\.conv1|layer4\\\\..*", precision: fp16}\n';
   const doc = yamlDoc(text);
   assert.deepEqual(decode(doc, configTokens(doc, model).data), [
-    ['conv1', 'namespace'], ['layer4\\\\.0\\\\.conv1', 'namespace'], ['layer4', 'namespace'],
+    ['conv1', 'namespace'],
+    ['layer4\\\\.0\\\\.conv1', 'namespace'],
+    ['layer4', 'namespace'],
   ]);
   assert.deepEqual(configTokens(doc, undefined).data, [], 'no graph, no tokens');
 });
@@ -43,10 +48,17 @@ test('config: module names inside match values, as written (escaped dots, regex 
 test('python: module attributes get int8 or float from the config beside the script', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tokens-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(path.join(dir, 'm.qat.yaml'), 'version: 1\nmodel: {entry: "m.py:make"}\nqconfig: {}\noverrides:\n  - {match: fc, precision: fp16}\n');
-  const src = 'class M:\n    def __init__(self):\n        self.conv1 = Conv()\n        self.fc = Linear()\n    def forward(self, x):\n        return self.fc(self.conv1(x)).view(1)\n';
+  writeFileSync(
+    path.join(dir, 'm.qat.yaml'),
+    'version: 1\nmodel: {entry: "m.py:make"}\nqconfig: {}\noverrides:\n  - {match: fc, precision: fp16}\n',
+  );
+  const src =
+    'class M:\n    def __init__(self):\n        self.conv1 = Conv()\n        self.fc = Linear()\n    def forward(self, x):\n        return self.fc(self.conv1(x)).view(1)\n';
   const doc = pyDoc(src, pathToFileURL(path.join(dir, 'm.py')).href);
   assert.deepEqual(decode(doc, pythonTokens(doc, () => undefined).data), [
-    ['conv1', 'property', 'int8'], ['fc', 'property', 'float'], ['fc', 'property', 'float'], ['conv1', 'property', 'int8'],
+    ['conv1', 'property', 'int8'],
+    ['fc', 'property', 'float'],
+    ['fc', 'property', 'float'],
+    ['conv1', 'property', 'int8'],
   ]);
 });

@@ -10,7 +10,11 @@ import { repoRoot } from './helpers/builder';
 
 const original = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')));
 
-const payloadBytes = (t: onnx.ITensorProto) => (t.raw_data?.length ?? 0) + 4 * (t.float_data?.length ?? 0) + 4 * (t.int32_data?.length ?? 0) + 8 * (t.int64_data?.length ?? 0);
+const payloadBytes = (t: onnx.ITensorProto) =>
+  (t.raw_data?.length ?? 0) +
+  4 * (t.float_data?.length ?? 0) +
+  4 * (t.int32_data?.length ?? 0) +
+  8 * (t.int64_data?.length ?? 0);
 
 test('tensors above the limit lose their payload; everything else is byte-identical in meaning', () => {
   const limit = 1024;
@@ -43,10 +47,14 @@ test('summaries match the removed values', () => {
     assert.ok(t.raw_data && t.raw_data.length > 0, `${name}: raw data expected in the export`);
     const raw = t.raw_data;
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    const values = t.data_type === onnx.TensorProto.DataType.FLOAT
-      ? Array.from({ length: raw.length / 4 }, (_, i) => view.getFloat32(i * 4, true))
-      : t.data_type === onnx.TensorProto.DataType.INT8 ? Array.from(raw as Uint8Array, (b) => (b << 24) >> 24)
-        : t.data_type === onnx.TensorProto.DataType.INT32 ? Array.from({ length: raw.length / 4 }, (_, i) => view.getInt32(i * 4, true)) : undefined;
+    const values =
+      t.data_type === onnx.TensorProto.DataType.FLOAT
+        ? Array.from({ length: raw.length / 4 }, (_, i) => view.getFloat32(i * 4, true))
+        : t.data_type === onnx.TensorProto.DataType.INT8
+          ? Array.from(raw as Uint8Array, (b) => (b << 24) >> 24)
+          : t.data_type === onnx.TensorProto.DataType.INT32
+            ? Array.from({ length: raw.length / 4 }, (_, i) => view.getInt32(i * 4, true))
+            : undefined;
     assert.ok(values, `${name}: data type ${t.data_type} not covered by the test`);
     assert.equal(stats.bytes, raw.length);
     assert.equal(stats.count, values.length);
@@ -54,7 +62,10 @@ test('summaries match the removed values', () => {
     assert.equal(stats.max, Math.max(...values));
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
     assert.ok(Math.abs(stats.mean! - mean) < 1e-9 * Math.max(1, Math.abs(mean)));
-    assert.equal(stats.histogram!.reduce((a, b) => a + b, 0), values.length);
+    assert.equal(
+      stats.histogram!.reduce((a, b) => a + b, 0),
+      values.length,
+    );
   }
 });
 

@@ -13,7 +13,10 @@ const labels = (textWithBar: string) => complete(textWithBar).map((i) => i.label
 test('keys from the schema at the cursor path, required first, with their descriptions', () => {
   const top = complete('|');
   const bySortText = [...top].sort((a, b) => a.sortText!.localeCompare(b.sortText!));
-  assert.deepEqual(bySortText.slice(0, 3).map((i) => i.label), ['version', 'model', 'qconfig']);
+  assert.deepEqual(
+    bySortText.slice(0, 3).map((i) => i.label),
+    ['version', 'model', 'qconfig'],
+  );
   assert.equal(top.find((i) => i.label === 'flow')!.insertText, 'flow: ');
   assert.match(String((top.find((i) => i.label === 'flow')!.documentation as { value: string }).value), /torchao PT2E/);
   assert.deepEqual(labels('qconfig:\n  activation:\n    obs|').slice(0, 3), ['observer', 'dtype', 'qscheme']);

@@ -15,19 +15,23 @@ test('a key shows the schema description', () => {
   assert.match(hover('version: 1\nflow: pt2e\nbackend: x|86\n')!, /\*\*x86\*\*: Intel\/AMD CPUs/);
 });
 
-test('an observer spec resolves its range and shows torch\'s scale and zero_point formulas', () => {
-  const affine = hover('qconfig:\n  acti|vation: {observer: MovingAverageMinMaxObserver, dtype: quint8, quant_min: 0, quant_max: 255}\n')!;
+test("an observer spec resolves its range and shows torch's scale and zero_point formulas", () => {
+  const affine = hover(
+    'qconfig:\n  acti|vation: {observer: MovingAverageMinMaxObserver, dtype: quint8, quant_min: 0, quant_max: 255}\n',
+  )!;
   assert.match(affine, /\*\*Resolved\*\*: quint8 0\.\.255, per_tensor_affine/);
   assert.match(affine, /scale = \(max\(x_max, 0\) - min\(x_min, 0\)\) \/ 255/);
   assert.match(affine, /zero_point = clamp\(0 - round\(min\(x_min, 0\) \/ scale\), 0, 255\)/);
   assert.match(affine, /moving averages \(averaging_constant 0\.01\)/);
-  const sym = hover('qconfig:\n  weight:\n    observer: PerChannelMinMaxObserver\n    dtype: qint8\n    qsch|eme: per_channel_symmetric\n')!;
+  const sym = hover(
+    'qconfig:\n  weight:\n    observer: PerChannelMinMaxObserver\n    dtype: qint8\n    qsch|eme: per_channel_symmetric\n',
+  )!;
   assert.match(sym, /qint8 -128\.\.127, per_channel_symmetric along ch_axis 0/);
   assert.match(sym, /scale = max\(-min\(x_min, 0\), max\(x_max, 0\)\) \/ 127\.5\nzero_point = 0/);
   const reduced = hover('qconfig:\n  activation: {dtype: quint8, reduce_range: tr|ue}\n')!;
   assert.match(reduced, /quint8 0\.\.127 \(reduce_range halves the range\)/);
 });
 
-test('no hover outside the document\'s keys', () => {
+test("no hover outside the document's keys", () => {
   assert.equal(hover('version: 1\n\n|\n'), undefined);
 });

@@ -7,7 +7,10 @@ export const importers: readonly Importer[] = [qatGraphImporter, onnxImporter];
 
 export function importerFor(bytes: Uint8Array, fileName: string): Importer {
   const importer = importers.find((i) => i.match(bytes, fileName));
-  if (!importer) throw new Error(`${fileName || 'This file'} is not a format this view opens (${importers.map((i) => i.format).join(', ')}).`);
+  if (!importer)
+    throw new Error(
+      `${fileName || 'This file'} is not a format this view opens (${importers.map((i) => i.format).join(', ')}).`,
+    );
   return importer;
 }
 

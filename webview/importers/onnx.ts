@@ -17,7 +17,10 @@ export function decodeOnnx(bytes: Uint8Array): onnx.ModelProto {
 export function scopesOf(node: NodeProto): string[] {
   const scopes = node.metadata_props?.find((e) => e.key === 'pkg.torch.onnx.name_scopes')?.value;
   if (!scopes) return [];
-  return [...scopes.matchAll(/'([^']*)'/g)].map((m) => m[1]).filter(Boolean).slice(0, -1);
+  return [...scopes.matchAll(/'([^']*)'/g)]
+    .map((m) => m[1])
+    .filter(Boolean)
+    .slice(0, -1);
 }
 
 /** The innermost module a node belongs to, e.g. layer1.0.conv. */
@@ -40,7 +43,14 @@ export const onnxImporter: Importer = {
     const producer = new Map<string, string>();
     for (const input of g.input as onnx.ValueInfoProto[]) {
       if (hidden.has(input.name)) continue;
-      nodes.push({ id: `input:${input.name}`, name: input.name, op: 'Input', inputs: [], outputs: [input.name], kind: 'input' });
+      nodes.push({
+        id: `input:${input.name}`,
+        name: input.name,
+        op: 'Input',
+        inputs: [],
+        outputs: [input.name],
+        kind: 'input',
+      });
     }
     (g.node as NodeProto[]).forEach((n, i) => {
       // Constants (scales, zero-points, shapes) read as attributes of their consumer, not as boxes.
@@ -53,10 +63,27 @@ export const onnxImporter: Importer = {
       }
       const attributes = Object.fromEntries(attrs.map((a) => [a.name, attributeText(a)]));
       const scopes = scopesOf(n);
-      nodes.push({ id: `node:${i}`, name: n.name || `${n.op_type}_${i}`, op: n.op_type, inputs: n.input, outputs: n.output, module: scopes.at(-1), scopes, kind: 'op', attributes });
+      nodes.push({
+        id: `node:${i}`,
+        name: n.name || `${n.op_type}_${i}`,
+        op: n.op_type,
+        inputs: n.input,
+        outputs: n.output,
+        module: scopes.at(-1),
+        scopes,
+        kind: 'op',
+        attributes,
+      });
     });
     for (const output of g.output as onnx.ValueInfoProto[]) {
-      nodes.push({ id: `output:${output.name}`, name: output.name, op: 'Output', inputs: [output.name], outputs: [], kind: 'output' });
+      nodes.push({
+        id: `output:${output.name}`,
+        name: output.name,
+        op: 'Output',
+        inputs: [output.name],
+        outputs: [],
+        kind: 'output',
+      });
     }
     for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
     const edges: Graph['edges'] = [];
@@ -67,7 +94,8 @@ export const onnxImporter: Importer = {
       }
     }
     const opsets: Record<string, number> = {};
-    for (const o of model.opset_import as onnx.OperatorSetIdProto[]) opsets[o.domain || 'ai.onnx'] = Number(o.version ?? 0);
+    for (const o of model.opset_import as onnx.OperatorSetIdProto[])
+      opsets[o.domain || 'ai.onnx'] = Number(o.version ?? 0);
     return { name: g.name || 'graph', nodes, edges, opsets, tensors };
   },
 };

@@ -3,9 +3,30 @@ import type { onnx } from '../../build/generated/onnx-pb.js';
 import type { TensorInfo } from './types';
 
 const DTYPES: Record<number, string> = {
-  1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64', 8: 'string', 9: 'bool',
-  10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64', 16: 'bfloat16', 17: 'float8e4m3fn', 18: 'float8e4m3fnuz',
-  19: 'float8e5m2', 20: 'float8e5m2fnuz', 21: 'uint4', 22: 'int4', 23: 'float4e2m1', 24: 'float8e8m0', 25: 'uint2', 26: 'int2',
+  1: 'float32',
+  2: 'uint8',
+  3: 'int8',
+  4: 'uint16',
+  5: 'int16',
+  6: 'int32',
+  7: 'int64',
+  8: 'string',
+  9: 'bool',
+  10: 'float16',
+  11: 'float64',
+  12: 'uint32',
+  13: 'uint64',
+  16: 'bfloat16',
+  17: 'float8e4m3fn',
+  18: 'float8e4m3fnuz',
+  19: 'float8e5m2',
+  20: 'float8e5m2fnuz',
+  21: 'uint4',
+  22: 'int4',
+  23: 'float4e2m1',
+  24: 'float8e8m0',
+  25: 'uint2',
+  26: 'int2',
 };
 
 export const dtypeName = (t: number) => DTYPES[t] ?? `type ${t}`;
@@ -20,16 +41,27 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
   if (raw) {
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
     const read: Record<string, [number, (o: number) => number]> = {
-      float32: [4, (o) => view.getFloat32(o, true)], float64: [8, (o) => view.getFloat64(o, true)],
-      uint8: [1, (o) => view.getUint8(o)], int8: [1, (o) => view.getInt8(o)],
-      int16: [2, (o) => view.getInt16(o, true)], uint16: [2, (o) => view.getUint16(o, true)],
-      int32: [4, (o) => view.getInt32(o, true)], int64: [8, (o) => Number(view.getBigInt64(o, true))],
+      float32: [4, (o) => view.getFloat32(o, true)],
+      float64: [8, (o) => view.getFloat64(o, true)],
+      uint8: [1, (o) => view.getUint8(o)],
+      int8: [1, (o) => view.getInt8(o)],
+      int16: [2, (o) => view.getInt16(o, true)],
+      uint16: [2, (o) => view.getUint16(o, true)],
+      int32: [4, (o) => view.getInt32(o, true)],
+      int64: [8, (o) => Number(view.getBigInt64(o, true))],
     };
     const reader = read[info.dtype];
-    if (reader && reader[0] * count <= raw.byteLength) info.values = Array.from({ length: count }, (_, i) => reader[1](i * reader[0]));
+    if (reader && reader[0] * count <= raw.byteLength)
+      info.values = Array.from({ length: count }, (_, i) => reader[1](i * reader[0]));
     return info;
   }
-  const typed = t.float_data?.length ? t.float_data : t.int32_data?.length ? t.int32_data : t.int64_data?.length ? t.int64_data : t.double_data;
+  const typed = t.float_data?.length
+    ? t.float_data
+    : t.int32_data?.length
+      ? t.int32_data
+      : t.int64_data?.length
+        ? t.int64_data
+        : t.double_data;
   if (typed?.length) info.values = typed.map(Number);
   return info;
 }
@@ -40,11 +72,17 @@ export function attributeText(a: onnx.IAttributeProto): string {
   if (a.floats?.length) return `[${a.floats.join(', ')}]`;
   if (a.strings?.length) return `[${a.strings.map((s) => new TextDecoder().decode(s)).join(', ')}]`;
   if (a.s?.length) return new TextDecoder().decode(a.s);
-  if (a.t) { const t = readTensor(a.t, 16); return `${t.dtype}[${t.dims.join('×')}]${t.values ? ` ${JSON.stringify(t.values)}` : ''}`; }
+  if (a.t) {
+    const t = readTensor(a.t, 16);
+    return `${t.dtype}[${t.dims.join('×')}]${t.values ? ` ${JSON.stringify(t.values)}` : ''}`;
+  }
   if (a.g) return `graph ${a.g.name ?? ''} (${a.g.node?.length ?? 0} nodes)`;
   switch (a.type) {
-    case 1: return String(a.f);
-    case 2: return String(Number(a.i));
-    default: return a.f ? String(a.f) : String(Number(a.i ?? 0));
+    case 1:
+      return String(a.f);
+    case 2:
+      return String(Number(a.i));
+    default:
+      return a.f ? String(a.f) : String(Number(a.i ?? 0));
   }
 }

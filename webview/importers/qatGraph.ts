@@ -14,7 +14,18 @@ const isAttribute = (n: GraphNodeJson) => n.op === 'get_attr';
 
 // Namespaces and overloads torch prints around an op (`quantized_decomposed.quantize_per_tensor.default`): the
 // view shows the op alone, like Netron, and keeps the full target as an attribute.
-const NAMESPACES = new Set(['aten', 'prims', 'quantized_decomposed', 'quantized', 'torchao', 'operator', '_operator', 'torch', 'nn', 'functional']);
+const NAMESPACES = new Set([
+  'aten',
+  'prims',
+  'quantized_decomposed',
+  'quantized',
+  'torchao',
+  'operator',
+  '_operator',
+  'torch',
+  'nn',
+  'functional',
+]);
 
 export function shortOp(op: string): string {
   const builtin = /^<(?:built-in )?function ([\w.]+)(?: at 0x[0-9a-f]+)?>$/.exec(op);
@@ -38,11 +49,17 @@ function sniffText(bytes: Uint8Array, max: number): string {
 
 /** Where in the file an ajv error points, as a reader would say it: nodes[3].qparams.scale (node "relu_1"). */
 function where(data: unknown, instancePath: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (!parts.length) return 'the graph';
   let text = '';
   for (const p of parts) text += /^\d+$/.test(p) ? `[${p}]` : text ? `.${p}` : p;
-  const node = parts[0] === 'nodes' && /^\d+$/.test(parts[1] ?? '') ? (data as { nodes: unknown[] }).nodes[Number(parts[1])] : undefined;
+  const node =
+    parts[0] === 'nodes' && /^\d+$/.test(parts[1] ?? '')
+      ? (data as { nodes: unknown[] }).nodes[Number(parts[1])]
+      : undefined;
   const id = node && typeof node === 'object' ? (node as { id?: unknown }).id : undefined;
   return typeof id === 'string' ? `${text} (node "${id}")` : text;
 }
@@ -53,12 +70,18 @@ export function describeSchemaError(data: unknown, errors: ErrorObject[]): strin
   const at = where(data, e.instancePath);
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'required': return `${at} is missing the required field "${p.missingProperty}"`;
-    case 'additionalProperties': return `${at} has a field the format does not define: "${p.additionalProperty}"`;
-    case 'enum': return `${at} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'type': return `${at} must be ${p.type === 'array' ? 'a list' : p.type === 'object' ? 'an object' : `a${/^[aeiou]/.test(String(p.type)) ? 'n' : ''} ${p.type}`}`;
-    case 'oneOf': return `${at} must be ${/zero_point$/.test(e.instancePath) ? 'an integer or a list of integers' : /scale$/.test(e.instancePath) ? 'a number or a list of numbers' : 'one of the forms the format allows'}`;
-    default: return `${at} ${e.message ?? 'is invalid'}`;
+    case 'required':
+      return `${at} is missing the required field "${p.missingProperty}"`;
+    case 'additionalProperties':
+      return `${at} has a field the format does not define: "${p.additionalProperty}"`;
+    case 'enum':
+      return `${at} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'type':
+      return `${at} must be ${p.type === 'array' ? 'a list' : p.type === 'object' ? 'an object' : `a${/^[aeiou]/.test(String(p.type)) ? 'n' : ''} ${p.type}`}`;
+    case 'oneOf':
+      return `${at} must be ${/zero_point$/.test(e.instancePath) ? 'an integer or a list of integers' : /scale$/.test(e.instancePath) ? 'a number or a list of numbers' : 'one of the forms the format allows'}`;
+    default:
+      return `${at} ${e.message ?? 'is invalid'}`;
   }
 }
 
@@ -80,13 +103,19 @@ export function plainDtype(dtype: string): string {
 }
 
 function qparamsOf(q: GraphQParams, id: string): QParams {
-  const scale = asList(q.scale), zeroPoint = asList(q.zero_point);
+  const scale = asList(q.scale),
+    zeroPoint = asList(q.zero_point);
   if (Array.isArray(q.scale) && Array.isArray(q.zero_point) && scale.length !== zeroPoint.length) {
-    throw new Error(`Not a valid QAT Studio graph: node "${id}" has ${scale.length} scales but ${zeroPoint.length} zero-points`);
+    throw new Error(
+      `Not a valid QAT Studio graph: node "${id}" has ${scale.length} scales but ${zeroPoint.length} zero-points`,
+    );
   }
-  if (scale.some((s) => !(s > 0) || !Number.isFinite(s))) throw new Error(`Not a valid QAT Studio graph: node "${id}" has a scale that is not a positive number`);
+  if (scale.some((s) => !(s > 0) || !Number.isFinite(s)))
+    throw new Error(`Not a valid QAT Studio graph: node "${id}" has a scale that is not a positive number`);
   return {
-    dtype: plainDtype(q.dtype), scale, zeroPoint,
+    dtype: plainDtype(q.dtype),
+    scale,
+    zeroPoint,
     ...(q.axis !== undefined ? { axis: q.axis } : {}),
     ...(q.quant_min !== undefined ? { quantMin: q.quant_min } : {}),
     ...(q.quant_max !== undefined ? { quantMax: q.quant_max } : {}),
@@ -105,25 +134,35 @@ export function parseModelGraph(bytes: Uint8Array): ModelGraph {
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new Error(`This file is not valid JSON: ${jsonErrorText(err as Error, text)}. A graph file cut short while the kernel wrote it? Export it again.`);
+    throw new Error(
+      `This file is not valid JSON: ${jsonErrorText(err as Error, text)}. A graph file cut short while the kernel wrote it? Export it again.`,
+      { cause: err },
+    );
   }
-  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('Not a QAT Studio graph: the file holds JSON, but not an object.');
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    throw new Error('Not a QAT Studio graph: the file holds JSON, but not an object.');
   const format = (data as { format?: unknown }).format;
-  if (typeof format !== 'string') throw new Error(`Not a QAT Studio graph: there is no "format": "${QAT_GRAPH_FORMAT}" field.`);
+  if (typeof format !== 'string')
+    throw new Error(`Not a QAT Studio graph: there is no "format": "${QAT_GRAPH_FORMAT}" field.`);
   if (format !== QAT_GRAPH_FORMAT) {
-    throw new Error(format.startsWith(FORMAT_FAMILY)
-      ? `This graph is in format ${format}; this version of QAT Studio reads ${QAT_GRAPH_FORMAT}. Update the extension, or export the graph again with this one.`
-      : `Not a QAT Studio graph: format is "${format}", expected "${QAT_GRAPH_FORMAT}".`);
+    throw new Error(
+      format.startsWith(FORMAT_FAMILY)
+        ? `This graph is in format ${format}; this version of QAT Studio reads ${QAT_GRAPH_FORMAT}. Update the extension, or export the graph again with this one.`
+        : `Not a QAT Studio graph: format is "${format}", expected "${QAT_GRAPH_FORMAT}".`,
+    );
   }
-  if (!validateModelGraph(data)) throw new Error(`Not a valid QAT Studio graph: ${describeSchemaError(data, validateModelGraph.errors ?? [])}.`);
+  if (!validateModelGraph(data))
+    throw new Error(`Not a valid QAT Studio graph: ${describeSchemaError(data, validateModelGraph.errors ?? [])}.`);
   return data;
 }
 
 export function graphFromModel(model: ModelGraph): Graph {
   const modules: Record<string, ModuleInfo> = {};
-  for (const m of model.modules) if (m.path) modules[m.path] = { type: m.type, ...(m.source ? { source: m.source } : {}) };
+  for (const m of model.modules)
+    if (m.path) modules[m.path] = { type: m.type, ...(m.source ? { source: m.source } : {}) };
   const tensors = new Map<string, TensorInfo>();
-  for (const [name, t] of Object.entries(model.tensors ?? {})) tensors.set(name, { dtype: plainDtype(t.dtype), dims: t.dims });
+  for (const [name, t] of Object.entries(model.tensors ?? {}))
+    tensors.set(name, { dtype: plainDtype(t.dtype), dims: t.dims });
 
   const ids = new Set<string>();
   const producers = new Map<string, string>();
@@ -134,11 +173,15 @@ export function graphFromModel(model: ModelGraph): Graph {
     ids.add(n.id);
     for (const o of n.outputs) {
       const other = producers.get(o);
-      if (other !== undefined) throw new Error(`Not a valid QAT Studio graph: value "${o}" is produced by both "${other}" and "${n.id}".`);
+      if (other !== undefined)
+        throw new Error(`Not a valid QAT Studio graph: value "${o}" is produced by both "${other}" and "${n.id}".`);
       producers.set(o, n.id);
     }
     if (isAttribute(n)) {
-      for (const o of n.outputs) { hidden.add(o); if (!tensors.has(o)) tensors.set(o, { dtype: '?', dims: [] }); }
+      for (const o of n.outputs) {
+        hidden.add(o);
+        if (!tensors.has(o)) tensors.set(o, { dtype: '?', dims: [] });
+      }
       continue;
     }
     const scopes = (n.scopes ?? scopesOfPath(n.module)).filter(Boolean);
@@ -146,8 +189,14 @@ export function graphFromModel(model: ModelGraph): Graph {
     const op = n.kind === 'input' ? 'Input' : n.kind === 'output' ? 'Output' : shortOp(n.op);
     const attributes = { ...(n.kind === 'op' && op !== n.op ? { target: n.op } : {}), ...n.attributes };
     nodes.push({
-      id: `node:${n.id}`, name: n.name, op, kind: n.kind, inputs: n.inputs, outputs: n.outputs,
-      ...(module ? { module } : {}), ...(scopes.length ? { scopes } : {}),
+      id: `node:${n.id}`,
+      name: n.name,
+      op,
+      kind: n.kind,
+      inputs: n.inputs,
+      outputs: n.outputs,
+      ...(module ? { module } : {}),
+      ...(scopes.length ? { scopes } : {}),
       ...(Object.keys(attributes).length ? { attributes } : {}),
       ...(n.precision ? { precision: n.precision } : {}),
       ...(n.source ? { source: n.source } : {}),
@@ -163,7 +212,13 @@ export function graphFromModel(model: ModelGraph): Graph {
     }
   }
   return {
-    name: model.name, nodes, edges, opsets: {}, tensors, modules, stage: model.stage,
+    name: model.name,
+    nodes,
+    edges,
+    opsets: {},
+    tensors,
+    modules,
+    stage: model.stage,
     ...(model.config ? { config: model.config } : {}),
   };
 }

@@ -1,7 +1,10 @@
 // The graph every importer produces and the view renders; one importer per file format.
 export type Precision = 'int8' | 'fp16' | 'bf16' | 'fp32';
 
-export interface SourceLocation { file: string; line: number }
+export interface SourceLocation {
+  file: string;
+  line: number;
+}
 
 /** Quantization parameters carried by a node itself (graph JSON); ONNX keeps them in Q/DQ input tensors. */
 export interface QParams {
@@ -45,7 +48,10 @@ export interface TensorInfo {
   stats?: import('../../protocol/webview').WeightStats;
 }
 
-export interface ModuleInfo { type: string; source?: SourceLocation }
+export interface ModuleInfo {
+  type: string;
+  source?: SourceLocation;
+}
 
 export interface Graph {
   name: string;
@@ -75,8 +81,10 @@ export type QdqRole = 'q' | 'dq' | 'fq';
 
 // ONNX QuantizeLinear/DequantizeLinear; PT2E quantized_decomposed ops and aten's (any namespace or overload);
 // eager-mode Quantize/DeQuantize modules and stubs; fake-quant modules and ops of the prepared (QAT) model.
-const DQ_OP = /^(DequantizeLinear|DeQuantize|DeQuantStub)$|(^|\.)dequantize(_per_(tensor|channel|channel_group|token)(_tensor\d?)?)?(\.|$)/;
-const Q_OP = /^(QuantizeLinear|Quantize|QuantStub)$|(^|\.)quantize_per_(tensor|channel|channel_group|token)(_tensor\d?)?(\.|$)/;
+const DQ_OP =
+  /^(DequantizeLinear|DeQuantize|DeQuantStub)$|(^|\.)dequantize(_per_(tensor|channel|channel_group|token)(_tensor\d?)?)?(\.|$)/;
+const Q_OP =
+  /^(QuantizeLinear|Quantize|QuantStub)$|(^|\.)quantize_per_(tensor|channel|channel_group|token)(_tensor\d?)?(\.|$)/;
 const FQ_OP = /fake_?quant/i;
 
 /** Whether an op quantizes, dequantizes or fake-quantizes (both at once), in any of the formats we open. */

@@ -6,7 +6,14 @@ import { fitView, type Layout } from './layout';
 import { layerFor } from './metrics';
 import { nodeFill, nodeText, QDQ_TAG, type Rendered, type RenderOptions, type RenderStats } from './render';
 
-export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
+export function renderCanvas(
+  host: HTMLElement,
+  graph: Graph,
+  layout: Layout,
+  layers: LayerResult[],
+  threshold: number,
+  opts: RenderOptions = {},
+): Rendered {
   const canvas = document.createElement('canvas');
   canvas.setAttribute('role', 'img');
   canvas.setAttribute('aria-label', `Graph ${graph.name} (${graph.nodes.length} nodes)`);
@@ -20,21 +27,42 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
 
   // Flat arrays sorted by y, so the visible rows are found by binary search.
-  const placed = graph.nodes.flatMap((n) => {
-    const p = layout.nodes.get(n.id);
-    if (!p) return [];
-    const role = qdqRole(n.op);
-    const qdq = role !== undefined;
-    const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
-    stats.nodes++;
-    if (qdq) stats.qdq++;
-    if (layer) stats.coloured++;
-    const fill = nodeFill(n, layer, threshold);
-    const label = role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
-    const context = opts.contextFor?.(n, layer);
-    const resolved = colour(fill);
-    return [{ id: n.id, p, fill: resolved, ink: text.label(resolved), badge: n.precision ? text.badge(resolved, n.precision) : '', label, sub: n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : undefined) : layer ? `${n.module} ${layer.cosine.toFixed(4)}` : n.module, precision: n.precision, context }];
-  }).sort((a, b) => a.p.y - b.p.y);
+  const placed = graph.nodes
+    .flatMap((n) => {
+      const p = layout.nodes.get(n.id);
+      if (!p) return [];
+      const role = qdqRole(n.op);
+      const qdq = role !== undefined;
+      const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
+      stats.nodes++;
+      if (qdq) stats.qdq++;
+      if (layer) stats.coloured++;
+      const fill = nodeFill(n, layer, threshold);
+      const label = role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
+      const context = opts.contextFor?.(n, layer);
+      const resolved = colour(fill);
+      return [
+        {
+          id: n.id,
+          p,
+          fill: resolved,
+          ink: text.label(resolved),
+          badge: n.precision ? text.badge(resolved, n.precision) : '',
+          label,
+          sub:
+            n.kind === 'group'
+              ? layer
+                ? `worst cos ${layer.cosine.toFixed(4)}`
+                : undefined
+              : layer
+                ? `${n.module} ${layer.cosine.toFixed(4)}`
+                : n.module,
+          precision: n.precision,
+          context,
+        },
+      ];
+    })
+    .sort((a, b) => a.p.y - b.p.y);
   const ys = Float64Array.from(placed, (o) => o.p.y);
   const edgeColour = colour('var(--vscode-descriptionForeground, #888)');
   const int8Colour = colour('var(--vscode-charts-purple, #b180d7)');
@@ -44,8 +72,16 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   const box = new Float64Array(edgeCount * 4);
   const int8Edge = new Uint8Array(edgeCount);
   layout.edges.forEach((e, i) => {
-    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-    for (const q of e.points) { minX = Math.min(minX, q.x); maxX = Math.max(maxX, q.x); minY = Math.min(minY, q.y); maxY = Math.max(maxY, q.y); }
+    let minX = Infinity,
+      minY = Infinity,
+      maxX = -Infinity,
+      maxY = -Infinity;
+    for (const q of e.points) {
+      minX = Math.min(minX, q.x);
+      maxX = Math.max(maxX, q.x);
+      minY = Math.min(minY, q.y);
+      maxY = Math.max(maxY, q.y);
+    }
     box.set([minX, minY, maxX, maxY], i * 4);
     int8Edge[i] = quantized.has(`${e.from}>${e.to}`) ? 1 : 0;
   });
@@ -56,7 +92,16 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
   let view = { x: 0, y: 0, scale: 1 };
   let selected: string | undefined;
   let pending = 0;
-  const lowerBound = (v: number) => { let lo = 0, hi = ys.length; while (lo < hi) { const m = (lo + hi) >> 1; if (ys[m] < v) lo = m + 1; else hi = m; } return lo; };
+  const lowerBound = (v: number) => {
+    let lo = 0,
+      hi = ys.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (ys[m] < v) lo = m + 1;
+      else hi = m;
+    }
+    return lo;
+  };
 
   function draw(): void {
     pending = 0;
@@ -70,7 +115,10 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, r.width, r.height);
     ctx.setTransform(dpr * view.scale, 0, 0, dpr * view.scale, -view.x * view.scale * dpr, -view.y * view.scale * dpr);
-    const x0 = view.x, y0 = view.y, x1 = view.x + r.width / view.scale, y1 = view.y + r.height / view.scale;
+    const x0 = view.x,
+      y0 = view.y,
+      x1 = view.x + r.width / view.scale,
+      y1 = view.y + r.height / view.scale;
     canvas.dataset.view = `${view.x.toFixed(1)} ${view.y.toFixed(1)} ${view.scale.toFixed(5)}`;
     opts.onView?.({ x: x0, y: y0, w: x1 - x0, h: y1 - y0 });
     ctx.lineWidth = 1 / view.scale;
@@ -138,7 +186,9 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
       ctx.strokeRect(sel.p.x - sel.p.width / 2, sel.p.y - sel.p.height / 2, sel.p.width, sel.p.height);
     }
   }
-  const redraw = () => { if (!pending) pending = requestAnimationFrame(draw); };
+  const redraw = () => {
+    if (!pending) pending = requestAnimationFrame(draw);
+  };
 
   const fit = () => {
     const { scale, x, y } = fitView(canvas.getBoundingClientRect(), layout);
@@ -146,28 +196,40 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     redraw();
   };
 
-  canvas.addEventListener('wheel', (ev) => {
-    ev.preventDefault();
-    const k = ev.deltaY > 0 ? 1 / 1.15 : 1.15;
-    const r = canvas.getBoundingClientRect();
-    const gx = view.x + (ev.clientX - r.left) / view.scale, gy = view.y + (ev.clientY - r.top) / view.scale;
-    view.scale *= k;
-    view.x = gx - (ev.clientX - r.left) / view.scale;
-    view.y = gy - (ev.clientY - r.top) / view.scale;
-    redraw();
-  }, { passive: false });
+  canvas.addEventListener(
+    'wheel',
+    (ev) => {
+      ev.preventDefault();
+      const k = ev.deltaY > 0 ? 1 / 1.15 : 1.15;
+      const r = canvas.getBoundingClientRect();
+      const gx = view.x + (ev.clientX - r.left) / view.scale,
+        gy = view.y + (ev.clientY - r.top) / view.scale;
+      view.scale *= k;
+      view.x = gx - (ev.clientX - r.left) / view.scale;
+      view.y = gy - (ev.clientY - r.top) / view.scale;
+      redraw();
+    },
+    { passive: false },
+  );
   let drag: { x: number; y: number; moved: number } | undefined;
-  canvas.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: 0 }; });
+  canvas.addEventListener('pointerdown', (ev) => {
+    drag = { x: ev.clientX, y: ev.clientY, moved: 0 };
+  });
   canvas.addEventListener('pointermove', (ev) => {
     if (!drag) return;
     view.x -= (ev.clientX - drag.x) / view.scale;
     view.y -= (ev.clientY - drag.y) / view.scale;
-    drag = { x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) };
+    drag = {
+      x: ev.clientX,
+      y: ev.clientY,
+      moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y),
+    };
     redraw();
   });
   const hit = (ev: MouseEvent) => {
     const r = canvas.getBoundingClientRect();
-    const gx = view.x + (ev.clientX - r.left) / view.scale, gy = view.y + (ev.clientY - r.top) / view.scale;
+    const gx = view.x + (ev.clientX - r.left) / view.scale,
+      gy = view.y + (ev.clientY - r.top) / view.scale;
     for (let i = lowerBound(gy - 40); i < placed.length && placed[i].p.y <= gy + 40; i++) {
       const { p } = placed[i];
       if (Math.abs(gx - p.x) <= p.width / 2 && Math.abs(gy - p.y) <= p.height / 2) return placed[i];
@@ -184,11 +246,15 @@ export function renderCanvas(host: HTMLElement, graph: Graph, layout: Layout, la
     opts.onSelect?.(node.id);
   });
   // VS Code reads the context-menu data from the event target, so set it for the node under the pointer.
-  canvas.addEventListener('contextmenu', (ev) => {
-    const context = hit(ev)?.context;
-    if (context) canvas.setAttribute('data-vscode-context', JSON.stringify(context));
-    else canvas.removeAttribute('data-vscode-context');
-  }, { capture: true });
+  canvas.addEventListener(
+    'contextmenu',
+    (ev) => {
+      const context = hit(ev)?.context;
+      if (context) canvas.setAttribute('data-vscode-context', JSON.stringify(context));
+      else canvas.removeAttribute('data-vscode-context');
+    },
+    { capture: true },
+  );
   new ResizeObserver(redraw).observe(canvas);
   fit();
   const select = (id: string) => {

@@ -20,7 +20,10 @@ export function over(top: Rgba, bottom: Rgba): Rgba {
 
 /** WCAG 2 relative luminance. */
 export function luminance([r, g, b]: Rgba): number {
-  const lin = (c: number) => { const s = c / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; };
+  const lin = (c: number) => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
   return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
 }
 

@@ -40,12 +40,28 @@ function el<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
 }
 
 /** A line over the steps (and, when given, a band between `low` and `high`) as an inline SVG. */
-export function driftPlot(label: string, steps: number[], epochs: number[], line: number[], low?: number[], high?: number[]): SVGSVGElement {
-  const svg = el('svg', { viewBox: `0 0 ${W} ${H + 10}`, class: 'drift', role: 'img', 'aria-label': `${label}: ${change(line)} over steps ${steps[0]}–${steps[steps.length - 1]}` });
+export function driftPlot(
+  label: string,
+  steps: number[],
+  epochs: number[],
+  line: number[],
+  low?: number[],
+  high?: number[],
+): SVGSVGElement {
+  const svg = el('svg', {
+    viewBox: `0 0 ${W} ${H + 10}`,
+    class: 'drift',
+    role: 'img',
+    'aria-label': `${label}: ${change(line)} over steps ${steps[0]}–${steps[steps.length - 1]}`,
+  });
   const all = [...line, ...(low ?? []), ...(high ?? [])];
   let min = Math.min(...all);
   let max = Math.max(...all);
-  if (max - min < Math.abs(max) * 1e-6 || max === min) { const pad = Math.abs(max) * 0.05 || 1; min -= pad; max += pad; }
+  if (max - min < Math.abs(max) * 1e-6 || max === min) {
+    const pad = Math.abs(max) * 0.05 || 1;
+    min -= pad;
+    max += pad;
+  }
   const s0 = steps[0];
   const s1 = steps[steps.length - 1];
   const x = (s: number) => (s1 > s0 ? ((s - s0) / (s1 - s0)) * W : W / 2);
@@ -54,7 +70,9 @@ export function driftPlot(label: string, steps: number[], epochs: number[], line
   for (let i = 1; i < epochs.length; i++) {
     if (epochs[i] !== epochs[i - 1]) {
       const at = x((steps[i - 1] + steps[i]) / 2).toFixed(1);
-      svg.append(el('line', { class: 'epoch', x1: at, x2: at, y1: '0', y2: String(H), 'data-epoch': String(epochs[i]) }));
+      svg.append(
+        el('line', { class: 'epoch', x1: at, x2: at, y1: '0', y2: String(H), 'data-epoch': String(epochs[i]) }),
+      );
     }
   }
   if (low && high) {
@@ -62,7 +80,12 @@ export function driftPlot(label: string, steps: number[], epochs: number[], line
     const lower = steps.map((s, i) => `${x(s).toFixed(1)},${y(low[i]).toFixed(1)}`).reverse();
     svg.append(el('polygon', { class: 'band', points: [...upper, ...lower].join(' ') }));
   }
-  svg.append(el('polyline', { class: 'line', points: steps.map((s, i) => `${x(s).toFixed(1)},${y(line[i]).toFixed(1)}`).join(' ') }));
+  svg.append(
+    el('polyline', {
+      class: 'line',
+      points: steps.map((s, i) => `${x(s).toFixed(1)},${y(line[i]).toFixed(1)}`).join(' '),
+    }),
+  );
   const caption = el('text', { x: '0', y: String(H + 9) });
   caption.textContent = `step ${s0}`;
   const end = el('text', { x: String(W), y: String(H + 9), 'text-anchor': 'end' });
@@ -86,17 +109,33 @@ export function driftSection(d: LayerDrift): HTMLElement {
   h.textContent = 'Observer drift during QAT';
   sec.append(h);
   const epochs = new Set(d.epochs).size;
-  sec.append(caption(`${d.steps.length} samples over steps ${d.steps[0]}–${d.steps[d.steps.length - 1]}${epochs > 1 ? `, ${epochs} epochs (dashed)` : ''}`));
+  sec.append(
+    caption(
+      `${d.steps.length} samples over steps ${d.steps[0]}–${d.steps[d.steps.length - 1]}${epochs > 1 ? `, ${epochs} epochs (dashed)` : ''}`,
+    ),
+  );
   if (d.activation) {
     const a = d.activation;
     sec.append(driftPlot('input activation scale', d.steps, d.epochs, a.scaleMean));
-    const zp = a.zeroPoint[0] === a.zeroPoint[a.zeroPoint.length - 1] ? `zero point ${a.zeroPoint[0]}` : `zero point ${a.zeroPoint[0]} → ${a.zeroPoint[a.zeroPoint.length - 1]}`;
+    const zp =
+      a.zeroPoint[0] === a.zeroPoint[a.zeroPoint.length - 1]
+        ? `zero point ${a.zeroPoint[0]}`
+        : `zero point ${a.zeroPoint[0]} → ${a.zeroPoint[a.zeroPoint.length - 1]}`;
     sec.append(caption(`input activation scale ${change(a.scaleMean)}, ${zp}`));
   }
   if (d.weight) {
     const w = d.weight;
     const perChannel = w.scaleMin.some((v, i) => v !== w.scaleMax[i]);
-    sec.append(driftPlot('weight scale', d.steps, d.epochs, w.scaleMean, perChannel ? w.scaleMin : undefined, perChannel ? w.scaleMax : undefined));
+    sec.append(
+      driftPlot(
+        'weight scale',
+        d.steps,
+        d.epochs,
+        w.scaleMean,
+        perChannel ? w.scaleMin : undefined,
+        perChannel ? w.scaleMax : undefined,
+      ),
+    );
     sec.append(caption(`weight scale${perChannel ? ' (mean; band: channel min–max)' : ''} ${change(w.scaleMean)}`));
   }
   return sec;

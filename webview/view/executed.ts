@@ -21,7 +21,9 @@ export function applyExecuted(graph: Graph, overlay: ExecutedOverlay): Record<st
 
 /** "compute ops as executed by ONNX Runtime 1.32 (CPU): 3 int8, 1 fp32". */
 export function executedSummary(overlay: ExecutedOverlay, counts: Record<string, number>): string {
-  const parts = Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)).map(([p, c]) => `${c} ${p}`);
+  const parts = Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([p, c]) => `${c} ${p}`);
   return `compute ops as executed by ${overlay.runtime}: ${parts.join(', ') || 'none matched'}`;
 }
 

@@ -4,7 +4,17 @@ import type { LayerResult } from '../../protocol/kernel';
 import { colourResolver } from './colours';
 import { bandOf } from './metrics';
 
-const STYLE_PROPS = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-dasharray', 'opacity', 'font-size', 'font-family', 'font-weight'];
+const STYLE_PROPS = [
+  'fill',
+  'fill-opacity',
+  'stroke',
+  'stroke-width',
+  'stroke-dasharray',
+  'opacity',
+  'font-size',
+  'font-family',
+  'font-weight',
+];
 
 /** A standalone copy of the rendered SVG, with computed styles (theme colours) inlined. */
 export function standaloneSvg(svg: SVGSVGElement): string {
@@ -49,27 +59,46 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /** Cosine per layer as horizontal bars with the threshold marked (inline SVG markup, no scripts). */
 export function barChart(layers: LayerResult[], threshold: number): string {
-  const w = 640, rowH = 18, left = 140;
+  const w = 640,
+    rowH = 18,
+    left = 140;
   const min = Math.min(threshold - 0.02, ...layers.map((l) => l.cosine));
   const x = (v: number) => left + ((v - min) / (1 - min || 1)) * (w - left - 60);
   const resolve = colourResolver();
-  const rows = layers.map((l, i) => {
-    const colour = resolve(bandOf(l.cosine, threshold).colour);
-    return `<text x="${left - 6}" y="${i * rowH + 13}" text-anchor="end" font-size="11">${esc(l.module)}</text>` +
-      `<rect x="${left}" y="${i * rowH + 3}" width="${Math.max(1, x(l.cosine) - left)}" height="${rowH - 6}" fill="${colour}"/>` +
-      `<text x="${x(l.cosine) + 4}" y="${i * rowH + 13}" font-size="10">${l.cosine.toFixed(4)}</text>`;
-  }).join('');
+  const rows = layers
+    .map((l, i) => {
+      const colour = resolve(bandOf(l.cosine, threshold).colour);
+      return (
+        `<text x="${left - 6}" y="${i * rowH + 13}" text-anchor="end" font-size="11">${esc(l.module)}</text>` +
+        `<rect x="${left}" y="${i * rowH + 3}" width="${Math.max(1, x(l.cosine) - left)}" height="${rowH - 6}" fill="${colour}"/>` +
+        `<text x="${x(l.cosine) + 4}" y="${i * rowH + 13}" font-size="10">${l.cosine.toFixed(4)}</text>`
+      );
+    })
+    .join('');
   const t = x(threshold);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${layers.length * rowH + 20}" role="img" aria-label="Cosine similarity per layer">${rows}` +
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${layers.length * rowH + 20}" role="img" aria-label="Cosine similarity per layer">${rows}` +
     `<line x1="${t}" x2="${t}" y1="0" y2="${layers.length * rowH}" stroke="#e51400" stroke-dasharray="4 2"/>` +
-    `<text x="${t + 3}" y="${layers.length * rowH + 14}" font-size="10" fill="#e51400">threshold ${threshold}</text></svg>`;
+    `<text x="${t + 3}" y="${layers.length * rowH + 14}" font-size="10" fill="#e51400">threshold ${threshold}</text></svg>`
+  );
 }
 
-export function htmlReport(title: string, graphSvg: string | undefined, graphPng: string | undefined, layers: LayerResult[], threshold: number): string {
+export function htmlReport(
+  title: string,
+  graphSvg: string | undefined,
+  graphPng: string | undefined,
+  layers: LayerResult[],
+  threshold: number,
+): string {
   const sorted = [...layers].sort((a, b) => a.cosine - b.cosine);
-  const rows = sorted.map((l) => `<tr${l.cosine < threshold ? ' class="bad"' : ''}><td>${esc(l.module)}</td><td>${esc(l.op)}</td><td>${esc(l.group.join('+'))}</td>` +
-    `<td>${l.cosine.toFixed(5)}</td><td>${l.sqnr.toFixed(2)}</td><td>${l.mse.toExponential(3)}</td><td>${l.maxAbs.toPrecision(4)}</td>` +
-    `<td>${l.source ? esc(`${l.source.file}:${l.source.line}`) : ''}</td></tr>`).join('\n');
+  const rows = sorted
+    .map(
+      (l) =>
+        `<tr${l.cosine < threshold ? ' class="bad"' : ''}><td>${esc(l.module)}</td><td>${esc(l.op)}</td><td>${esc(l.group.join('+'))}</td>` +
+        `<td>${l.cosine.toFixed(5)}</td><td>${l.sqnr.toFixed(2)}</td><td>${l.mse.toExponential(3)}</td><td>${l.maxAbs.toPrecision(4)}</td>` +
+        `<td>${l.source ? esc(`${l.source.file}:${l.source.line}`) : ''}</td></tr>`,
+    )
+    .join('\n');
   const graph = graphSvg ?? (graphPng ? `<img alt="graph" src="data:image/png;base64,${graphPng}">` : '');
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} — QAT Studio report</title>

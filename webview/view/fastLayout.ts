@@ -18,7 +18,8 @@ export function fastLayout(graph: Graph): Layout {
   const pred: number[][] = Array.from({ length: n }, () => []);
   const indegree = new Int32Array(n);
   for (const e of graph.edges) {
-    const a = index.get(e.from), b = index.get(e.to);
+    const a = index.get(e.from),
+      b = index.get(e.to);
     if (a === undefined || b === undefined || a === b) continue;
     succ[a].push(b);
     pred[b].push(a);
@@ -48,18 +49,22 @@ export function fastLayout(graph: Graph): Layout {
   const ranks: number[][] = [];
   for (let i = 0; i < n; i++) (ranks[rank[i]] ??= []).push(i);
   const order = new Float64Array(n);
-  const widths = graph.nodes.map((node) => nodeWidth(node.kind === 'group' ? `+ ${node.op} (${node.size} nodes)` : node.op, node.module));
+  const widths = graph.nodes.map((node) =>
+    nodeWidth(node.kind === 'group' ? `+ ${node.op} (${node.size} nodes)` : node.op, node.module),
+  );
   const heights = graph.nodes.map((node) => (node.module ? NODE_HEIGHT + 12 : NODE_HEIGHT));
   const x = new Float64Array(n);
-  let width = 0;
   let y = 20;
   const nodes = new Map<string, Placed>();
   for (const row of ranks) {
     if (!row) continue;
     // Order by the mean position of predecessors so chains stay straight and branches sit side by side.
     const placedPreds = row.filter((v) => pred[v].length);
-    const rowMean = placedPreds.length ? placedPreds.reduce((s, v) => s + pred[v].reduce((t, p) => t + x[p], 0) / pred[v].length, 0) / placedPreds.length : 0;
-    for (const v of row) order[v] = pred[v].length ? pred[v].reduce((s, p) => s + x[p], 0) / pred[v].length : rowMean + 1e-6 * v;
+    const rowMean = placedPreds.length
+      ? placedPreds.reduce((s, v) => s + pred[v].reduce((t, p) => t + x[p], 0) / pred[v].length, 0) / placedPreds.length
+      : 0;
+    for (const v of row)
+      order[v] = pred[v].length ? pred[v].reduce((s, p) => s + x[p], 0) / pred[v].length : rowMean + 1e-6 * v;
     row.sort((a, b) => order[a] - order[b]);
     const rowWidth = row.reduce((s, v) => s + widths[v], 0) + NODE_GAP * (row.length - 1);
     const centre = row.reduce((s, v) => s + order[v], 0) / row.length;
@@ -76,14 +81,30 @@ export function fastLayout(graph: Graph): Layout {
     y += rowHeight + RANK_GAP;
   }
   // Shift right so every coordinate is positive.
-  let minX = Infinity, maxX = -Infinity;
-  for (const p of nodes.values()) { minX = Math.min(minX, p.x - p.width / 2); maxX = Math.max(maxX, p.x + p.width / 2); }
+  let minX = Infinity,
+    maxX = -Infinity;
+  for (const p of nodes.values()) {
+    minX = Math.min(minX, p.x - p.width / 2);
+    maxX = Math.max(maxX, p.x + p.width / 2);
+  }
   const shift = 20 - (Number.isFinite(minX) ? minX : 0);
   for (const p of nodes.values()) p.x += shift;
-  width = (Number.isFinite(maxX) ? maxX - minX : 0) + 40;
+  const width = (Number.isFinite(maxX) ? maxX - minX : 0) + 40;
   const edges = graph.edges.flatMap((e) => {
-    const a = nodes.get(e.from), b = nodes.get(e.to);
-    return a && b ? [{ from: e.from, to: e.to, points: [{ x: a.x, y: a.y + a.height / 2 }, { x: b.x, y: b.y - b.height / 2 }] }] : [];
+    const a = nodes.get(e.from),
+      b = nodes.get(e.to);
+    return a && b
+      ? [
+          {
+            from: e.from,
+            to: e.to,
+            points: [
+              { x: a.x, y: a.y + a.height / 2 },
+              { x: b.x, y: b.y - b.height / 2 },
+            ],
+          },
+        ]
+      : [];
   });
   return { nodes, edges, width, height: y };
 }

@@ -37,13 +37,27 @@ export function groupGraph(graph: Graph, expanded: ReadonlySet<string>): Graph {
   const nodes: GraphNode[] = [];
   for (const n of graph.nodes) {
     const scope = n.scopes?.find((s) => !expanded.has(s));
-    if (!scope) { rep.set(n.id, n.id); nodes.push(n); continue; }
+    if (!scope) {
+      rep.set(n.id, n.id);
+      nodes.push(n);
+      continue;
+    }
     const id = groupId(scope);
     rep.set(n.id, id);
     let g = groups.get(id);
     if (!g) {
       const depth = n.scopes!.indexOf(scope);
-      g = { id, name: scope, op: scope, module: scope, scopes: n.scopes!.slice(0, depth + 1), kind: 'group', inputs: [], outputs: [], size: 0 };
+      g = {
+        id,
+        name: scope,
+        op: scope,
+        module: scope,
+        scopes: n.scopes!.slice(0, depth + 1),
+        kind: 'group',
+        inputs: [],
+        outputs: [],
+        size: 0,
+      };
       groups.set(id, g);
       nodes.push(g);
     }
@@ -52,7 +66,8 @@ export function groupGraph(graph: Graph, expanded: ReadonlySet<string>): Graph {
   const seen = new Set<string>();
   const edges: Graph['edges'] = [];
   for (const e of graph.edges) {
-    const from = rep.get(e.from), to = rep.get(e.to);
+    const from = rep.get(e.from),
+      to = rep.get(e.to);
     if (!from || !to || from === to || seen.has(`${from}>${to}`)) continue;
     seen.add(`${from}>${to}`);
     edges.push({ ...e, from, to });

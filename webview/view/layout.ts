@@ -9,14 +9,29 @@ export const DAGRE_LIMIT = 1500;
  * a frame at 1,100 nodes in headless Chromium), also for views dagre still lays out. */
 export const SVG_LIMIT = 1000;
 
-export interface Placed { id: string; x: number; y: number; width: number; height: number }
-export interface Layout { nodes: Map<string, Placed>; edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>; width: number; height: number }
+export interface Placed {
+  id: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+export interface Layout {
+  nodes: Map<string, Placed>;
+  edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>;
+  width: number;
+  height: number;
+}
 
 export function dagreLayout(graph: Graph): Layout {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 26, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of graph.nodes) g.setNode(n.id, { width: nodeWidth(n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op, n.module), height: n.module ? 38 : 26 });
+  for (const n of graph.nodes)
+    g.setNode(n.id, {
+      width: nodeWidth(n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op, n.module),
+      height: n.module ? 38 : 26,
+    });
   for (const e of graph.edges) g.setEdge(e.from, e.to);
   dagre.layout(g);
   const nodes = new Map<string, Placed>();
@@ -33,10 +48,15 @@ export function dagreLayout(graph: Graph): Layout {
  * The view that fits the whole graph into the viewport, unless that makes it unreadable: then the width fits
  * (at most 1:1) and the top of the graph shows. x, y: top-left in graph units; w, h: the visible extent.
  */
-export function fitView(viewport: { width: number; height: number }, layout: Layout): { scale: number; x: number; y: number; w: number; h: number } {
-  const W = layout.width || 1, H = layout.height || 1;
+export function fitView(
+  viewport: { width: number; height: number },
+  layout: Layout,
+): { scale: number; x: number; y: number; w: number; h: number } {
+  const W = layout.width || 1,
+    H = layout.height || 1;
   let scale = Math.min(viewport.width / W, viewport.height / H) || 1;
   if (scale < 0.6) scale = Math.min(1, viewport.width / W);
-  const w = (viewport.width || W) / scale, h = (viewport.height || H) / scale;
+  const w = (viewport.width || W) / scale,
+    h = (viewport.height || H) / scale;
   return { scale, x: (W - w) / 2, y: scale * H < viewport.height ? (H - h) / 2 : 0, w, h };
 }

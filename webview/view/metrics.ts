@@ -2,7 +2,11 @@
 import type { LayerResult } from '../../protocol/kernel';
 import type { GraphNode } from '../importers/types';
 
-export interface Band { label: string; colour: string; test: (cos: number, threshold: number) => boolean }
+export interface Band {
+  label: string;
+  colour: string;
+  test: (cos: number, threshold: number) => boolean;
+}
 
 export const BANDS: Band[] = [
   { label: '≥ threshold', colour: 'var(--vscode-charts-green, #388a34)', test: (c, t) => c >= t },

@@ -4,7 +4,12 @@
 import type { Layout } from './layout';
 
 /** The part of the graph on screen, in layout units. */
-export interface Viewport { x: number; y: number; w: number; h: number }
+export interface Viewport {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
 
 const MAX = 180;
 const MIN = 36;
@@ -17,13 +22,22 @@ export interface Minimap {
 }
 
 /** `room`: the size of the view it sits on; the minimap takes at most a quarter of its smaller side. */
-export function createMinimap(host: HTMLElement, layout: Layout, fillOf: (id: string) => string, room?: { width: number; height: number }): Minimap {
-  const W = layout.width || 1, H = layout.height || 1;
-  const max = room?.width && room.height ? Math.max(2 * MIN, Math.min(MAX, Math.min(room.width, room.height) / 4)) : MAX;
+export function createMinimap(
+  host: HTMLElement,
+  layout: Layout,
+  fillOf: (id: string) => string,
+  room?: { width: number; height: number },
+): Minimap {
+  const W = layout.width || 1,
+    H = layout.height || 1;
+  const max =
+    room?.width && room.height ? Math.max(2 * MIN, Math.min(MAX, Math.min(room.width, room.height) / 4)) : MAX;
   const k = Math.min(max / W, max / H);
   // A long narrow graph still gets a strip wide enough to hit; the picture sits centred in it.
-  const cssW = Math.max(MIN, Math.ceil(W * k)), cssH = Math.max(MIN, Math.ceil(H * k));
-  const ox = (cssW - W * k) / 2, oy = (cssH - H * k) / 2;
+  const cssW = Math.max(MIN, Math.ceil(W * k)),
+    cssH = Math.max(MIN, Math.ceil(H * k));
+  const ox = (cssW - W * k) / 2,
+    oy = (cssH - H * k) / 2;
   const dpr = window.devicePixelRatio || 1;
   const canvas = document.createElement('canvas');
   canvas.width = Math.round(cssW * dpr);
@@ -53,8 +67,10 @@ export function createMinimap(host: HTMLElement, layout: Layout, fillOf: (id: st
   const mini: Minimap = {
     show(v) {
       // Clipped to the picture, so the outline stays visible when the view is larger than the graph.
-      const x0 = Math.max(0, ox + v.x * k), y0 = Math.max(0, oy + v.y * k);
-      const x1 = Math.min(cssW, ox + (v.x + v.w) * k), y1 = Math.min(cssH, oy + (v.y + v.h) * k);
+      const x0 = Math.max(0, ox + v.x * k),
+        y0 = Math.max(0, oy + v.y * k);
+      const x1 = Math.min(cssW, ox + (v.x + v.w) * k),
+        y1 = Math.min(cssH, oy + (v.y + v.h) * k);
       outline.style.left = `${x0}px`;
       outline.style.top = `${y0}px`;
       outline.style.width = `${Math.max(4, x1 - x0)}px`;
@@ -72,7 +88,9 @@ export function createMinimap(host: HTMLElement, layout: Layout, fillOf: (id: st
     pan(ev);
     ev.preventDefault();
   };
-  host.onpointermove = (ev) => { if (dragging) pan(ev); };
+  host.onpointermove = (ev) => {
+    if (dragging) pan(ev);
+  };
   host.onpointerup = host.onpointercancel = (ev) => {
     dragging = false;
     if (host.hasPointerCapture(ev.pointerId)) host.releasePointerCapture(ev.pointerId);

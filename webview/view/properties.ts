@@ -47,7 +47,12 @@ export function statsOf(t: TensorInfo | undefined): WeightStats | undefined {
   let max = -Infinity;
   let sum = 0;
   let sumSq = 0;
-  for (const x of v) { min = Math.min(min, x); max = Math.max(max, x); sum += x; sumSq += x * x; }
+  for (const x of v) {
+    min = Math.min(min, x);
+    max = Math.max(max, x);
+    sum += x;
+    sumSq += x * x;
+  }
   const mean = sum / v.length;
   const histogram = new Array<number>(HISTOGRAM_BINS).fill(0);
   const scale = max > min ? HISTOGRAM_BINS / (max - min) : 0;
@@ -78,7 +83,10 @@ function histogramSvg(bins: number[], min: number, max: number): SVGSVGElement {
   svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
   svg.setAttribute('class', 'histogram');
   svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', `histogram of ${bins.reduce((a, b) => a + b, 0)} values from ${fmt(min)} to ${fmt(max)}`);
+  svg.setAttribute(
+    'aria-label',
+    `histogram of ${bins.reduce((a, b) => a + b, 0)} values from ${fmt(min)} to ${fmt(max)}`,
+  );
   const top = Math.max(...bins, 1);
   const bw = w / bins.length;
   bins.forEach((count, i) => {
@@ -98,7 +106,10 @@ function layerHistogramSection(title: string, h: Histogram): HTMLElement {
   const sec = section(title, [
     ['values', String(h.count)],
     ['data range', `${fmt(h.min)} … ${fmt(h.max)}`],
-    ['representable', `${fmt(h.representable[0])} … ${fmt(h.representable[1])}${h.perChannel ? ' (widest channel)' : ''}`],
+    [
+      'representable',
+      `${fmt(h.representable[0])} … ${fmt(h.representable[1])}${h.perChannel ? ' (widest channel)' : ''}`,
+    ],
     ...(h.observed ? [['observed', `${fmt(h.observed[0])} … ${fmt(h.observed[1])}`] as [string, string]] : []),
     ['clipped', `${(h.clippedFraction * 100).toFixed(2)} %`],
   ]);
@@ -107,26 +118,39 @@ function layerHistogramSection(title: string, h: Histogram): HTMLElement {
   return sec;
 }
 
-export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph, layer: LayerResult | undefined,
-  histograms?: LayerHistograms, drift?: LayerDrift): void {
+export function showProperties(
+  host: HTMLElement,
+  node: GraphNode,
+  graph: Graph,
+  layer: LayerResult | undefined,
+  histograms?: LayerHistograms,
+  drift?: LayerDrift,
+): void {
   const type = node.module ? graph.modules?.[node.module]?.type : undefined;
-  const parts: HTMLElement[] = [section(node.op, [
-    ['name', node.name],
-    ...(node.module ? [['module', node.module] as [string, string]] : []),
-    ...(type ? [['type', type] as [string, string]] : []),
-    ...(node.precision ? [['precision', node.precision] as [string, string]] : []),
-    ...(node.source ? [['source', `${node.source.file}:${node.source.line}`] as [string, string]] : []),
-  ])];
+  const parts: HTMLElement[] = [
+    section(node.op, [
+      ['name', node.name],
+      ...(node.module ? [['module', node.module] as [string, string]] : []),
+      ...(type ? [['type', type] as [string, string]] : []),
+      ...(node.precision ? [['precision', node.precision] as [string, string]] : []),
+      ...(node.source ? [['source', `${node.source.file}:${node.source.line}`] as [string, string]] : []),
+    ]),
+  ];
   if (node.executed) {
     const sec = section('As executed', executedRows(node.executed));
     sec.classList.add('executed');
     parts.push(sec);
   }
   if (layer) {
-    parts.push(section(`FP32 vs INT8 (${layer.group.join('+')})`, [
-      ['cosine', layer.cosine.toFixed(5)], ['SQNR', `${layer.sqnr.toFixed(2)} dB`], ['MSE', layer.mse.toExponential(3)], ['max |Δ|', fmt(layer.maxAbs)],
-      ...(layer.source ? [['source', `${layer.source.file}:${layer.source.line}`] as [string, string]] : []),
-    ]));
+    parts.push(
+      section(`FP32 vs INT8 (${layer.group.join('+')})`, [
+        ['cosine', layer.cosine.toFixed(5)],
+        ['SQNR', `${layer.sqnr.toFixed(2)} dB`],
+        ['MSE', layer.mse.toExponential(3)],
+        ['max |Δ|', fmt(layer.maxAbs)],
+        ...(layer.source ? [['source', `${layer.source.file}:${layer.source.line}`] as [string, string]] : []),
+      ]),
+    );
   }
   if (histograms?.weight) parts.push(layerHistogramSection('Weight (QAT)', histograms.weight));
   if (histograms?.activation) parts.push(layerHistogramSection('Input activation', histograms.activation));
@@ -134,7 +158,10 @@ export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph,
   if (isQdq(node.op) || node.qparams) {
     const q = quantParams(node, graph);
     const perChannel = (q.scale?.values?.length ?? 1) > 1;
-    const rows: Array<[string, string]> = [['scale', tensorText(q.scale)], ['zero_point', tensorText(q.zeroPoint)]];
+    const rows: Array<[string, string]> = [
+      ['scale', tensorText(q.scale)],
+      ['zero_point', tensorText(q.zeroPoint)],
+    ];
     if (perChannel) rows.push(['axis', q.axis ?? '1']);
     if (q.range) rows.push(['range', `${q.range[0]} … ${q.range[1]}`]);
     const sec = section(perChannel ? 'Quantization (per channel)' : 'Quantization (per tensor)', rows);
@@ -146,12 +173,22 @@ export function showProperties(host: HTMLElement, node: GraphNode, graph: Graph,
   }
   const attrs = Object.entries(node.attributes ?? {});
   if (attrs.length) parts.push(section('Attributes', attrs));
-  parts.push(section('Inputs', node.inputs.map((t, i) => [String(i), `${t} ${tensorText(graph.tensors.get(t))}`])));
+  parts.push(
+    section(
+      'Inputs',
+      node.inputs.map((t, i) => [String(i), `${t} ${tensorText(graph.tensors.get(t))}`]),
+    ),
+  );
   for (const name of node.inputs) {
     const stats = statsOf(graph.tensors.get(name));
     if (stats) parts.push(weightSection(name, stats));
   }
-  parts.push(section('Outputs', node.outputs.map((t, i) => [String(i), t])));
+  parts.push(
+    section(
+      'Outputs',
+      node.outputs.map((t, i) => [String(i), t]),
+    ),
+  );
   host.replaceChildren(...parts);
   host.hidden = false;
 }

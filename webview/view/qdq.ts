@@ -13,7 +13,14 @@ const fmt = (v: number | undefined) => (v === undefined ? '?' : Number.isInteger
 export function precisionOf(node: GraphNode, graph: Graph, producers: Map<string, GraphNode>): Precision | undefined {
   if (node.kind !== 'op' || isQdq(node.op)) return undefined;
   const inputs = node.inputs.filter((t) => t && (producers.has(t) || !graph.tensors.has(t)));
-  if (inputs.some((t) => graph.tensors.get(t)?.dtype === 'float16' || producers.get(t)?.op === 'Cast' && producers.get(t)?.attributes?.to === '10')) return 'fp16';
+  if (
+    inputs.some(
+      (t) =>
+        graph.tensors.get(t)?.dtype === 'float16' ||
+        (producers.get(t)?.op === 'Cast' && producers.get(t)?.attributes?.to === '10'),
+    )
+  )
+    return 'fp16';
   if (inputs.length && inputs.every((t) => qdqRole(producers.get(t)?.op ?? '') === 'dq')) return 'int8';
   return 'fp32';
 }
@@ -24,7 +31,12 @@ export function producerMap(graph: Graph): Map<string, GraphNode> {
   return m;
 }
 
-export interface QuantParams { scale?: TensorInfo; zeroPoint?: TensorInfo; axis?: string; range?: [number, number] }
+export interface QuantParams {
+  scale?: TensorInfo;
+  zeroPoint?: TensorInfo;
+  axis?: string;
+  range?: [number, number];
+}
 
 /**
  * Scale and zero-point of a Q/DQ node: carried by the node (graph JSON), or ONNX's inputs 1 and 2, per channel
@@ -32,13 +44,20 @@ export interface QuantParams { scale?: TensorInfo; zeroPoint?: TensorInfo; axis?
  */
 export function quantParams(node: GraphNode, graph: Graph): QuantParams {
   const q = node.qparams;
-  if (!q) return { scale: graph.tensors.get(node.inputs[1]), zeroPoint: graph.tensors.get(node.inputs[2]), axis: node.attributes?.axis };
+  if (!q)
+    return {
+      scale: graph.tensors.get(node.inputs[1]),
+      zeroPoint: graph.tensors.get(node.inputs[2]),
+      axis: node.attributes?.axis,
+    };
   const dims = (v: number[]) => (v.length > 1 || q.axis !== undefined ? [v.length] : []);
   return {
     scale: { dtype: 'float32', dims: dims(q.scale), values: q.scale },
     zeroPoint: { dtype: q.dtype, dims: dims(q.zeroPoint), values: q.zeroPoint },
     ...(q.axis !== undefined ? { axis: String(q.axis) } : {}),
-    ...(q.quantMin !== undefined && q.quantMax !== undefined ? { range: [q.quantMin, q.quantMax] as [number, number] } : {}),
+    ...(q.quantMin !== undefined && q.quantMax !== undefined
+      ? { range: [q.quantMin, q.quantMax] as [number, number] }
+      : {}),
   };
 }
 
@@ -83,8 +102,15 @@ export function collapseQdq(graph: Graph): Graph {
     rename.set(d.outputs[0], { tensor: d.inputs[0], label: `weights ${qLabel(d, graph)}` });
   }
   // Chains of fake-quants (rare) resolve to the first real producer.
-  const resolve = (t: string) => { let r = rename.get(t); let label = r?.label; while (r && rename.has(r.tensor)) r = rename.get(r.tensor); return r ? { tensor: r.tensor, label: label! } : undefined; };
-  const nodes = graph.nodes.filter((n) => !removed.has(n.id)).map((n) => ({ ...n, inputs: n.inputs.map((t) => resolve(t)?.tensor ?? t) }));
+  const resolve = (t: string) => {
+    let r = rename.get(t);
+    const label = r?.label;
+    while (r && rename.has(r.tensor)) r = rename.get(r.tensor);
+    return r ? { tensor: r.tensor, label: label! } : undefined;
+  };
+  const nodes = graph.nodes
+    .filter((n) => !removed.has(n.id))
+    .map((n) => ({ ...n, inputs: n.inputs.map((t) => resolve(t)?.tensor ?? t) }));
   const producer = new Map<string, string>();
   for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
   const edges: Graph['edges'] = [];

@@ -14,7 +14,11 @@ const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
   return e;
 };
 
-export interface RenderStats { nodes: number; qdq: number; coloured: number }
+export interface RenderStats {
+  nodes: number;
+  qdq: number;
+  coloured: number;
+}
 
 export interface RenderOptions {
   onSelect?: (nodeId: string) => void;
@@ -34,7 +38,9 @@ export function nodeFill(n: GraphNode, layer: LayerResult | undefined, threshold
 }
 
 const BADGE_COLOUR = {
-  int8: 'var(--vscode-charts-purple, #8a4fbf)', fp16: 'var(--vscode-charts-blue, #1a85ff)', bf16: 'var(--vscode-charts-blue, #1a85ff)',
+  int8: 'var(--vscode-charts-purple, #8a4fbf)',
+  fp16: 'var(--vscode-charts-blue, #1a85ff)',
+  bf16: 'var(--vscode-charts-blue, #1a85ff)',
   fp32: 'var(--vscode-descriptionForeground, #555)',
 } as const;
 
@@ -42,16 +48,25 @@ const BADGE_COLOUR = {
  * Text colours for one render: label text readable on each node's fill, and a precision badge in its own colour
  * where that reads on the fill, else in the label's.
  */
-export function nodeText(): { colour: (css: string) => string; label: (fill: string) => string; badge: (fill: string, precision: keyof typeof BADGE_COLOUR) => string } {
+export function nodeText(): {
+  colour: (css: string) => string;
+  label: (fill: string) => string;
+  badge: (fill: string, precision: keyof typeof BADGE_COLOUR) => string;
+} {
   const colour = colourResolver();
   const background = colour('var(--vscode-editor-background, #fff)');
   const label = textColours([colour('var(--vscode-editor-foreground, #333)'), background], background);
-  return { colour, label, badge: (fill, precision) => readableOn(fill, [colour(BADGE_COLOUR[precision]), label(fill)], background) };
+  return {
+    colour,
+    label,
+    badge: (fill, precision) => readableOn(fill, [colour(BADGE_COLOUR[precision]), label(fill)], background),
+  };
 }
 
 /** About how wide 11px text is (the layout sizes boxes at 7px a character, with margins). */
 const estimateWidth = (text: string) => text.length * 6.2;
-const fitText = (width: number, ...texts: string[]) => texts.find((t) => estimateWidth(t) <= width - 6) ?? texts[texts.length - 1];
+const fitText = (width: number, ...texts: string[]) =>
+  texts.find((t) => estimateWidth(t) <= width - 6) ?? texts[texts.length - 1];
 
 /** Short tag drawn on Q/DQ boxes, ahead of the op. */
 export const QDQ_TAG = { q: 'Q', dq: 'DQ', fq: 'FQ' } as const;
@@ -62,39 +77,71 @@ const FRAME_PAD = 5;
  * Boxes around the nodes of each open module (dagre's compound layout would keep them apart, at five times the
  * layout time): a module's box holds its own nodes and its submodules' boxes, each padded, so nesting shows.
  */
-export function moduleFrames(graph: Graph, layout: Layout): Array<{ module: string; depth: number; x: number; y: number; width: number; height: number }> {
+export function moduleFrames(
+  graph: Graph,
+  layout: Layout,
+): Array<{ module: string; depth: number; x: number; y: number; width: number; height: number }> {
   const parent = new Map<string, string | undefined>();
   const own = new Map<string, Array<{ x0: number; y0: number; x1: number; y1: number }>>();
   const collapsed = new Set(graph.nodes.filter((n) => n.kind === 'group').map((n) => n.module));
   for (const n of graph.nodes) {
     const scopes = (n.scopes ?? []).filter((s) => !collapsed.has(s));
-    scopes.forEach((s, i) => { if (!parent.has(s)) parent.set(s, scopes[i - 1]); });
+    scopes.forEach((s, i) => {
+      if (!parent.has(s)) parent.set(s, scopes[i - 1]);
+    });
     const p = layout.nodes.get(n.id);
     const inner = scopes.at(-1);
     if (!p || !inner) continue;
-    (own.get(inner) ?? own.set(inner, []).get(inner)!).push({ x0: p.x - p.width / 2, y0: p.y - p.height / 2, x1: p.x + p.width / 2, y1: p.y + p.height / 2 });
+    (own.get(inner) ?? own.set(inner, []).get(inner)!).push({
+      x0: p.x - p.width / 2,
+      y0: p.y - p.height / 2,
+      x1: p.x + p.width / 2,
+      y1: p.y + p.height / 2,
+    });
   }
-  const depth = (s: string) => { let d = 0; for (let p = parent.get(s); p; p = parent.get(p)) d++; return d; };
+  const depth = (s: string) => {
+    let d = 0;
+    for (let p = parent.get(s); p; p = parent.get(p)) d++;
+    return d;
+  };
   const boxes = new Map<string, { x0: number; y0: number; x1: number; y1: number }>();
   // Deepest first, so each module's box can take in its submodules' boxes.
   for (const s of [...parent.keys()].sort((a, b) => depth(b) - depth(a))) {
     const parts = own.get(s) ?? [];
     const b = { x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
-    for (const p of parts) { b.x0 = Math.min(b.x0, p.x0); b.y0 = Math.min(b.y0, p.y0); b.x1 = Math.max(b.x1, p.x1); b.y1 = Math.max(b.y1, p.y1); }
+    for (const p of parts) {
+      b.x0 = Math.min(b.x0, p.x0);
+      b.y0 = Math.min(b.y0, p.y0);
+      b.x1 = Math.max(b.x1, p.x1);
+      b.y1 = Math.max(b.y1, p.y1);
+    }
     if (!Number.isFinite(b.x0)) continue;
     const padded = { x0: b.x0 - FRAME_PAD, y0: b.y0 - FRAME_PAD, x1: b.x1 + FRAME_PAD, y1: b.y1 + FRAME_PAD };
     boxes.set(s, padded);
     const up = parent.get(s);
     if (up) (own.get(up) ?? own.set(up, []).get(up)!).push(padded);
   }
-  return [...boxes].map(([module, b]) => ({ module, depth: depth(module), x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0 }))
+  return [...boxes]
+    .map(([module, b]) => ({ module, depth: depth(module), x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0 }))
     .sort((a, b) => a.depth - b.depth);
 }
 
 /** What a renderer hands back: counts, fit-to-view, programmatic selection (search, keyboard) and panning (minimap). */
-export interface Rendered { stats: RenderStats; fit: () => void; select: (nodeId: string) => void; centreOn: (x: number, y: number) => void }
+export interface Rendered {
+  stats: RenderStats;
+  fit: () => void;
+  select: (nodeId: string) => void;
+  centreOn: (x: number, y: number) => void;
+}
 
-export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, layers: LayerResult[], threshold: number, opts: RenderOptions = {}): Rendered {
+export function renderGraph(
+  host: HTMLElement,
+  graph: Graph,
+  layout: Layout,
+  layers: LayerResult[],
+  threshold: number,
+  opts: RenderOptions = {},
+): Rendered {
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const text = nodeText();
   const svg = el('svg', { role: 'img', 'aria-label': `Graph ${graph.name}` });
@@ -114,7 +161,9 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
   for (const e of layout.edges) {
     if (!e.points.length) continue;
     const label = labels.get(`${e.from}>${e.to}`);
-    root.append(el('path', { class: label ? 'edge int8' : 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }));
+    root.append(
+      el('path', { class: label ? 'edge int8' : 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }),
+    );
     if (label) {
       const mid = e.points[Math.floor(e.points.length / 2)];
       const t = el('text', { class: 'edge-label', x: mid.x + 4, y: mid.y });
@@ -129,7 +178,13 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     const role = qdqRole(n.op);
     const qdq = role !== undefined;
     const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
-    const g = el('g', { class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`, 'data-id': n.id, transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`, 'data-op': n.op, 'data-name': n.name });
+    const g = el('g', {
+      class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`,
+      'data-id': n.id,
+      transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`,
+      'data-op': n.op,
+      'data-name': n.name,
+    });
     const rect = el('rect', { width: p.width, height: p.height, rx: qdq ? 10 : 3 });
     rect.style.fill = nodeFill(n, layer, threshold);
     const fill = text.colour(rect.style.fill);
@@ -153,7 +208,14 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     }
     if (n.module) {
       const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
-      sub.textContent = n.kind === 'group' ? (layer ? `worst cos ${layer.cosine.toFixed(4)}` : '') : layer ? fitText(p.width, `${n.module}  cos ${layer.cosine.toFixed(4)}`, `cos ${layer.cosine.toFixed(4)}`) : n.module;
+      sub.textContent =
+        n.kind === 'group'
+          ? layer
+            ? `worst cos ${layer.cosine.toFixed(4)}`
+            : ''
+          : layer
+            ? fitText(p.width, `${n.module}  cos ${layer.cosine.toFixed(4)}`, `cos ${layer.cosine.toFixed(4)}`)
+            : n.module;
       // Boxes are sized for the op and module names; text beyond the box would sit on the background in the fill's ink.
       if (estimateWidth(sub.textContent) > p.width - 6) {
         sub.setAttribute('textLength', String(p.width - 6));
@@ -179,7 +241,8 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     if (!opts.onView) return;
     // The viewBox is letterboxed into the element (preserveAspectRatio meet): the visible part is wider or taller.
     const s = r.width && r.height ? Math.min(r.width / view.w, r.height / view.h) : 1;
-    const w = r.width ? r.width / s : view.w, h = r.height ? r.height / s : view.h;
+    const w = r.width ? r.width / s : view.w,
+      h = r.height ? r.height / s : view.h;
     opts.onView({ x: view.x - (w - view.w) / 2, y: view.y - (h - view.h) / 2, w, h });
   };
   const fit = () => {
@@ -188,24 +251,33 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     apply();
   };
   fit();
-  svg.addEventListener('wheel', (ev) => {
-    ev.preventDefault();
-    const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
-    const r = svg.getBoundingClientRect();
-    const cx = view.x + ((ev.clientX - r.left) / r.width) * view.w;
-    const cy = view.y + ((ev.clientY - r.top) / r.height) * view.h;
-    view = { x: cx - (cx - view.x) * k, y: cy - (cy - view.y) * k, w: view.w * k, h: view.h * k };
-    apply();
-  }, { passive: false });
+  svg.addEventListener(
+    'wheel',
+    (ev) => {
+      ev.preventDefault();
+      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
+      const r = svg.getBoundingClientRect();
+      const cx = view.x + ((ev.clientX - r.left) / r.width) * view.w;
+      const cy = view.y + ((ev.clientY - r.top) / r.height) * view.h;
+      view = { x: cx - (cx - view.x) * k, y: cy - (cy - view.y) * k, w: view.w * k, h: view.h * k };
+      apply();
+    },
+    { passive: false },
+  );
   let drag: { x: number; y: number; moved: number } | undefined;
-  svg.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: 0 }; });
+  svg.addEventListener('pointerdown', (ev) => {
+    drag = { x: ev.clientX, y: ev.clientY, moved: 0 };
+  });
   svg.addEventListener('pointerup', (ev) => {
     // A press that did not pan is a click: select the node under it, or collapse the module whose label it hit.
     const click = drag && drag.moved < 4;
     const node = click ? (ev.target as Element).closest('g.node') : null;
     const frame = click && !node ? (ev.target as Element).closest('.frame-label')?.parentElement : null;
     drag = undefined;
-    if (frame) { opts.onCollapse?.(frame.getAttribute('data-module')!); return; }
+    if (frame) {
+      opts.onCollapse?.(frame.getAttribute('data-module')!);
+      return;
+    }
     if (!node) return;
     root.querySelectorAll('g.node.selected').forEach((e) => e.classList.remove('selected'));
     node.classList.add('selected');
@@ -216,7 +288,11 @@ export function renderGraph(host: HTMLElement, graph: Graph, layout: Layout, lay
     const r = svg.getBoundingClientRect();
     view.x -= ((ev.clientX - drag.x) / r.width) * view.w;
     view.y -= ((ev.clientY - drag.y) / r.height) * view.h;
-    drag = { x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) };
+    drag = {
+      x: ev.clientX,
+      y: ev.clientY,
+      moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y),
+    };
     apply();
   });
   const select = (id: string) => {

@@ -15,8 +15,10 @@ export function resolvePath(file: string, base: string | undefined): string {
   const sep = base.includes('\\') && !base.includes('/') ? '\\' : '/';
   const out: string[] = [];
   for (const part of [...base.split(/[\\/]/), ...file.split(/[\\/]/)]) {
-    if (part === '..') { if (out.length > 1 || (out.length === 1 && out[0] !== '')) out.pop(); }
-    else if (part === '' && out.length === 0) out.push(part); // the root of an absolute base
+    if (part === '..') {
+      if (out.length > 1 || (out.length === 1 && out[0] !== '')) out.pop();
+    } else if (part === '' && out.length === 0)
+      out.push(part); // the root of an absolute base
     else if (part !== '.' && part !== '') out.push(part);
   }
   return out.join(sep) || '.';

@@ -3,7 +3,11 @@
 // else the collapsed group that holds the module.
 import { isQdq, type Graph, type GraphNode } from '../importers/types';
 
-export interface Selected { name: string; op: string; module?: string }
+export interface Selected {
+  name: string;
+  op: string;
+  module?: string;
+}
 
 /** What another view needs to find a node's counterpart: Q/DQ nodes have no module, only the one they sit in. */
 export function selectedOf(node: GraphNode): Selected {
@@ -20,5 +24,6 @@ export function counterpart(graph: Graph, sel: Selected): string | undefined {
   const pick = inModule.find((n) => n.op === sel.op) ?? inModule.find((n) => !isQdq(n.op)) ?? inModule[0];
   if (pick) return pick.id;
   const m = sel.module;
-  return graph.nodes.find((n) => n.kind === 'group' && n.module && (m === n.module || m.startsWith(n.module + '.')))?.id;
+  return graph.nodes.find((n) => n.kind === 'group' && n.module && (m === n.module || m.startsWith(n.module + '.')))
+    ?.id;
 }

@@ -44,7 +44,12 @@ function getWorker(): Worker | null {
 }
 
 /** `bytes` may be left out to re-lay out the model last sent under the same key. */
-export function layoutInWorker(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}, fileName = ''): Promise<LaidOut & { inWorker: boolean }> {
+export function layoutInWorker(
+  key: string,
+  bytes: Uint8Array | undefined,
+  options: ViewOptions = {},
+  fileName = '',
+): Promise<LaidOut & { inWorker: boolean }> {
   const w = getWorker();
   if (!w) return Promise.resolve({ ...decodeAndLayout(key, bytes, options, fileName), inWorker: false });
   if (bytes) {
@@ -56,6 +61,9 @@ export function layoutInWorker(key: string, bytes: Uint8Array | undefined, optio
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject });
-    w.postMessage({ type: 'layout', id, key, bytes: send, fileName: model!.fileName, options } satisfies ToLayoutWorker, send ? [send.buffer] : []);
+    w.postMessage(
+      { type: 'layout', id, key, bytes: send, fileName: model!.fileName, options } satisfies ToLayoutWorker,
+      send ? [send.buffer] : [],
+    );
   });
 }

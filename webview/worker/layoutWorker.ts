@@ -6,7 +6,11 @@ const post = (m: FromLayoutWorker) => (self as unknown as Worker).postMessage(m)
 
 self.onmessage = (ev: MessageEvent<ToLayoutWorker>) => {
   try {
-    post({ type: 'laidOut', id: ev.data.id, ...decodeAndLayout(ev.data.key, ev.data.bytes, ev.data.options, ev.data.fileName) });
+    post({
+      type: 'laidOut',
+      id: ev.data.id,
+      ...decodeAndLayout(ev.data.key, ev.data.bytes, ev.data.options, ev.data.fileName),
+    });
   } catch (err) {
     post({ type: 'failed', id: ev.data.id, message: (err as Error).message });
   }

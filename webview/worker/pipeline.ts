@@ -42,7 +42,12 @@ function decode(key: string, bytes: Uint8Array | undefined, fileName: string): G
   return graph;
 }
 
-export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, options: ViewOptions = {}, fileName = ''): LaidOut {
+export function decodeAndLayout(
+  key: string,
+  bytes: Uint8Array | undefined,
+  options: ViewOptions = {},
+  fileName = '',
+): LaidOut {
   const t0 = performance.now();
   const full = decode(key, bytes, fileName);
   let graph = options.collapseQdq ? collapseQdq(full) : full;
@@ -55,7 +60,14 @@ export function decodeAndLayout(key: string, bytes: Uint8Array | undefined, opti
   const fast = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > DAGRE_LIMIT);
   const big = fast || (renderer !== 'svg' && graph.nodes.length > SVG_LIMIT);
   const layout = fast ? fastLayout(graph) : dagreOrFast(graph);
-  return { graph, layout, big, expanded, total: full.nodes.length, timings: { decode: t1 - t0, layout: performance.now() - t1 } };
+  return {
+    graph,
+    layout,
+    big,
+    expanded,
+    total: full.nodes.length,
+    timings: { decode: t1 - t0, layout: performance.now() - t1 },
+  };
 }
 
 /** dagre recurses along long chains and can exhaust a worker's smaller stack; the layered layout cannot. */

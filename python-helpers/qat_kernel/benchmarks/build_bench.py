@@ -9,6 +9,7 @@ temporary workspace written here: a config, a model.py that builds it, and a dat
 images at 3 x side x side (default 112, a quarter of ImageNet's pixels, to keep the run short on a small
 machine) with random labels. No FP32 training (fp32_epochs 0), two QAT steps: the network's shape,
 not its accuracy, is what the table measures. Every row runs the same weights."""
+
 from __future__ import annotations
 
 import json
@@ -74,14 +75,27 @@ def bench(config: Path, runs: int, model: str, shape: str) -> dict:
     ctx = RequestContext(0, "bench/run", {"config": str(config), "runs": runs}, notify)
     started = time.monotonic()
     result = bench_run.run(ctx)
-    rows = [{"name": r["name"], "label": r["label"], "bytes": r["bytes"],
-             "medianMs": {k: round(v["medianMs"], 3) for k, v in r["latency"].items()},
-             "p10Ms": {k: round(v["p10Ms"], 3) for k, v in r["latency"].items()},
-             "p90Ms": {k: round(v["p90Ms"], 3) for k, v in r["latency"].items()},
-             "ratio": {k: round(v, 2) for k, v in r["speedupVsTorchFp32"].items()}}
-            for r in result["bench"]["rows"]]
-    return {"model": model, "input": shape, "runs": runs, "seconds": round(time.monotonic() - started, 1),
-            "summary": result["summary"], "notes": result["notes"], "rows": rows}
+    rows = [
+        {
+            "name": r["name"],
+            "label": r["label"],
+            "bytes": r["bytes"],
+            "medianMs": {k: round(v["medianMs"], 3) for k, v in r["latency"].items()},
+            "p10Ms": {k: round(v["p10Ms"], 3) for k, v in r["latency"].items()},
+            "p90Ms": {k: round(v["p90Ms"], 3) for k, v in r["latency"].items()},
+            "ratio": {k: round(v, 2) for k, v in r["speedupVsTorchFp32"].items()},
+        }
+        for r in result["bench"]["rows"]
+    ]
+    return {
+        "model": model,
+        "input": shape,
+        "runs": runs,
+        "seconds": round(time.monotonic() - started, 1),
+        "summary": result["summary"],
+        "notes": result["notes"],
+        "rows": rows,
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -13,6 +13,7 @@ and the ratios to one FP32 forward + one INT8 forward of the same batches.
   float and the INT8 model (both carrying debug handles from generate_numeric_debug_handle), one run
   each, extract_results_from_loggers, compare_results. Its models are prepared and converted here with
   the same quantizer, since the handles must exist before prepare; the comparison is what is timed."""
+
 from __future__ import annotations
 
 import copy
@@ -37,7 +38,7 @@ def _median_seconds(fn, repeats: int) -> float:
 def main(argv: list[str]) -> int:
     import torch
 
-    from .. import layer_compare, session
+    from .. import session
     from ..context import RequestContext
     from ..training import first_inputs
 
@@ -61,8 +62,11 @@ def main(argv: list[str]) -> int:
 
 def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict:
     import torch
-    from torchao.quantization.pt2e import (compare_results, extract_results_from_loggers,
-                                           prepare_for_propagation_comparison)
+    from torchao.quantization.pt2e import (
+        compare_results,
+        extract_results_from_loggers,
+        prepare_for_propagation_comparison,
+    )
 
     from .. import layer_compare
 
@@ -95,9 +99,13 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
     }
     base = timings["twoForwards"]
     return {
-        "samples": sum(len(x) for x in inputs), "batches": len(inputs), "repeats": repeats,
-        "threads": torch.get_num_threads(), "layers": len(layer_compare.compare_pt2e(trained, inputs, folder, ctx)),
-        "seconds": timings, "ratios": {k: v / base for k, v in timings.items()},
+        "samples": sum(len(x) for x in inputs),
+        "batches": len(inputs),
+        "repeats": repeats,
+        "threads": torch.get_num_threads(),
+        "layers": len(layer_compare.compare_pt2e(trained, inputs, folder, ctx)),
+        "seconds": timings,
+        "ratios": {k: v / base for k, v in timings.items()},
     }
 
 
@@ -107,7 +115,9 @@ def _numeric_debugger_models(trained, inputs) -> dict:
     from torchao.quantization.pt2e import generate_numeric_debug_handle, move_exported_model_to_eval
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
-        X86InductorQuantizer, get_default_x86_inductor_quantization_config)
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
 
     float_model = copy.deepcopy(trained.fp32).eval()
     exported = torch.export.export(float_model, (inputs[0],))

@@ -6,6 +6,7 @@ ONNX once, builds TVM INT8 (our fold) with schedule.py's current rule and with t
 ONNX Runtime INT8 on our export and on quantize_static's model (median ms, batch 1 and 16).
 
 Run: python -m qat_kernel.benchmarks.tvm_int8_bench [side] [runs] [work folder] [--fp32]"""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,10 @@ import numpy as np
 
 def export(folder: Path, side: int) -> tuple[Path, list]:
     """(QDQ ONNX path, calibration batches) of the build benchmark's ResNet-18."""
+    from .. import session
     from ..context import RequestContext
     from ..methods import build_tvm as method
     from ..training import first_inputs
-    from .. import session
     from .build_bench import write_resnet_workspace
 
     config = write_resnet_workspace(folder, side)
@@ -53,8 +54,7 @@ def _time(fns: dict, inputs: dict, runs: int, warmup: int = 3) -> dict:
 
 def main(argv: list[str]) -> int:
     from ..ort_build import quantize_static_twin
-    from ..tvm_build import build_tvm, load_tvm
-    from ..tvm_build import schedule
+    from ..tvm_build import build_tvm, load_tvm, schedule
     from ..tvm_build.run import ort_session, strip_qdq
 
     fp32_rows = "--fp32" in argv
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     fns, builds = {}, {}
     for name in ("ort-int8", "ort-qs-int8"):
         sess = ort_session(onnx_file if name == "ort-int8" else qs)
-        fns[name] = (lambda s, n: (lambda a: s.run(None, {n: a})[0]))(sess, sess.get_inputs()[0].name)
+        fns[name] = (lambda s, n: lambda a: s.run(None, {n: a})[0])(sess, sess.get_inputs()[0].name)
     variants = [("tvm-int8", True)] + ([("tvm-fp32", False)] if fp32_rows else [])
     for name, fold in variants:
         for rule in ("rows", schedule.DEFAULT_RULE):
@@ -86,8 +86,19 @@ def main(argv: list[str]) -> int:
         for b, x in inputs.items():
             a, c = old(x), new(x)
             checks[f"{name} b{b}"] = "identical" if np.array_equal(a, c) else f"max diff {np.abs(a - c).max():.3g}"
-    print(json.dumps({"model": f"ResNet-18 3x{side}x{side}", "runs": runs, "build_s": builds, "outputs": checks,
-                      "median_ms": _time(fns, inputs, runs)}, indent=1), flush=True)
+    print(
+        json.dumps(
+            {
+                "model": f"ResNet-18 3x{side}x{side}",
+                "runs": runs,
+                "build_s": builds,
+                "outputs": checks,
+                "median_ms": _time(fns, inputs, runs),
+            },
+            indent=1,
+        ),
+        flush=True,
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ names (layer1.0.conv1, features.4.block.2.fc1, ...). One change: each ReLU use h
 with "Input partition has more than one output node"). Weights are random: the graph, not accuracy, is measured.
 
 Run: python -m qat_kernel.benchmarks.vision_models <resnet18|resnet50|mobilenet_v3_large> <out.onnx>"""
+
 from __future__ import annotations
 
 import sys
@@ -35,8 +36,10 @@ def _resnet(block, expansion: int, blocks: tuple, num_classes: int):
         def _layer(self, planes, count, stride):
             downsample = None
             if stride != 1 or self.inplanes != planes * expansion:
-                downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes * expansion, 1, stride, bias=False),
-                                           nn.BatchNorm2d(planes * expansion))
+                downsample = nn.Sequential(
+                    nn.Conv2d(self.inplanes, planes * expansion, 1, stride, bias=False),
+                    nn.BatchNorm2d(planes * expansion),
+                )
             layers = [block(self.inplanes, planes, stride, downsample)]
             self.inplanes = planes * expansion
             layers += [block(self.inplanes, planes) for _ in range(1, count)]
@@ -143,24 +146,37 @@ def mobilenet_v3_large():
             y = self.block(x)
             return y + x if self.use_res else y
 
-    RE, HS = nn.ReLU, nn.Hardswish
+    relu, hswish = nn.ReLU, nn.Hardswish
     # (in, kernel, expanded, out, SE, activation, stride): torchvision's mobilenet_v3_large settings
-    settings = [(16, 3, 16, 16, False, RE, 1), (16, 3, 64, 24, False, RE, 2), (24, 3, 72, 24, False, RE, 1),
-                (24, 5, 72, 40, True, RE, 2), (40, 5, 120, 40, True, RE, 1), (40, 5, 120, 40, True, RE, 1),
-                (40, 3, 240, 80, False, HS, 2), (80, 3, 200, 80, False, HS, 1), (80, 3, 184, 80, False, HS, 1),
-                (80, 3, 184, 80, False, HS, 1), (80, 3, 480, 112, True, HS, 1), (112, 3, 672, 112, True, HS, 1),
-                (112, 5, 672, 160, True, HS, 2), (160, 5, 960, 160, True, HS, 1), (160, 5, 960, 160, True, HS, 1)]
+    settings = [
+        (16, 3, 16, 16, False, relu, 1),
+        (16, 3, 64, 24, False, relu, 2),
+        (24, 3, 72, 24, False, relu, 1),
+        (24, 5, 72, 40, True, relu, 2),
+        (40, 5, 120, 40, True, relu, 1),
+        (40, 5, 120, 40, True, relu, 1),
+        (40, 3, 240, 80, False, hswish, 2),
+        (80, 3, 200, 80, False, hswish, 1),
+        (80, 3, 184, 80, False, hswish, 1),
+        (80, 3, 184, 80, False, hswish, 1),
+        (80, 3, 480, 112, True, hswish, 1),
+        (112, 3, 672, 112, True, hswish, 1),
+        (112, 5, 672, 160, True, hswish, 2),
+        (160, 5, 960, 160, True, hswish, 1),
+        (160, 5, 960, 160, True, hswish, 1),
+    ]
 
     class MobileNetV3(nn.Module):
         def __init__(self, num_classes=1000):
             super().__init__()
-            layers = [ConvBNAct(3, 16, 3, 2, act=HS)]
+            layers = [ConvBNAct(3, 16, 3, 2, act=hswish)]
             layers += [InvertedResidual(*s) for s in settings]
-            layers.append(ConvBNAct(160, 960, 1, act=HS))
+            layers.append(ConvBNAct(160, 960, 1, act=hswish))
             self.features = nn.Sequential(*layers)
             self.avgpool = nn.AdaptiveAvgPool2d(1)
-            self.classifier = nn.Sequential(nn.Linear(960, 1280), nn.Hardswish(), nn.Dropout(0.2),
-                                            nn.Linear(1280, num_classes))
+            self.classifier = nn.Sequential(
+                nn.Linear(960, 1280), nn.Hardswish(), nn.Dropout(0.2), nn.Linear(1280, num_classes)
+            )
 
         def forward(self, x):
             return self.classifier(self.avgpool(self.features(x)).flatten(1))
@@ -177,7 +193,9 @@ def export(name: str, out: str) -> dict:
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
-        X86InductorQuantizer, get_default_x86_inductor_quantization_config)
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
 
     from .. import onnx_export
 

@@ -1,5 +1,6 @@
 """C text for the portable runner: <stem>_qparams.h (the layers, their scales, zero points, int8
 weights, float and int32 biases) and <stem>_runner.c (runner.c with the stem filled in)."""
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,7 @@ def _f(v) -> str:
 
 def _array(ctype: str, name: str, values, fmt, per_line: int = 16) -> str:
     values = list(np.asarray(values).reshape(-1))
-    lines = [", ".join(fmt(v) for v in values[i:i + per_line]) for i in range(0, len(values), per_line)]
+    lines = [", ".join(fmt(v) for v in values[i : i + per_line]) for i in range(0, len(values), per_line)]
     return f"static const {ctype} {name}[{len(values)}] = {{\n    " + ",\n    ".join(lines) + "\n};\n"
 
 
@@ -53,8 +54,13 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         " * real = scale * (q - zero_point). Weights are int8 per output channel (axis 0), row-major",
         " * [out][in][kh][kw]; bias is float (what PyTorch adds), bias_int32 = round(bias / acc_scale) (what",
         " * integer-only kernels add); acc_scale = input scale x weight scale, one unit of the int32 accumulator. */",
-        f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
-        *[f"#define QAT_KIND_{k.upper()} {v}" for k, v in KINDS.items()], "",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stdint.h>",
+        "",
+        *[f"#define QAT_KIND_{k.upper()} {v}" for k, v in KINDS.items()],
+        "",
         "typedef struct {",
         "    const char *name;",
         "    int kind;",
@@ -73,30 +79,42 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         "    const float *bias;",
         "    const int32_t *bias_int32;",
         "    const float *acc_scale;",
-        "} qat_layer;", "",
-        f"#define QAT_INPUT_C {c}", f"#define QAT_INPUT_H {h}", f"#define QAT_INPUT_W {w}",
+        "} qat_layer;",
+        "",
+        f"#define QAT_INPUT_C {c}",
+        f"#define QAT_INPUT_H {h}",
+        f"#define QAT_INPUT_W {w}",
         f"#define QAT_INPUT_SIZE {c * h * w}",
         f"#define QAT_INPUT_SCALE {_f(input_q.scale)}",
         f"#define QAT_INPUT_INV_SCALE {_f(1.0 / input_q.scale)}",
         f"#define QAT_INPUT_ZERO_POINT {input_q.zero_point}",
-        f"#define QAT_INPUT_QMIN {input_q.qmin}", f"#define QAT_INPUT_QMAX {input_q.qmax}",
+        f"#define QAT_INPUT_QMIN {input_q.qmin}",
+        f"#define QAT_INPUT_QMAX {input_q.qmax}",
         f"#define QAT_OUTPUT_SIZE {out_size}",
         f"#define QAT_MAX_ACTIVATION {max_act}",
-        f"#define QAT_NUM_LAYERS {len(layers)}", "",
+        f"#define QAT_NUM_LAYERS {len(layers)}",
+        "",
     ]
     entries = []
     for layer in layers:
         ic, ih, iw = _shape3(layer.in_shape)
         oc, oh, ow = _shape3(layer.out_shape)
         name = "qat_" + _ident(layer.name)
-        desc = f"{layer.name}: {layer.kind} {'x'.join(map(str, layer.in_shape))} -> {'x'.join(map(str, layer.out_shape))}"
+        desc = (
+            f"{layer.name}: {layer.kind} {'x'.join(map(str, layer.in_shape))} -> {'x'.join(map(str, layer.out_shape))}"
+        )
         a = layer.attrs
         if layer.kind == "conv2d":
-            desc += (f", kernel {a['kernel'][0]}x{a['kernel'][1]}, stride {a['stride'][0]}, padding {a['padding'][0]}"
-                     f", groups {a['groups']}")
+            desc += (
+                f", kernel {a['kernel'][0]}x{a['kernel'][1]}, stride {a['stride'][0]}, padding {a['padding'][0]}"
+                f", groups {a['groups']}"
+            )
         desc += (", relu" if layer.relu else "") + f"; input scale {layer.input.scale:.6g} zp {layer.input.zero_point}"
-        desc += (f", output scale {layer.output.scale:.6g} zp {layer.output.zero_point} ({layer.output.dtype})"
-                 if layer.output else ", float output")
+        desc += (
+            f", output scale {layer.output.scale:.6g} zp {layer.output.zero_point} ({layer.output.dtype})"
+            if layer.output
+            else ", float output"
+        )
         out.append(f"/* {desc} */")
         ptrs = {k: "0" for k in ("weight", "weight_scale", "weight_zero_point", "bias", "bias_int32", "acc_scale")}
         if layer.weight is not None:
@@ -115,14 +133,21 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         q = layer.output
         entries.append(
             f'    {{"{layer.name}", QAT_KIND_{layer.kind.upper()}, {ic}, {ih}, {iw}, {oc}, {oh}, {ow}, '
-            f'{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {a.get("groups", 1)}, {int(layer.relu)}, '
-            f'{_f(layer.input.scale)}, {layer.input.zero_point}, {int(q is not None)}, '
-            f'{_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, {q.zero_point if q else 0}, '
-            f'{q.qmin if q else 0}, {q.qmax if q else 0}, '
-            f'{ptrs["weight"]}, {ptrs["weight_scale"]}, {ptrs["weight_zero_point"]}, {ptrs["bias"]}, '
-            f'{ptrs["bias_int32"]}, {ptrs["acc_scale"]}}}')
-    out += ["static const qat_layer qat_layers[QAT_NUM_LAYERS] = {", ",\n".join(entries), "};", "",
-            f"#endif /* {guard} */", ""]
+            f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {a.get('groups', 1)}, {int(layer.relu)}, "
+            f"{_f(layer.input.scale)}, {layer.input.zero_point}, {int(q is not None)}, "
+            f"{_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, {q.zero_point if q else 0}, "
+            f"{q.qmin if q else 0}, {q.qmax if q else 0}, "
+            f"{ptrs['weight']}, {ptrs['weight_scale']}, {ptrs['weight_zero_point']}, {ptrs['bias']}, "
+            f"{ptrs['bias_int32']}, {ptrs['acc_scale']}}}"
+        )
+    out += [
+        "static const qat_layer qat_layers[QAT_NUM_LAYERS] = {",
+        ",\n".join(entries),
+        "};",
+        "",
+        f"#endif /* {guard} */",
+        "",
+    ]
     return "\n".join(out)
 
 

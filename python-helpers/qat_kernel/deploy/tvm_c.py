@@ -7,6 +7,7 @@ Those still run inside TVM's runtime (libtvm_runtime and its Relax VM): they are
 program, which is why the deploy folder also has the portable runner. export_library(".so") compiles
 them with the target's C compiler; cross-compiling needs the target triple passed to the packer,
 or the constant blob (devc.o) is emitted for the host."""
+
 from __future__ import annotations
 
 import tarfile

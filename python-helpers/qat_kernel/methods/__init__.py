@@ -2,10 +2,24 @@
 
 Handler modules import only the standard library at load time; heavy packages are imported inside
 the handlers, so the kernel starts fast."""
-from . import build_tvm, compare_layers, eval_accuracy, export_onnx, kernel_info, qat_train, sensitivity
-from . import bench_run, build_ort, deploy_c, verify_parity
-from . import build_inductor
-from . import graph_export, histograms, qat_convert
+
+from . import (
+    bench_run,
+    build_inductor,
+    build_ort,
+    build_tvm,
+    compare_layers,
+    deploy_c,
+    eval_accuracy,
+    export_onnx,
+    graph_export,
+    histograms,
+    kernel_info,
+    qat_convert,
+    qat_train,
+    sensitivity,
+    verify_parity,
+)
 
 METHODS = {
     "kernel/info": kernel_info.run,

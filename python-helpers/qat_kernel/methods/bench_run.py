@@ -7,6 +7,7 @@ calibrated on the config's training inputs), and TVM INT8 (build/tvm's library w
 built for `target` into a temporary folder), and Inductor INT8 (build/inductor's torch.compile of the
 INT8 graph with freezing; left out with a note when it cannot compile here). Every row computes the same
 network; only where and how it is quantized differ, which is what the ratios compare."""
+
 from __future__ import annotations
 
 import tempfile
@@ -18,10 +19,23 @@ from ..context import RequestContext
 from ..errors import Cancelled, ConfigInvalid, KernelError
 from . import build_inductor, build_ort, build_tvm
 
-LABELS = {**build_ort.LABELS, "tvm-fp32": "TVM FP32 (Q/DQ stripped)", "tvm-int8": "TVM INT8 (int8 fold)",
-          "inductor-int8": build_inductor.LABEL}
-ROW_ORDER = ("torch-fp32", "torch-int8", "inductor-int8", "ort-fp32", "ort-int8", "ort-replaced-int8", "ort-qs-int8",
-             "tvm-fp32", "tvm-int8")
+LABELS = {
+    **build_ort.LABELS,
+    "tvm-fp32": "TVM FP32 (Q/DQ stripped)",
+    "tvm-int8": "TVM INT8 (int8 fold)",
+    "inductor-int8": build_inductor.LABEL,
+}
+ROW_ORDER = (
+    "torch-fp32",
+    "torch-int8",
+    "inductor-int8",
+    "ort-fp32",
+    "ort-int8",
+    "ort-replaced-int8",
+    "ort-qs-int8",
+    "tvm-fp32",
+    "tvm-int8",
+)
 
 
 def table(bench: dict) -> list[str]:
@@ -29,7 +43,9 @@ def table(bench: dict) -> list[str]:
     width = max(len(r["label"]) for r in rows)
     lines = [f"{'median ms (ratio to PyTorch FP32)':<{width}}  {'batch 1':>18}  {'batch 16':>18}  {'size':>11}"]
     for r in rows:
-        cells = [f"{r['latency'][k]['medianMs']:>8.3f} ({r['speedupVsTorchFp32'].get(k, 0):>5.2f}x)" for k in ("b1", "b16")]
+        cells = [
+            f"{r['latency'][k]['medianMs']:>8.3f} ({r['speedupVsTorchFp32'].get(k, 0):>5.2f}x)" for k in ("b1", "b16")
+        ]
         lines.append(f"{r['label']:<{width}}  {cells[0]:>18}  {cells[1]:>18}  {r['bytes']:>11,} B")
     return lines
 
@@ -66,16 +82,20 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
         diff = float(np.abs(build_inductor.padded_outputs(fn, x[:n]) - torch_out[:n]).max())
     except Cancelled:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of a row becomes that row's typed error
         err = exc if isinstance(exc, KernelError) else build_inductor.failure(exc)
         install = err.data.get("install")
-        notes.append(f"{build_inductor.LABEL} left out: {err.message}"
-                     + (f" (install: {install})" if install and install not in err.message else ""))
+        notes.append(
+            f"{build_inductor.LABEL} left out: {err.message}"
+            + (f" (install: {install})" if install and install not in err.message else "")
+        )
         return
     fns["inductor-int8"] = (fn, None)
     sizes["inductor-int8"] = model_bytes(converted)
-    notes.append(f"{build_inductor.LABEL}: compiled in {sum(seconds.values()):.1f} s (batch 1 and 16, static "
-                 f"shapes); max |diff| from PyTorch INT8 {diff:.3g} on {n} validation samples")
+    notes.append(
+        f"{build_inductor.LABEL}: compiled in {sum(seconds.values()):.1f} s (batch 1 and 16, static "
+        f"shapes); max |diff| from PyTorch INT8 {diff:.3g} on {n} validation samples"
+    )
 
 
 def run(ctx: RequestContext) -> dict:
@@ -95,9 +115,12 @@ def run(ctx: RequestContext) -> dict:
     name = params.get("target", "x86-64")
     spec, _source, resolved = build_tvm.resolve(cfg, name)
     if not resolved.runnable_here:
-        raise ConfigInvalid(f"targets: bench/run times on this machine; {name} builds for {resolved.arch}"
-                            f"{'' if resolved.device == 'cpu' else ' ' + resolved.device} (time it on the board "
-                            "with build/tvm and an rpc address)", path="targets")
+        raise ConfigInvalid(
+            f"targets: bench/run times on this machine; {name} builds for {resolved.arch}"
+            f"{'' if resolved.device == 'cpu' else ' ' + resolved.device} (time it on the board "
+            "with build/tvm and an rpc address)",
+            path="targets",
+        )
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
     converted = session.convert(trained, ctx)
     onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
@@ -113,11 +136,18 @@ def run(ctx: RequestContext) -> dict:
             sess = ort_session(path)
             return build_ort._run_fn(sess)
 
-        fns = {"torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-               "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
-               "ort-fp32": (ort(fp32), None), "ort-int8": (ort(onnx_file), onnx_file)}
-        sizes = {"torch-fp32": model_bytes(trained.fp32), "torch-int8": model_bytes(converted),
-                 "ort-fp32": fp32.stat().st_size, "ort-int8": onnx_file.stat().st_size}
+        fns = {
+            "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
+            "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+            "ort-fp32": (ort(fp32), None),
+            "ort-int8": (ort(onnx_file), onnx_file),
+        }
+        sizes = {
+            "torch-fp32": model_bytes(trained.fp32),
+            "torch-int8": model_bytes(converted),
+            "ort-fp32": fp32.stat().st_size,
+            "ort-int8": onnx_file.stat().st_size,
+        }
         calibration = [b.float().numpy() for b in first_inputs(trained.train, build_ort.CALIBRATION_SAMPLES)]
         if params.get("replaceQdq", True):
             _add_replaced(fns, sizes, onnx_file, work, calibration, notes, ort, ctx)
@@ -139,7 +169,9 @@ def run(ctx: RequestContext) -> dict:
         ctx.check_cancelled()
         if params.get("tvmFp32", True):
             ctx.progress("build", f"TVM FP32 build for {name}")
-            fp32_report = tvm_build_fn(fp32, spec, work / "tvm-fp32", fold_int8=False, check_cancelled=ctx.check_cancelled)
+            fp32_report = tvm_build_fn(
+                fp32, spec, work / "tvm-fp32", fold_int8=False, check_cancelled=ctx.check_cancelled
+            )
             fns["tvm-fp32"] = (load_tvm(fp32_report["artifact"]), None)
             sizes["tvm-fp32"] = fp32_report["artifact_bytes"]
             ctx.check_cancelled()
@@ -152,11 +184,23 @@ def run(ctx: RequestContext) -> dict:
             bench = build_ort._bench(fns, x, sizes, runs, ctx, LABELS)
         build_tvm._forget_vms(work)
     fastest = {k: min(bench["rows"], key=lambda r: r["latency"][k]["medianMs"])["name"] for k in ("b1", "b16")}
-    notes.append(f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "
-                 f"eager mode with {torch.get_num_threads()} threads")
-    result = {"target": name, "onnx": str(onnx_file), "reused": reused, "samples": int(len(x)), "bench": bench,
-              "fastest": fastest, "notes": notes}
-    result["summary"] = table(bench) + [f"Fastest: batch 1 {LABELS[fastest['b1']]}, batch 16 {LABELS[fastest['b16']]}"] \
+    notes.append(
+        f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "
+        f"eager mode with {torch.get_num_threads()} threads"
+    )
+    result = {
+        "target": name,
+        "onnx": str(onnx_file),
+        "reused": reused,
+        "samples": int(len(x)),
+        "bench": bench,
+        "fastest": fastest,
+        "notes": notes,
+    }
+    result["summary"] = (
+        table(bench)
+        + [f"Fastest: batch 1 {LABELS[fastest['b1']]}, batch 16 {LABELS[fastest['b16']]}"]
         + [f"Note: {n}" for n in notes]
+    )
     result["seconds"] = round(time.monotonic() - started, 2)
     return result

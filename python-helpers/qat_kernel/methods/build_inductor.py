@@ -14,6 +14,7 @@ kernels. A compile that cannot run (no C++ compiler) or fails is reported with a
 traceback; bench/run leaves its row out with a note instead.
 
 Stages (`stage` of $/progress): load, fp32, export, qat, convert, compile, verify, bench."""
+
 from __future__ import annotations
 
 import contextlib
@@ -46,12 +47,15 @@ def compiler() -> str:
         from torch._inductor.cpp_builder import get_cpp_compiler
 
         return get_cpp_compiler()
-    except Exception as exc:  # InvalidCxxCompiler, or a torch without the helper
+    except Exception as exc:  # noqa: BLE001 - InvalidCxxCompiler, or a torch without the helper
         search = getattr(getattr(inductor_config, "cpp", None), "cxx", None) or ()
         names = ", ".join(str(c) for c in search if c) or "g++"
-        raise ToolchainMissing(f"torch.compile (Inductor, CPU) needs a C++ compiler and found none ({names}; "
-                               f"{type(exc).__name__}). Install one with: {CXX_INSTALL}, or set CXX",
-                               install=CXX_INSTALL, package="g++") from None
+        raise ToolchainMissing(
+            f"torch.compile (Inductor, CPU) needs a C++ compiler and found none ({names}; "
+            f"{type(exc).__name__}). Install one with: {CXX_INSTALL}, or set CXX",
+            install=CXX_INSTALL,
+            package="g++",
+        ) from None
 
 
 def failure(exc: BaseException) -> KernelError:
@@ -73,17 +77,26 @@ def failure(exc: BaseException) -> KernelError:
     name = type(cause).__name__
     text = str(cause).strip()
     if name == "InvalidCxxCompiler" or (isinstance(cause, FileNotFoundError) and "++" in text):
-        return ToolchainMissing(f"torch.compile (Inductor, CPU) needs a C++ compiler: {text.splitlines()[0] if text else name}. "
-                                f"Install one with: {CXX_INSTALL}", install=CXX_INSTALL, package="g++")
+        return ToolchainMissing(
+            f"torch.compile (Inductor, CPU) needs a C++ compiler: {text.splitlines()[0] if text else name}. "
+            f"Install one with: {CXX_INSTALL}",
+            install=CXX_INSTALL,
+            package="g++",
+        )
     if name == "CppCompileError":
         lines = [ln.strip() for ln in text.splitlines() if "error" in ln.lower() and ln.strip()]
         detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "see the traceback")
-        return InductorCompileFailed(f"Inductor's generated C++ did not compile ({detail[:300]}); check that "
-                                     f"the C++ compiler works, or reinstall it with: {CXX_INSTALL}",
-                                     traceback=format_traceback(exc), install=CXX_INSTALL)
+        return InductorCompileFailed(
+            f"Inductor's generated C++ did not compile ({detail[:300]}); check that "
+            f"the C++ compiler works, or reinstall it with: {CXX_INSTALL}",
+            traceback=format_traceback(exc),
+            install=CXX_INSTALL,
+        )
     first = text.splitlines()[0] if text else ""
-    return InductorCompileFailed(f"torch.compile (Inductor, freezing) failed on the INT8 model: {name}: {first[:400]}",
-                                 traceback=format_traceback(exc))
+    return InductorCompileFailed(
+        f"torch.compile (Inductor, freezing) failed on the INT8 model: {name}: {first[:400]}",
+        traceback=format_traceback(exc),
+    )
 
 
 @contextlib.contextmanager
@@ -126,7 +139,7 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
                 seconds[f"b{b}"] = round(time.perf_counter() - started, 3)
     except Cancelled:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - classified by failure()
         torch._dynamo.reset()
         raise failure(exc) from None
     if ctx is not None:
@@ -148,7 +161,7 @@ def padded_outputs(fn, x, batch: int = PARITY_BATCH, ctx: RequestContext | None 
     for start in range(0, len(x), batch):
         if ctx is not None:
             ctx.check_cancelled()
-        chunk = x[start:start + batch]
+        chunk = x[start : start + batch]
         n = len(chunk)
         if n < batch:
             chunk = np.concatenate([chunk] + [chunk[-1:]] * (batch - n))
@@ -164,27 +177,35 @@ def parity(out, torch_out, labels) -> tuple[dict, dict]:
     metrics = _metrics(compare(out, torch_out))
     accuracy = {}
     if out.ndim == 2 and out.shape[-1] > 1:
-        accuracy = {"inductorInt8": float((out.argmax(-1) == labels).mean()),
-                    "torchInt8": float((torch_out.argmax(-1) == labels).mean())}
+        accuracy = {
+            "inductorInt8": float((out.argmax(-1) == labels).mean()),
+            "torchInt8": float((torch_out.argmax(-1) == labels).mean()),
+        }
     return metrics, accuracy
 
 
 def summary(result: dict) -> list[str]:
     per = result["compileSecondsPerBatch"]
-    lines = [f"torch {result['torchVersion']} torch.compile (Inductor, freezing, static shapes; C++ compiler "
-             f"{result['compiler']}): compiled in {result['compileSeconds']:.1f} s ("
-             + ", ".join(f"batch {k[1:]} {v:.1f} s" for k, v in sorted(per.items(), key=lambda kv: int(kv[0][1:])))
-             + ")"]
+    lines = [
+        f"torch {result['torchVersion']} torch.compile (Inductor, freezing, static shapes; C++ compiler "
+        f"{result['compiler']}): compiled in {result['compileSeconds']:.1f} s ("
+        + ", ".join(f"batch {k[1:]} {v:.1f} s" for k, v in sorted(per.items(), key=lambda kv: int(kv[0][1:])))
+        + ")"
+    ]
     p = result["parity"]
-    text = (f"Parity with PyTorch INT8 (uncompiled) on {p['samples']} validation samples: max |diff| "
-            f"{p['maxAbsDiff']:.3g}, mean {p['meanAbsDiff']:.3g}, cosine min {p['cosineMin']:.6f}")
+    text = (
+        f"Parity with PyTorch INT8 (uncompiled) on {p['samples']} validation samples: max |diff| "
+        f"{p['maxAbsDiff']:.3g}, mean {p['meanAbsDiff']:.3g}, cosine min {p['cosineMin']:.6f}"
+    )
     if "top1Agreement" in p:
         text += f", same top-1 on {p['top1Agreement'] * 100:.2f}% ({p['top1Mismatches']} differ)"
     lines.append(text)
     acc = result.get("accuracy") or {}
     if acc:
-        lines.append(f"Top-1 accuracy: Inductor INT8 {acc['inductorInt8'] * 100:.2f}%, PyTorch INT8 "
-                     f"{acc['torchInt8'] * 100:.2f}%")
+        lines.append(
+            f"Top-1 accuracy: Inductor INT8 {acc['inductorInt8'] * 100:.2f}%, PyTorch INT8 "
+            f"{acc['torchInt8'] * 100:.2f}%"
+        )
     bench = result.get("bench")
     if bench is not None:
         from .bench_run import table
@@ -204,8 +225,11 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    session.require_pt2e(cfg, "build/inductor compiles the PT2E-converted INT8 graph (X86InductorQuantizer); "
-                         "the eager flow's quantized modules are not an Inductor input, use flow: pt2e")
+    session.require_pt2e(
+        cfg,
+        "build/inductor compiles the PT2E-converted INT8 graph (X86InductorQuantizer); "
+        "the eager flow's quantized modules are not an Inductor input, use flow: pt2e",
+    )
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
     converted = session.convert(trained, ctx)
     limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
@@ -217,28 +241,39 @@ def run(ctx: RequestContext) -> dict:
     ctx.progress("verify", "Inductor INT8 against PyTorch INT8", 0.5)
     out = padded_outputs(fn, x, PARITY_BATCH, ctx)
     metrics, accuracy = parity(out, torch_out, labels)
-    notes = [f"Compiled once per batch size with static shapes (dynamic=False); another batch size compiles "
-             f"again on its first call. Inductor keeps compiled code in its cache folder "
-             f"(TORCHINDUCTOR_CACHE_DIR), so a later compile of the same graph is faster"]
-    result: dict = {"torchVersion": torch.__version__.split("+")[0], "compiler": cxx, "freezing": True,
-                    "reused": reused, "samples": int(len(x)),
-                    "compileSeconds": round(sum(seconds.values()), 3), "compileSecondsPerBatch": seconds,
-                    "parity": metrics}
+    notes = [
+        "Compiled once per batch size with static shapes (dynamic=False); another batch size compiles "
+        "again on its first call. Inductor keeps compiled code in its cache folder "
+        "(TORCHINDUCTOR_CACHE_DIR), so a later compile of the same graph is faster"
+    ]
+    result: dict = {
+        "torchVersion": torch.__version__.split("+")[0],
+        "compiler": cxx,
+        "freezing": True,
+        "reused": reused,
+        "samples": int(len(x)),
+        "compileSeconds": round(sum(seconds.values()), 3),
+        "compileSecondsPerBatch": seconds,
+        "parity": metrics,
+    }
     if accuracy:
         result["accuracy"] = accuracy
     if want_bench:
         runs = params.get("benchRuns") or build_tvm.DEFAULT_BENCH_RUNS
-        fns = {"torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-               "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
-               "inductor-int8": (fn, None)}
+        fns = {
+            "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
+            "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+            "inductor-int8": (fn, None),
+        }
         size = model_bytes(converted)
         sizes = {"torch-fp32": model_bytes(trained.fp32), "torch-int8": size, "inductor-int8": size}
         with torch.no_grad():
             result["bench"] = build_ort._bench(fns, x, sizes, runs, ctx, LABELS)
-        notes.append(f"PyTorch with {torch.get_num_threads()} threads; the Inductor row's size is the INT8 "
-                     "graph's tensors (the compiled code lives in Inductor's cache)")
+        notes.append(
+            f"PyTorch with {torch.get_num_threads()} threads; the Inductor row's size is the INT8 "
+            "graph's tensors (the compiled code lives in Inductor's cache)"
+        )
     result["notes"] = notes
     result["summary"] = summary(result)
     result["seconds"] = round(time.monotonic() - started, 2)
     return result
-

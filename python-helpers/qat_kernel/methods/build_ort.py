@@ -8,7 +8,8 @@ ORT's fusion needs them, int32 bias for a float-output Gemm), analysed the same 
 counts, latency and parity vs PyTorch INT8 -> optionally ORT's own quantize_static on the FP32 twin
 (same weights, Q/DQ removed) with the config's training inputs as calibration data, analysed the same
 way, so the report shows our Q/DQ placement next to ORT's -> top-1 accuracy of each on the validation
-samples -> latency at batch 1 and 16 against PyTorch FP32 (`bench`, default on) -> build-report.json and build-report.md.
+samples -> latency at batch 1 and 16 against PyTorch FP32 (`bench`, default on) -> build-report.json and
+build-report.md.
 
 Everything goes to a staging folder beside <config folder>/out/ort-cpu/ that replaces it when the
 request succeeds. Files: model.qdq.onnx (the deployable QDQ file), model.optimized.onnx (ORT's graph
@@ -18,6 +19,7 @@ model.qs.onnx, model.qs.optimized.onnx.
 
 Stages (`stage` of $/progress): load, fp32, export, qat, convert, onnx, optimize, replace, quantize,
 verify, bench."""
+
 from __future__ import annotations
 
 import json
@@ -55,11 +57,18 @@ def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dic
     def moved(p: Path) -> str:
         return str(final / p.name)
 
-    return {"name": name, "label": label, "onnx": moved(source), "optimized": moved(optimized),
-            "bytes": {"onnx": source.stat().st_size, "optimized": optimized.stat().st_size},
-            "perPrecision": analysis["perPrecision"], "computePerPrecision": analysis["computePerPrecision"],
-            "convMatmulPerPrecision": analysis["convMatmulPerPrecision"], "opTypes": analysis["opTypes"],
-            "ops": analysis["ops"]}
+    return {
+        "name": name,
+        "label": label,
+        "onnx": moved(source),
+        "optimized": moved(optimized),
+        "bytes": {"onnx": source.stat().st_size, "optimized": optimized.stat().st_size},
+        "perPrecision": analysis["perPrecision"],
+        "computePerPrecision": analysis["computePerPrecision"],
+        "convMatmulPerPrecision": analysis["convMatmulPerPrecision"],
+        "opTypes": analysis["opTypes"],
+        "ops": analysis["ops"],
+    }
 
 
 def _run_fn(sess):
@@ -101,8 +110,9 @@ def _bench(fns: dict, x, sizes: dict, runs: int, ctx: RequestContext, labels: di
         rows.append(row)
     base = rows[0]["latency"]
     for row in rows:
-        row["speedupVsTorchFp32"] = {k: base[k]["medianMs"] / row["latency"][k]["medianMs"]
-                                     for k in base if row["latency"][k]["medianMs"] > 0}
+        row["speedupVsTorchFp32"] = {
+            k: base[k]["medianMs"] / row["latency"][k]["medianMs"] for k in base if row["latency"][k]["medianMs"] > 0
+        }
     ctx.progress("bench", "benchmarked", 1.0)
     return {"baseline": "torch-fp32", "warmup": warmup, "runs": runs, "rows": rows}
 
@@ -113,11 +123,15 @@ def _counts(d: dict) -> str:
 
 
 def summary(result: dict) -> list[str]:
-    lines = [f"ONNX Runtime {result['ortVersion']} ({result['provider']}, optimisation level "
-             f"{result['optimization']}): {result['onnx']}"]
+    lines = [
+        f"ONNX Runtime {result['ortVersion']} ({result['provider']}, optimisation level "
+        f"{result['optimization']}): {result['onnx']}"
+    ]
     for v in result["variants"]:
-        lines.append(f"{v['label']}: conv/matmul ops {_counts(v['convMatmulPerPrecision'])}; all ops "
-                     f"{_counts(v['perPrecision'])}")
+        lines.append(
+            f"{v['label']}: conv/matmul ops {_counts(v['convMatmulPerPrecision'])}; all ops "
+            f"{_counts(v['perPrecision'])}"
+        )
         fp32 = [o for o in v["ops"] if o["precision"] == "fp32"]
         for o in fp32[:5]:
             lines.append(f"  fp32: {o['opType']} {o['name']}: {o.get('reason', '')}")
@@ -136,11 +150,14 @@ def summary(result: dict) -> list[str]:
     bench = result.get("bench")
     if bench is not None:
         width = max(len(r["label"]) for r in bench["rows"])
-        lines.append(f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
-                     f"{'vs FP32':>8}  {'size':>11}")
+        lines.append(
+            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
+            f"{'vs FP32':>8}  {'size':>11}"
+        )
         for r in bench["rows"]:
-            cells = [f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x"
-                     for k in ("b1", "b16")]
+            cells = [
+                f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x" for k in ("b1", "b16")
+            ]
             lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
     lines.append(f"Folder: {result['outDir']} (report {result['reportPath']})")
     for note in result.get("notes", []):
@@ -158,12 +175,14 @@ def _inserted_text(rq: dict) -> str:
     calibrated = sum(1 for i in rq["inserted"] if i.get("source") == "calibration")
     text = ", ".join(parts) + "; the export's trained scales kept"
     if calibrated:
-        text += f"; {calibrated} new scale{'s' if calibrated > 1 else ''} from {rq['calibrationSamples']} calibration samples"
+        plural = "s" if calibrated > 1 else ""
+        text += f"; {calibrated} new scale{plural} from {rq['calibrationSamples']} calibration samples"
     return text
 
 
 def replacement_table(rq: dict) -> list[tuple[str, str, str]]:
     """(row label, before, after) for the Q/DQ re-placement: precision as executed, parity, latency."""
+
     def counts(side, key, prec):
         return str(side[key].get(prec, 0))
 
@@ -171,16 +190,33 @@ def replacement_table(rq: dict) -> list[tuple[str, str, str]]:
         return "n/a" if v is None else format(v, fmt)
 
     b, a = rq["before"], rq["after"]
-    rows = [("conv/matmul ops int8", counts(b, "convMatmulPerPrecision", "int8"), counts(a, "convMatmulPerPrecision", "int8")),
-            ("conv/matmul ops fp32", counts(b, "convMatmulPerPrecision", "fp32"), counts(a, "convMatmulPerPrecision", "fp32")),
-            ("compute ops int8", counts(b, "computePerPrecision", "int8"), counts(a, "computePerPrecision", "int8")),
-            ("compute ops fp32", counts(b, "computePerPrecision", "fp32"), counts(a, "computePerPrecision", "fp32")),
-            ("Q/DQ and casts left", counts(b, "perPrecision", "conversion"), counts(a, "perPrecision", "conversion")),
-            ("max diff vs PyTorch INT8 (output steps)", num(b.get("maxDiffSteps"), ".2f"), num(a.get("maxDiffSteps"), ".2f")),
-            ("within one step", num(b.get("withinOneStep"), ".2%"), num(a.get("withinOneStep"), ".2%")),
-            ("top-1 agreement vs PyTorch INT8", num(b.get("top1AgreementVsTorchInt8"), ".2%"),
-             num(a.get("top1AgreementVsTorchInt8"), ".2%")),
-            ("top-1 accuracy", num(b.get("accuracy"), ".2%"), num(a.get("accuracy"), ".2%"))]
+    rows = [
+        (
+            "conv/matmul ops int8",
+            counts(b, "convMatmulPerPrecision", "int8"),
+            counts(a, "convMatmulPerPrecision", "int8"),
+        ),
+        (
+            "conv/matmul ops fp32",
+            counts(b, "convMatmulPerPrecision", "fp32"),
+            counts(a, "convMatmulPerPrecision", "fp32"),
+        ),
+        ("compute ops int8", counts(b, "computePerPrecision", "int8"), counts(a, "computePerPrecision", "int8")),
+        ("compute ops fp32", counts(b, "computePerPrecision", "fp32"), counts(a, "computePerPrecision", "fp32")),
+        ("Q/DQ and casts left", counts(b, "perPrecision", "conversion"), counts(a, "perPrecision", "conversion")),
+        (
+            "max diff vs PyTorch INT8 (output steps)",
+            num(b.get("maxDiffSteps"), ".2f"),
+            num(a.get("maxDiffSteps"), ".2f"),
+        ),
+        ("within one step", num(b.get("withinOneStep"), ".2%"), num(a.get("withinOneStep"), ".2%")),
+        (
+            "top-1 agreement vs PyTorch INT8",
+            num(b.get("top1AgreementVsTorchInt8"), ".2%"),
+            num(a.get("top1AgreementVsTorchInt8"), ".2%"),
+        ),
+        ("top-1 accuracy", num(b.get("accuracy"), ".2%"), num(a.get("accuracy"), ".2%")),
+    ]
     if "latencyMs" in b and "latencyMs" in a:
         for k, label in (("b1", "latency batch 1, median ms"), ("b16", "latency batch 16, median ms")):
             rows.append((label, f"{b['latencyMs'][k]:.3f}", f"{a['latencyMs'][k]:.3f}"))
@@ -191,20 +227,37 @@ def markdown(result: dict) -> str:
     out = [f"# ONNX Runtime build: {Path(result['onnx']).name}", "", *[f"    {line}" for line in result["summary"]], ""]
     rq = result.get("qdqReplacement")
     if rq is not None:
-        out += ["## Q/DQ re-placement", "", f"`{rq['onnx']}`: {_inserted_text(rq)}.", "",
-                "| | before (our export) | after (re-placed) |", "|---|---|---|",
-                *[f"| {label} | {b} | {a} |" for label, b, a in replacement_table(rq)], "",
-                "| inserted | on | for | scale | why |", "|---|---|---|---|---|"]
+        out += [
+            "## Q/DQ re-placement",
+            "",
+            f"`{rq['onnx']}`: {_inserted_text(rq)}.",
+            "",
+            "| | before (our export) | after (re-placed) |",
+            "|---|---|---|",
+            *[f"| {label} | {b} | {a} |" for label, b, a in replacement_table(rq)],
+            "",
+            "| inserted | on | for | scale | why |",
+            "|---|---|---|---|---|",
+        ]
         for i in rq["inserted"]:
-            where = {"calibration": "calibrated", "neighbour": f"from {i.get('neighbour', '')}"}.get(i.get("source"), "")
+            where = {"calibration": "calibrated", "neighbour": f"from {i.get('neighbour', '')}"}.get(
+                i.get("source"), ""
+            )
             scale = f"{i['scale']:.6g} {where}".strip() if "scale" in i else ""
-            out.append(f"| {i['kind']} | {i['tensor']} | {i['opType']} {i['node']} | {scale} | {i['why'].replace('|', '/')} |")
+            out.append(
+                f"| {i['kind']} | {i['tensor']} | {i['opType']} {i['node']} | {scale} | {i['why'].replace('|', '/')} |"
+            )
         out.append("")
     for v in result["variants"]:
-        out += [f"## {v['label']}: precision as executed", "",
-                f"Optimised graph: `{v['optimized']}` ({v['bytes']['optimized']:,} bytes; source "
-                f"{v['bytes']['onnx']:,} bytes)", "",
-                "| node | op | precision | role | why fp32 |", "|---|---|---|---|---|"]
+        out += [
+            f"## {v['label']}: precision as executed",
+            "",
+            f"Optimised graph: `{v['optimized']}` ({v['bytes']['optimized']:,} bytes; source "
+            f"{v['bytes']['onnx']:,} bytes)",
+            "",
+            "| node | op | precision | role | why fp32 |",
+            "|---|---|---|---|---|",
+        ]
         for o in v["ops"]:
             why = (o.get("reason") or "").replace("|", "\\|")
             out.append(f"| {o['name']} | {o['opType']} | {o['precision']} | {o['role']} | {why} |")
@@ -218,8 +271,17 @@ def replaced_path(export: Path) -> Path:
     return export.with_name(f"{stem}.replaced.onnx")
 
 
-def _replace(qdq: Path, export: Path, stage: Path, calibration, level: str, out_dir: Path, variants: list, sessions: dict,
-             notes: list) -> dict | None:
+def _replace(
+    qdq: Path,
+    export: Path,
+    stage: Path,
+    calibration,
+    level: str,
+    out_dir: Path,
+    variants: list,
+    sessions: dict,
+    notes: list,
+) -> dict | None:
     """The re-placed model of our export in the staging folder, its ORT session and variant; the
     replacement record without parity/latency (added later). None, with a note, when there is
     nothing to re-place or the pass fails."""
@@ -238,8 +300,10 @@ def _replace(qdq: Path, export: Path, stage: Path, calibration, level: str, out_
         optimized.unlink(missing_ok=True)
         return None
     if not record["inserted"]:
-        notes.append("Q/DQ re-placement: no float tensor between quantized ops and no float-output Gemm bias "
-                     "in our export; nothing to change")
+        notes.append(
+            "Q/DQ re-placement: no float tensor between quantized ops and no float-output Gemm bias "
+            "in our export; nothing to change"
+        )
         target.unlink(missing_ok=True)
         return None
     sessions["ort-replaced-int8"] = session
@@ -249,13 +313,23 @@ def _replace(qdq: Path, export: Path, stage: Path, calibration, level: str, out_
     ours = variants[0]
 
     def side(v):
-        return {"variant": v["name"], "perPrecision": v["perPrecision"], "computePerPrecision": v["computePerPrecision"],
-                "convMatmulPerPrecision": v["convMatmulPerPrecision"],
-                "fp32Ops": [o["name"] for o in v["ops"] if o["precision"] == "fp32" and o["role"] == "compute"]}
+        return {
+            "variant": v["name"],
+            "perPrecision": v["perPrecision"],
+            "computePerPrecision": v["computePerPrecision"],
+            "convMatmulPerPrecision": v["convMatmulPerPrecision"],
+            "fp32Ops": [o["name"] for o in v["ops"] if o["precision"] == "fp32" and o["role"] == "compute"],
+        }
 
-    return {"onnx": str(replaced_path(export)), "artifact": str(out_dir / target.name), "inserted": record["inserted"],
-            "calibrationSamples": record["calibrationSamples"], "activationDtype": record["activationDtype"],
-            "before": side(ours), "after": side(variant)}
+    return {
+        "onnx": str(replaced_path(export)),
+        "artifact": str(out_dir / target.name),
+        "inserted": record["inserted"],
+        "calibrationSamples": record["calibrationSamples"],
+        "activationDtype": record["activationDtype"],
+        "before": side(ours),
+        "after": side(variant),
+    }
 
 
 def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
@@ -268,8 +342,13 @@ def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_
     for side, name in (("before", "ours"), ("after", "replaced")):
         c = compare(outputs[name], torch_out, step["step"])
         entry = replacement[side]
-        entry.update({"maxAbsDiff": c["max_abs_diff"], "maxDiffSteps": c["max_diff_steps"],
-                      "withinOneStep": c["within_one_step"]})
+        entry.update(
+            {
+                "maxAbsDiff": c["max_abs_diff"],
+                "maxDiffSteps": c["max_diff_steps"],
+                "withinOneStep": c["within_one_step"],
+            }
+        )
         for key in ("accuracy", "top1AgreementVsTorchInt8"):
             if key in by_name[name]:
                 entry[key] = by_name[name][key]
@@ -309,8 +388,16 @@ def run(ctx: RequestContext) -> dict:
         qdq = stage / "model.qdq.onnx"
         shutil.copyfile(onnx_file, qdq)
         sess = ort_build.optimized_session(qdq, stage / "model.optimized.onnx", level)
-        variants = [_variant("ours", LABELS["ort-int8"], qdq, stage / "model.optimized.onnx",
-                             ort_build.precision_as_executed(stage / "model.optimized.onnx", qdq), out_dir)]
+        variants = [
+            _variant(
+                "ours",
+                LABELS["ort-int8"],
+                qdq,
+                stage / "model.optimized.onnx",
+                ort_build.precision_as_executed(stage / "model.optimized.onnx", qdq),
+                out_dir,
+            )
+        ]
         sessions = {"ort-int8": sess}
         ctx.check_cancelled()
 
@@ -333,14 +420,25 @@ def run(ctx: RequestContext) -> dict:
             qs = ort_build.quantize_static_twin(fp32, stage / "model.qs.onnx", calibration)
             ctx.check_cancelled()
             sessions["ort-qs-int8"] = ort_build.optimized_session(qs, stage / "model.qs.optimized.onnx", level)
-            variants.append(_variant("quantize_static", LABELS["ort-qs-int8"], qs, stage / "model.qs.optimized.onnx",
-                                     ort_build.precision_as_executed(stage / "model.qs.optimized.onnx", qs),
-                                     out_dir))
-            notes.append(f"quantize_static: QDQ format, uint8 activations, int8 per-channel weights, MinMax "
-                         f"calibration on {sum(len(b) for b in calibration)} training samples")
+            variants.append(
+                _variant(
+                    "quantize_static",
+                    LABELS["ort-qs-int8"],
+                    qs,
+                    stage / "model.qs.optimized.onnx",
+                    ort_build.precision_as_executed(stage / "model.qs.optimized.onnx", qs),
+                    out_dir,
+                )
+            )
+            notes.append(
+                f"quantize_static: QDQ format, uint8 activations, int8 per-channel weights, MinMax "
+                f"calibration on {sum(len(b) for b in calibration)} training samples"
+            )
         if level == "all":
-            notes.append("model.optimized.onnx holds layout transforms for this CPU (level all): deploy "
-                         "model.qdq.onnx elsewhere and let ONNX Runtime optimise it there")
+            notes.append(
+                "model.optimized.onnx holds layout transforms for this CPU (level all): deploy "
+                "model.qdq.onnx elsewhere and let ONNX Runtime optimise it there"
+            )
 
         limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
         ctx.progress("verify", "PyTorch INT8 and ONNX Runtime on the validation samples", 0.0)
@@ -353,10 +451,17 @@ def run(ctx: RequestContext) -> dict:
         ctx.check_cancelled()
 
         result: dict = {
-            "ortVersion": onnxruntime.__version__, "provider": "CPUExecutionProvider", "optimization": level,
-            "onnx": str(onnx_file), "onnxReused": onnx_reused, "reused": reused, "outDir": str(out_dir),
-            "reportPath": str(out_dir / REPORT), "markdownPath": str(out_dir / MARKDOWN),
-            "samples": int(len(x)), "variants": variants,
+            "ortVersion": onnxruntime.__version__,
+            "provider": "CPUExecutionProvider",
+            "optimization": level,
+            "onnx": str(onnx_file),
+            "onnxReused": onnx_reused,
+            "reused": reused,
+            "outDir": str(out_dir),
+            "reportPath": str(out_dir / REPORT),
+            "markdownPath": str(out_dir / MARKDOWN),
+            "samples": int(len(x)),
+            "variants": variants,
         }
         if replacement is not None:
             result["qdqReplacement"] = replacement
@@ -366,15 +471,23 @@ def run(ctx: RequestContext) -> dict:
 
             fp32_sess = ort_session(fp32)
             with torch.no_grad():
-                fns = {"torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-                       "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
-                       "ort-fp32": (_run_fn(fp32_sess), out_dir / fp32.name),
-                       "ort-int8": (_run_fn(sessions["ort-int8"]), out_dir / qdq.name)}
-                sizes = {"torch-fp32": model_bytes(trained.fp32), "torch-int8": model_bytes(converted),
-                         "ort-fp32": fp32.stat().st_size, "ort-int8": qdq.stat().st_size}
+                fns = {
+                    "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
+                    "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+                    "ort-fp32": (_run_fn(fp32_sess), out_dir / fp32.name),
+                    "ort-int8": (_run_fn(sessions["ort-int8"]), out_dir / qdq.name),
+                }
+                sizes = {
+                    "torch-fp32": model_bytes(trained.fp32),
+                    "torch-int8": model_bytes(converted),
+                    "ort-fp32": fp32.stat().st_size,
+                    "ort-int8": qdq.stat().st_size,
+                }
                 if "ort-replaced-int8" in sessions:
-                    fns["ort-replaced-int8"] = (_run_fn(sessions["ort-replaced-int8"]),
-                                                out_dir / "model.qdq.replaced.onnx")
+                    fns["ort-replaced-int8"] = (
+                        _run_fn(sessions["ort-replaced-int8"]),
+                        out_dir / "model.qdq.replaced.onnx",
+                    )
                     sizes["ort-replaced-int8"] = (stage / "model.qdq.replaced.onnx").stat().st_size
                 if "ort-qs-int8" in sessions:
                     fns["ort-qs-int8"] = (_run_fn(sessions["ort-qs-int8"]), out_dir / "model.qs.onnx")
@@ -388,9 +501,16 @@ def run(ctx: RequestContext) -> dict:
         result["notes"] = notes
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
-        report = {**result, "request": {"config": str(cfg.path), "optimization": level,
-                                        "quantizeStatic": bool(want_qs), "bench": bool(want_bench),
-                                        "replaceQdq": bool(want_replace)}}
+        report = {
+            **result,
+            "request": {
+                "config": str(cfg.path),
+                "optimization": level,
+                "quantizeStatic": bool(want_qs),
+                "bench": bool(want_bench),
+                "replaceQdq": bool(want_replace),
+            },
+        }
         _write_atomic(stage / REPORT, json.dumps(report, indent=2))
         _write_atomic(stage / MARKDOWN, markdown(result))
         ctx.check_cancelled()

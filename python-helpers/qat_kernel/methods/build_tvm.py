@@ -23,6 +23,7 @@ difference between the board's outputs and this machine's.
 
 Stages (`stage` of $/progress): load, fp32, export, qat, convert (training, when not reused),
 target, onnx, build, rpc, verify, bench."""
+
 from __future__ import annotations
 
 import json
@@ -58,6 +59,7 @@ ROW_LABELS = {
 
 
 # ------------------------------------------------------------------------------------- targets
+
 
 def parse_target_string(text: str):
     """A config's `tvm` string -> what tvm_build.resolve_target takes: a preset name, "llvm"/"cuda",
@@ -115,8 +117,10 @@ def config_target(cfg: Config, name: str):
         return name, "preset", None
     names = [e.get("name") for e in entries if isinstance(e, dict)]
     known = f"targets in {cfg.path.name}: {', '.join(names)}" if names else f"no targets in {cfg.path.name}"
-    raise ConfigInvalid(f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under "
-                        f"targets ({known})", path="targets")
+    raise ConfigInvalid(
+        f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under targets ({known})",
+        path="targets",
+    )
 
 
 def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
@@ -147,8 +151,12 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
 
     ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
     model = RemoteModel(remote, artifact, report["device"])
-    info: dict = {"address": address, "device": report["device"], "uploadBytes": model.bytes,
-                  "uploadSeconds": round(model.upload_s, 4)}
+    info: dict = {
+        "address": address,
+        "device": report["device"],
+        "uploadBytes": model.bytes,
+        "uploadSeconds": round(model.upload_s, 4),
+    }
     reps = int(np.ceil(max(BATCHES) / len(x)))
     pool = np.concatenate([x] * reps) if reps > 1 else x
     if report["runnable_here"]:
@@ -207,10 +215,18 @@ def fp16_layers(report: dict) -> list:
     section = report.get("fp16") or {}
     out = []
     for layer in section.get("layers") or []:
-        out.append({"module": layer["module"], "override": layer["match"], "onnxNodes": list(layer["onnx_nodes"]),
-                    "converted": bool(layer["onnx_nodes"]),
-                    "skipped": [{"onnxNode": s["onnx_node"], "opType": s["op_type"], "reason": s["reason"]}
-                                for s in layer["skipped"]]})
+        out.append(
+            {
+                "module": layer["module"],
+                "override": layer["match"],
+                "onnxNodes": list(layer["onnx_nodes"]),
+                "converted": bool(layer["onnx_nodes"]),
+                "skipped": [
+                    {"onnxNode": s["onnx_node"], "opType": s["op_type"], "reason": s["reason"]}
+                    for s in layer["skipped"]
+                ],
+            }
+        )
     return out
 
 
@@ -219,6 +235,7 @@ def out_dir_for(cfg: Config, name: str) -> Path:
 
 
 # ------------------------------------------------------------------------------------------ ONNX
+
 
 def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path, bool]:
     """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
@@ -239,6 +256,7 @@ def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path
 
 # ----------------------------------------------------------------------------------------- verify
 
+
 def _validation(trained, limit: int, converted, ctx: RequestContext):
     """(inputs float32 [N,...], labels int64 [N], PyTorch INT8 outputs [N,...]) of the first
     `limit` validation samples."""
@@ -258,15 +276,23 @@ def _validation(trained, limit: int, converted, ctx: RequestContext):
                 break
     if not xs:
         raise ConfigInvalid("data: the validation batches are empty; build/tvm verifies on them", path="data")
-    return (np.ascontiguousarray(torch.cat(xs).numpy(), dtype=np.float32), torch.cat(ys).numpy(),
-            torch.cat(refs).numpy())
+    return (
+        np.ascontiguousarray(torch.cat(xs).numpy(), dtype=np.float32),
+        torch.cat(ys).numpy(),
+        torch.cat(refs).numpy(),
+    )
 
 
 def _metrics(c: dict | None) -> dict | None:
     if c is None:
         return None
-    out = {"samples": c["samples"], "maxAbsDiff": c["max_abs_diff"], "meanAbsDiff": c["mean_abs_diff"],
-           "cosineMin": c["cosine_min"], "cosineMean": c["cosine_mean"]}
+    out = {
+        "samples": c["samples"],
+        "maxAbsDiff": c["max_abs_diff"],
+        "meanAbsDiff": c["mean_abs_diff"],
+        "cosineMin": c["cosine_min"],
+        "cosineMean": c["cosine_mean"],
+    }
     if c.get("max_diff_steps") is not None:
         out["maxDiffSteps"] = c["max_diff_steps"]
         out["withinOneStep"] = c["within_one_step"]
@@ -299,8 +325,10 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
         parity["vsTorch"] = _metrics(compare(out, torch_out, step["step"]))
         parity["ortVsTorch"] = _metrics(compare(ref, torch_out, step["step"]))
     if out.ndim == 2 and out.shape[-1] > 1 and labels is not None:
-        parity["accuracy"] = {"tvm": float((out.argmax(-1) == labels).mean()),
-                              "ort": float((ref.argmax(-1) == labels).mean())}
+        parity["accuracy"] = {
+            "tvm": float((out.argmax(-1) == labels).mean()),
+            "ort": float((ref.argmax(-1) == labels).mean()),
+        }
         if torch_out is not None:
             parity["accuracy"]["torch"] = float((torch_out.argmax(-1) == labels).mean())
     ctx.progress("verify", "parity checked", 1.0)
@@ -309,13 +337,30 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
 
 # ------------------------------------------------------------------------------------------ bench
 
+
 def _latency(stats: dict) -> dict:
-    return {"medianMs": stats["median_ms"], "p10Ms": stats["p10_ms"], "p90Ms": stats["p90_ms"],
-            "minMs": stats["min_ms"], "runs": stats["runs"], "throughputPerS": stats["throughput_per_s"]}
+    return {
+        "medianMs": stats["median_ms"],
+        "p10Ms": stats["p10_ms"],
+        "p90Ms": stats["p90_ms"],
+        "minMs": stats["min_ms"],
+        "runs": stats["runs"],
+        "throughputPerS": stats["throughput_per_s"],
+    }
 
 
-def bench(onnx_file: Path, artifact: Path, report: dict, spec, work: Path, x, trained, converted,
-          runs: int, ctx: RequestContext) -> dict:
+def bench(
+    onnx_file: Path,
+    artifact: Path,
+    report: dict,
+    spec,
+    work: Path,
+    x,
+    trained,
+    converted,
+    runs: int,
+    ctx: RequestContext,
+) -> dict:
     """compare_backends' rows (TVM without the fold, TVM FP32, ONNX Runtime INT8/FP32) plus the
     library just built and PyTorch FP32/INT8 of the session's model, each at batch 1 and 16 on real
     validation inputs; speedups against PyTorch FP32."""
@@ -330,8 +375,9 @@ def bench(onnx_file: Path, artifact: Path, report: dict, spec, work: Path, x, tr
     pool = np.concatenate([x] * reps) if reps > 1 else x
     inputs = {b: np.ascontiguousarray(pool[:b]) for b in BATCHES}
     main_name = "tvm-int8" if report["fold_int8"] else "tvm-qdq-fp32"
-    others = tuple(r for r in ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
-                   if r not in (main_name, "tvm-int8"))
+    others = tuple(
+        r for r in ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32") if r not in (main_name, "tvm-int8")
+    )
     rows: list = []
 
     def timed(name, fn, nbytes, artifact_path=None, ops=None):
@@ -355,25 +401,35 @@ def bench(onnx_file: Path, artifact: Path, report: dict, spec, work: Path, x, tr
     def progress(stage, message, fraction):
         ctx.progress("bench", message, fraction)
 
-    compared = compare_backends(onnx_file, work, inputs, target=spec, warmup=warmup, runs=runs, rows=others,
-                                progress=progress, check_cancelled=ctx.check_cancelled)
+    compared = compare_backends(
+        onnx_file,
+        work,
+        inputs,
+        target=spec,
+        warmup=warmup,
+        runs=runs,
+        rows=others,
+        progress=progress,
+        check_cancelled=ctx.check_cancelled,
+    )
     for r in compared["rows"]:
-        row = {"name": r["name"], "label": ROW_LABELS[r["name"]], "bytes": int(r["bytes"]),
-               "artifact": r["artifact"]}
+        row = {"name": r["name"], "label": ROW_LABELS[r["name"]], "bytes": int(r["bytes"]), "artifact": r["artifact"]}
         if r.get("ops_per_precision") is not None:
             row["opsPerPrecision"] = r["ops_per_precision"]
         row["latency"] = {f"b{b}": _latency(r["latency"][str(b)]) for b in BATCHES}
         rows.append(row)
     base = rows[0]["latency"]
     for row in rows:
-        row["speedupVsTorchFp32"] = {k: base[k]["medianMs"] / row["latency"][k]["medianMs"]
-                                     for k in base if row["latency"][k]["medianMs"] > 0}
+        row["speedupVsTorchFp32"] = {
+            k: base[k]["medianMs"] / row["latency"][k]["medianMs"] for k in base if row["latency"][k]["medianMs"] > 0
+        }
     fastest = {f"b{b}": min(rows, key=lambda r: r["latency"][f"b{b}"]["medianMs"])["name"] for b in BATCHES}
     ctx.progress("bench", "benchmarked", 1.0)
     return {"baseline": "torch-fp32", "warmup": warmup, "runs": runs, "rows": rows, "fastest": fastest}
 
 
 # ---------------------------------------------------------------------------------------- summary
+
 
 def _precision_counts(counts: dict) -> str:
     order = ["int8", "int16", "int32", "float16", "float32"]
@@ -390,8 +446,7 @@ def _parity_line(title: str, m: dict) -> str:
     if "top1Agreement" in m:
         parts.append(f"top-1 agreement {_pct(m['top1Agreement'])},")
     if "maxDiffSteps" in m:
-        parts.append(f"max diff {m['maxDiffSteps']:.2f} steps ({_pct(m['withinOneStep'])} of samples "
-                     f"within one step),")
+        parts.append(f"max diff {m['maxDiffSteps']:.2f} steps ({_pct(m['withinOneStep'])} of samples within one step),")
     parts.append(f"max |diff| {m['maxAbsDiff']:.3g}, cosine min {m['cosineMin']:.6f}")
     return " ".join(parts)
 
@@ -400,12 +455,15 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
     """The lines the VS Code task prints, as they are."""
     runs_here = "runs on this machine" if report["runnable_here"] else "cross-built: does not run on this machine"
     where = "preset" if source == "preset" else "from the config's targets"
-    lines = [f"TVM {report['tvm_version']} build for {name} ({where}): {report['target']} "
-             f"[{report['arch']}, {report['device']}, {runs_here}]"]
+    lines = [
+        f"TVM {report['tvm_version']} build for {name} ({where}): {report['target']} "
+        f"[{report['arch']}, {report['device']}, {runs_here}]"
+    ]
     before, after = result["opsPerPrecision"]["before"], result["opsPerPrecision"]["after"]
     a_before, a_after = result["anchorsPerPrecision"]["before"], result["anchorsPerPrecision"]["after"]
-    lines.append(f"Compute ops before the int8 fold: {_precision_counts(before)} "
-                 f"(conv/matmul: {_precision_counts(a_before)})")
+    lines.append(
+        f"Compute ops before the int8 fold: {_precision_counts(before)} (conv/matmul: {_precision_counts(a_before)})"
+    )
     fold = "after the int8 fold" if report["fold_int8"] else "built without the fold (foldInt8: false)"
     lines.append(f"Compute ops {fold}: {_precision_counts(after)} (conv/matmul: {_precision_counts(a_after)})")
     ops = result["ops"]
@@ -414,8 +472,10 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
     lines.append(f"ONNX nodes: {per['int8']} run in int8{fp16}, {per['folded']} folded away, {per['fp32']} stay fp32")
     for layer in result.get("fp16Layers") or []:
         if layer["converted"]:
-            lines.append(f"fp16 layer {layer['module']} ({layer['override']}): {', '.join(layer['onnxNodes'])} run in "
-                         "float16 (float32 accumulation)")
+            lines.append(
+                f"fp16 layer {layer['module']} ({layer['override']}): {', '.join(layer['onnxNodes'])} run in "
+                "float16 (float32 accumulation)"
+            )
     fp32 = [o for o in ops if o["precision"] == "fp32"]
     for o in fp32[:5]:
         lines.append(f"  fp32: {o['opType']} {o['onnxNode']}: {o.get('reason') or 'no reason given'}")
@@ -435,8 +495,10 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
     bench_result = result.get("bench")
     if bench_result is not None:
         width = max(len(r["label"]) for r in bench_result["rows"])
-        lines.append(f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
-                     f"{'vs FP32':>8}  {'size':>11}")
+        lines.append(
+            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
+            f"{'vs FP32':>8}  {'size':>11}"
+        )
         for r in bench_result["rows"]:
             cells = []
             for k in ("b1", "b16"):
@@ -446,14 +508,18 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
         lines.append(f"Fastest: batch 1 {ROW_LABELS[fastest['b1']]}, batch 16 {ROW_LABELS[fastest['b16']]}")
     board = result.get("rpc")
     if board is not None:
-        text = (f"On the board through TVM RPC {board['address']}: uploaded {board['uploadBytes']:,} bytes; median "
-                f"{board['latency']['b1']['medianMs']:.3f} ms at batch 1, {board['latency']['b16']['medianMs']:.3f} ms "
-                "at batch 16 (timed there)")
+        text = (
+            f"On the board through TVM RPC {board['address']}: uploaded {board['uploadBytes']:,} bytes; median "
+            f"{board['latency']['b1']['medianMs']:.3f} ms at batch 1, {board['latency']['b16']['medianMs']:.3f} ms "
+            "at batch 16 (timed there)"
+        )
         if "maxAbsDiffVsLocal" in board:
             text += f"; outputs vs this machine: max |diff| {board['maxAbsDiffVsLocal']:.3g}"
         lines.append(text + ("; parity above ran on the board" if result.get("parity") else ""))
-    lines.append(f"Artifact: {result['artifact']} ({result['artifactBytes']:,} bytes), built in "
-                 f"{result['buildSeconds']:.1f} s; report {result['reportPath']}")
+    lines.append(
+        f"Artifact: {result['artifact']} ({result['artifactBytes']:,} bytes), built in "
+        f"{result['buildSeconds']:.1f} s; report {result['reportPath']}"
+    )
     for note in result.get("notes", []):
         lines.append(f"Note: {note}")
     return lines
@@ -461,10 +527,11 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
 
 # ------------------------------------------------------------------------------------------- run
 
+
 def _rebase(obj, old: str, new: str):
     """Every string under obj that is a path inside `old`, moved to `new`."""
     if isinstance(obj, str):
-        return new + obj[len(old):] if obj == old or obj.startswith(old + os.sep) else obj
+        return new + obj[len(old) :] if obj == old or obj.startswith(old + os.sep) else obj
     if isinstance(obj, dict):
         return {k: _rebase(v, old, new) for k, v in obj.items()}
     if isinstance(obj, list):
@@ -509,30 +576,58 @@ def run(ctx: RequestContext) -> dict:
     stage = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.staging")
     notes: list = []
     try:
+
         def build_progress(_stage: str, message: str, fraction: float) -> None:
             ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
 
         fp16 = fp16_matcher(cfg)
-        report = build_tvm(onnx_file, spec, stage, fold_int8=fold_int8, progress=build_progress,
-                           check_cancelled=ctx.check_cancelled, fp16=fp16)
+        report = build_tvm(
+            onnx_file,
+            spec,
+            stage,
+            fold_int8=fold_int8,
+            progress=build_progress,
+            check_cancelled=ctx.check_cancelled,
+            fp16=fp16,
+        )
         artifact = stage / tvm_build_mod.ARTIFACT
         result: dict = {
-            "target": name, "targetSource": source, "tvmTarget": report["target"], "arch": report["arch"],
-            "device": report["device"], "runnableHere": bool(report["runnable_here"]),
-            "tvmVersion": report["tvm_version"], "foldInt8": bool(fold_int8),
-            "onnx": str(onnx_file), "onnxReused": onnx_reused, "reused": reused,
-            "artifact": str(artifact), "artifactBytes": report["artifact_bytes"],
-            "outDir": str(out_dir), "reportPath": str(out_dir / tvm_build_mod.REPORT),
+            "target": name,
+            "targetSource": source,
+            "tvmTarget": report["target"],
+            "arch": report["arch"],
+            "device": report["device"],
+            "runnableHere": bool(report["runnable_here"]),
+            "tvmVersion": report["tvm_version"],
+            "foldInt8": bool(fold_int8),
+            "onnx": str(onnx_file),
+            "onnxReused": onnx_reused,
+            "reused": reused,
+            "artifact": str(artifact),
+            "artifactBytes": report["artifact_bytes"],
+            "outDir": str(out_dir),
+            "reportPath": str(out_dir / tvm_build_mod.REPORT),
             "buildSeconds": report["build_time_s"],
             "times": {k: report["times_s"][k] for k in ("import", "fold", "compile", "export")},
-            "opsPerPrecision": {"before": report["ops_before"]["per_precision"],
-                                "after": report["ops_after"]["per_precision"]},
-            "anchorsPerPrecision": {"before": report["ops_before"]["anchors_per_precision"],
-                                    "after": report["ops_after"]["anchors_per_precision"]},
+            "opsPerPrecision": {
+                "before": report["ops_before"]["per_precision"],
+                "after": report["ops_after"]["per_precision"],
+            },
+            "anchorsPerPrecision": {
+                "before": report["ops_before"]["anchors_per_precision"],
+                "after": report["ops_after"]["anchors_per_precision"],
+            },
             "kernelsPerPrecision": report["kernels_per_precision"],
-            "ops": [{"onnxNode": o["onnx_node"], "opType": o["op_type"], "precision": o["precision"],
-                     **({"detail": o["detail"]} if o.get("detail") else {}),
-                     **({"reason": o["reason"]} if o.get("reason") else {})} for o in report["ops"]],
+            "ops": [
+                {
+                    "onnxNode": o["onnx_node"],
+                    "opType": o["op_type"],
+                    "precision": o["precision"],
+                    **({"detail": o["detail"]} if o.get("detail") else {}),
+                    **({"reason": o["reason"]} if o.get("reason") else {}),
+                }
+                for o in report["ops"]
+            ],
         }
         if report.get("cross_compiler"):
             result["crossCompiler"] = report["cross_compiler"]
@@ -540,23 +635,28 @@ def run(ctx: RequestContext) -> dict:
         if fp16 is not None:
             result["fp16Layers"] = fp16_layers(report)
             if not result["fp16Layers"] and not any(n.startswith("fp16 overrides not applied") for n in notes):
-                notes.append(f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
-                             "match, so every layer keeps the precision of the export")
+                notes.append(
+                    f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
+                    "match, so every layer keeps the precision of the export"
+                )
 
         want_verify, want_bench = params.get("verify", True), params.get("bench", False)
         board = None
         if remote is not None:
             limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
             x, labels, torch_out = _validation(trained, limit, converted, ctx)
-            board, result["rpc"] = on_board(remote, artifact, report, rpc_address, x,
-                                            params.get("benchRuns") or DEFAULT_BENCH_RUNS, ctx)
+            board, result["rpc"] = on_board(
+                remote, artifact, report, rpc_address, x, params.get("benchRuns") or DEFAULT_BENCH_RUNS, ctx
+            )
         if want_verify and board is not None:
             result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, tvm_fn=board)
             want_verify = False
         if (want_verify or want_bench) and not report["runnable_here"]:
             skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
-            notes.append(f"{skipped} not measured: the {report['arch']} library does not run on this machine "
-                         "(run it on the board through TVM RPC: an `rpc` in the config's target, or under qemu-user)")
+            notes.append(
+                f"{skipped} not measured: the {report['arch']} library does not run on this machine "
+                "(run it on the board through TVM RPC: an `rpc` in the config's target, or under qemu-user)"
+            )
         elif want_verify or want_bench:
             limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
             ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
@@ -565,8 +665,9 @@ def run(ctx: RequestContext) -> dict:
                 result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx)
             if want_bench:
                 runs = params.get("benchRuns") or DEFAULT_BENCH_RUNS
-                result["bench"] = bench(onnx_file, artifact, report, spec, stage / "bench", x, trained,
-                                        converted, runs, ctx)
+                result["bench"] = bench(
+                    onnx_file, artifact, report, spec, stage / "bench", x, trained, converted, runs, ctx
+                )
         if board is not None:
             board.close()
         ctx.check_cancelled()
@@ -576,11 +677,21 @@ def run(ctx: RequestContext) -> dict:
         result["summary"] = summary(name, source, report, result)
         result["seconds"] = round(time.monotonic() - started, 2)
         full = _rebase(report, str(stage), str(out_dir))
-        full.update({"request": {"target": name, "targetSource": source, "foldInt8": bool(fold_int8),
-                                 "config": str(cfg.path)},
-                     "parity": result.get("parity"), "bench": result.get("bench"), "rpc": result.get("rpc"),
-                     "notes": notes,
-                     "summary": result["summary"]})
+        full.update(
+            {
+                "request": {
+                    "target": name,
+                    "targetSource": source,
+                    "foldInt8": bool(fold_int8),
+                    "config": str(cfg.path),
+                },
+                "parity": result.get("parity"),
+                "bench": result.get("bench"),
+                "rpc": result.get("rpc"),
+                "notes": notes,
+                "summary": result["summary"],
+            }
+        )
         (stage / tvm_build_mod.REPORT).write_text(json.dumps(full, indent=2), encoding="utf-8")
         ctx.check_cancelled()
         _forget_vms(stage)

@@ -4,6 +4,7 @@ validation samples (propagated and local, against the FP32 and the QAT-float ref
 layer_compare); export the INT8 model to QDQ ONNX (pt2e).
 
 Stages (the `stage` of each $/progress): load, fp32, export, qat, convert, compare, onnx."""
+
 from __future__ import annotations
 
 import logging
@@ -34,7 +35,7 @@ def export_onnx(cfg: Config, converted, example, ctx: RequestContext, opset: int
     ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
     try:
         onnx_export.export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
-    except Exception as exc:  # the comparison is still worth returning
+    except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
         log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
         error = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, ModuleNotFoundError) and exc.name:  # e.g. onnxscript
@@ -51,7 +52,7 @@ def _write_fp32_graph(cfg: Config, trained) -> None:
     try:
         graph = graph_export.model_graph(trained.fp32_graph, trained.fp32, cfg, "fp32")
         graph_export.write_atomically(graph_export.default_path(cfg, "fp32"), graph)
-    except Exception as exc:  # the comparison is what was asked for
+    except Exception as exc:  # noqa: BLE001 - the comparison is what was asked for
         log.warning("could not write the fp32 graph: %s: %s", type(exc).__name__, exc)
 
 
@@ -82,8 +83,11 @@ def run(ctx: RequestContext) -> dict:
         if onnx["path"] is not None:
             session.record_export(trained, onnx["path"], opset)
     else:
-        onnx = {"path": None, "error": "ONNX export of eager INT8 models is not supported (the dynamo "
-                                       "exporter cannot flatten packed params); use flow: pt2e"}
+        onnx = {
+            "path": None,
+            "error": "ONNX export of eager INT8 models is not supported (the dynamo "
+            "exporter cannot flatten packed params); use flow: pt2e",
+        }
 
     _write_fp32_graph(cfg, trained)
 

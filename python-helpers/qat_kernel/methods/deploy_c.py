@@ -18,6 +18,7 @@ packageMissing error with the apt command, raised before training.
 
 Stages: load, target, fp32/export/qat/convert (training, when not reused), onnx, generate, compile,
 tvm, verify."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,7 @@ SAMPLE_COUNT = 16
 
 
 def out_dir_for(cfg, name: str) -> Path:
-    return cfg.folder / "out" / ("deploy-" + build_tvm.out_dir_for(cfg, name).name[len("tvm-"):])
+    return cfg.folder / "out" / ("deploy-" + build_tvm.out_dir_for(cfg, name).name[len("tvm-") :])
 
 
 def stem_of(cfg) -> str:
@@ -70,39 +71,63 @@ def runner_fn(runner: dict, work: Path):
 
 
 def _layer_json(layer) -> dict:
-    row = {"name": layer.name, "kind": layer.kind, "inShape": list(layer.in_shape), "outShape": list(layer.out_shape),
-           "relu": layer.relu, "inScale": layer.input.scale, "inZeroPoint": layer.input.zero_point}
+    row = {
+        "name": layer.name,
+        "kind": layer.kind,
+        "inShape": list(layer.in_shape),
+        "outShape": list(layer.out_shape),
+        "relu": layer.relu,
+        "inScale": layer.input.scale,
+        "inZeroPoint": layer.input.zero_point,
+    }
     if layer.output is not None:
         row.update(outScale=layer.output.scale, outZeroPoint=layer.output.zero_point, outDtype=layer.output.dtype)
     if layer.weight is not None:
-        row.update(weightShape=list(layer.weight.shape), weightScaleMin=float(layer.weight_scale.min()),
-                   weightScaleMax=float(layer.weight_scale.max()))
+        row.update(
+            weightShape=list(layer.weight.shape),
+            weightScaleMin=float(layer.weight_scale.min()),
+            weightScaleMax=float(layer.weight_scale.max()),
+        )
     return row
 
 
 def readme(stem: str, arch: str, binary: dict | None, tvm: dict | None) -> str:
-    lines = [f"# {stem}: INT8 deployment folder ({arch})", "",
-             f"`{stem}_qparams.h` holds the quantized network (scales, zero points, int8 weights, float and int32",
-             f"biases); `{stem}_runner.c` runs it in plain C99 (no TVM, no allocation). Build and check it:", "",
-             "```sh", f"cc -std=c99 -O2 -ffp-contract=off -o {stem}_runner {stem}_runner.c -lm",
-             f"./{stem}_runner samples/input.f32 out.f32   # N x {{C,H,W}} float32 in, N x outputs float32 out",
-             "```", "",
-             "`samples/expected.f32` holds PyTorch INT8's logits for `samples/input.f32`: `out.f32` should match "
-             "them to within one unit of the last layer's int32 accumulator (scale in the header).",
-             "`-DQAT_INTEGER_BIAS` adds the int32 bias to the accumulator, as integer-only kernels do.", ""]
+    lines = [
+        f"# {stem}: INT8 deployment folder ({arch})",
+        "",
+        f"`{stem}_qparams.h` holds the quantized network (scales, zero points, int8 weights, float and int32",
+        f"biases); `{stem}_runner.c` runs it in plain C99 (no TVM, no allocation). Build and check it:",
+        "",
+        "```sh",
+        f"cc -std=c99 -O2 -ffp-contract=off -o {stem}_runner {stem}_runner.c -lm",
+        f"./{stem}_runner samples/input.f32 out.f32   # N x {{C,H,W}} float32 in, N x outputs float32 out",
+        "```",
+        "",
+        "`samples/expected.f32` holds PyTorch INT8's logits for `samples/input.f32`: `out.f32` should match "
+        "them to within one unit of the last layer's int32 accumulator (scale in the header).",
+        "`-DQAT_INTEGER_BIAS` adds the int32 bias to the accumulator, as integer-only kernels do.",
+        "",
+    ]
     if binary:
-        lines += [f"`bin/{Path(binary['path']).name}` is that runner built with `{binary['compiler']} "
-                  f"{' '.join(binary['flags'])}`.", ""]
+        lines += [
+            f"`bin/{Path(binary['path']).name}` is that runner built with `{binary['compiler']} "
+            f"{' '.join(binary['flags'])}`.",
+            "",
+        ]
     if tvm:
-        lines += ["`tvm/model.so` is the TVM (Relax) library for this target; it runs in TVM's runtime "
-                  "(`tvm.runtime.load_module`, `relax.VirtualMachine`).",
-                  "`tvm/model_c.tar` is TVM's C backend output for the same module (kernels in `lib0.c`, the VM "
-                  "executable in `devc.c`): C source, but it still needs TVM's runtime to run.", ""]
+        lines += [
+            "`tvm/model.so` is the TVM (Relax) library for this target; it runs in TVM's runtime "
+            "(`tvm.runtime.load_module`, `relax.VirtualMachine`).",
+            "`tvm/model_c.tar` is TVM's C backend output for the same module (kernels in `lib0.c`, the VM "
+            "executable in `devc.c`): C source, but it still needs TVM's runtime to run.",
+            "",
+        ]
     return "\n".join(lines)
 
 
-def _verify(binary: dict, arch: str, header_layers, x, labels, torch_out, converted, work: Path,
-            ctx: RequestContext) -> dict:
+def _verify(
+    binary: dict, arch: str, header_layers, x, labels, torch_out, converted, work: Path, ctx: RequestContext
+) -> dict:
     import numpy as np
 
     from .. import graphs
@@ -110,18 +135,30 @@ def _verify(binary: dict, arch: str, header_layers, x, labels, torch_out, conver
     from .verify_parity import metrics, torch_step
 
     started = time.monotonic()
-    ctx.progress("verify", f"running the runner on {len(x)} validation samples"
-                 + (" under qemu-user" if arch != toolchain.host_arch() else ""), 0.2)
+    ctx.progress(
+        "verify",
+        f"running the runner on {len(x)} validation samples"
+        + (" under qemu-user" if arch != toolchain.host_arch() else ""),
+        0.2,
+    )
     logits, trace, qemu = toolchain.run_runner(Path(binary["path"]), x, torch_out.shape[-1], work, arch, trace=True)
     ctx.check_cancelled()
     step, kind = torch_step(converted)
-    result = {"samples": int(len(x)), "emulated": qemu is not None, "runner": qemu or "native",
-              "binary": binary["path"], "outputKind": kind, "vsTorchInt8": metrics(logits, torch_out, step)}
+    result = {
+        "samples": int(len(x)),
+        "emulated": qemu is not None,
+        "runner": qemu or "native",
+        "binary": binary["path"],
+        "outputKind": kind,
+        "vsTorchInt8": metrics(logits, torch_out, step),
+    }
     if step is not None:
         result["outputStep"] = float(np.min(step))
     if logits.ndim == 2 and logits.shape[-1] > 1:
-        result["accuracy"] = {"runner": float((logits.argmax(-1) == labels).mean()),
-                              "torch": float((torch_out.argmax(-1) == labels).mean())}
+        result["accuracy"] = {
+            "runner": float((logits.argmax(-1) == labels).mean()),
+            "torch": float((torch_out.argmax(-1) == labels).mean()),
+        }
     import torch
 
     quantized = [la for la in header_layers if la.output is not None]
@@ -130,12 +167,18 @@ def _verify(binary: dict, arch: str, header_layers, x, labels, torch_out, conver
     rows, offset = [], 0
     for la in quantized:
         size = int(np.prod(la.out_shape))
-        mine = trace[:, offset:offset + size].astype(np.int64)
+        mine = trace[:, offset : offset + size].astype(np.int64)
         offset += size
         theirs = values[la.node].reshape(len(x), -1).numpy().astype(np.int64)
         diff = np.abs(mine - theirs)
-        rows.append({"name": la.name, "values": int(diff.size), "maxDiffSteps": int(diff.max()),
-                     "valuesDiffering": int((diff > 0).sum())})
+        rows.append(
+            {
+                "name": la.name,
+                "values": int(diff.size),
+                "maxDiffSteps": int(diff.max()),
+                "valuesDiffering": int((diff > 0).sum()),
+            }
+        )
     result["layers"] = rows
     result["seconds"] = round(time.monotonic() - started, 2)
     ctx.progress("verify", "runner checked against PyTorch INT8", 1.0)
@@ -143,9 +186,11 @@ def _verify(binary: dict, arch: str, header_layers, x, labels, torch_out, conver
 
 
 def summary(result: dict) -> list[str]:
-    lines = [f"Deployment folder for {result['target']} ({result['arch']}): {result['outDir']}",
-             f"Header {Path(result['header']).name}: {len(result['layers'])} layers, "
-             f"{result['weightBytes']:,} bytes of int8 weights; runner {Path(result['runner']).name} (C99, no TVM)"]
+    lines = [
+        f"Deployment folder for {result['target']} ({result['arch']}): {result['outDir']}",
+        f"Header {Path(result['header']).name}: {len(result['layers'])} layers, "
+        f"{result['weightBytes']:,} bytes of int8 weights; runner {Path(result['runner']).name} (C99, no TVM)",
+    ]
     if result.get("binary"):
         b = result["binary"]
         lines.append(f"Runner built with {b['compiler']} {' '.join(b['flags'])}: {b['path']}")
@@ -153,15 +198,22 @@ def summary(result: dict) -> list[str]:
     if v:
         m = v["vsTorchInt8"]
         where = f"emulated ({v['runner']})" if v["emulated"] else "native"
-        text = (f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: top-1 agreement "
-                f"{m.get('top1Agreement', 0) * 100:.2f}%")
+        text = (
+            f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: top-1 agreement "
+            f"{m.get('top1Agreement', 0) * 100:.2f}%"
+        )
         if "maxDiffSteps" in m:
             text += f", max diff {m['maxDiffSteps']:.3f} steps ({m['withinOneStep'] * 100:.1f}% within one)"
         lines.append(text)
         worst = max(v["layers"], key=lambda r: r["maxDiffSteps"])
-        lines.append("Per layer (quantized outputs): " + ", ".join(
-            f"{r['name']} max {r['maxDiffSteps']} step(s), {r['valuesDiffering']} of {r['values']:,} differ"
-            for r in v["layers"]) + f"; worst {worst['name']}")
+        lines.append(
+            "Per layer (quantized outputs): "
+            + ", ".join(
+                f"{r['name']} max {r['maxDiffSteps']} step(s), {r['valuesDiffering']} of {r['values']:,} differ"
+                for r in v["layers"]
+            )
+            + f"; worst {worst['name']}"
+        )
     tvm = result.get("tvm")
     if tvm:
         if tvm.get("library"):
@@ -169,9 +221,10 @@ def summary(result: dict) -> list[str]:
         c = tvm.get("cSource")
         if c:
             files = ", ".join(f"{f['name']} {f['bytes']:,} B" for f in c["files"])
-            lines.append(f"TVM C backend: {c['source']} ({files})"
-                         + (f"; compiled to {c['library']}" if c.get("library") else
-                            f"; did not link: {c.get('libraryError')}"))
+            lines.append(
+                f"TVM C backend: {c['source']} ({files})"
+                + (f"; compiled to {c['library']}" if c.get("library") else f"; did not link: {c.get('libraryError')}")
+            )
             if "maxAbsDiffVsLlvm" in c:
                 lines.append(f"  the compiled C library vs the llvm one: max |diff| {c['maxAbsDiffVsLlvm']:.3g}")
     for note in result.get("notes", []):
@@ -182,7 +235,8 @@ def summary(result: dict) -> list[str]:
 def run(ctx: RequestContext) -> dict:
     import numpy as np
 
-    from ..deploy import cgen, layers as layers_mod, toolchain
+    from ..deploy import cgen, toolchain
+    from ..deploy import layers as layers_mod
     from ..tvm_build.build import _replace_dir
 
     started = time.monotonic()
@@ -196,8 +250,9 @@ def run(ctx: RequestContext) -> dict:
         spec, _source, resolved = build_tvm.resolve(cfg, name)  # TVM's own toolchain checks
         arch = resolved.arch
         if resolved.device != "cpu":
-            raise ConfigInvalid(f"targets: deploy/c-artifact builds for CPUs; {name} is {resolved.device}",
-                                path="targets")
+            raise ConfigInvalid(
+                f"targets: deploy/c-artifact builds for CPUs; {name} is {resolved.device}", path="targets"
+            )
     else:
         spec, _source, _path = build_tvm.config_target(cfg, name)
         arch = _arch_of(spec)
@@ -218,8 +273,9 @@ def run(ctx: RequestContext) -> dict:
     notes: list = []
     try:
         header = stage / f"{stem}_qparams.h"
-        header.write_text(cgen.header(stem, cfg.path.name, input_q, tuple(trained.example.shape[1:]), layers),
-                          encoding="utf-8")
+        header.write_text(
+            cgen.header(stem, cfg.path.name, input_q, tuple(trained.example.shape[1:]), layers), encoding="utf-8"
+        )
         runner_src = stage / f"{stem}_runner.c"
         runner_src.write_text(cgen.runner(stem), encoding="utf-8")
         limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
@@ -236,22 +292,34 @@ def run(ctx: RequestContext) -> dict:
         if want_tvm:
             tvm_result = _tvm(cfg, trained, converted, spec, resolved, stage / "tvm", x, ctx, notes)
         result: dict = {
-            "target": name, "arch": arch, "stem": stem, "reused": reused, "outDir": str(out_dir),
-            "reportPath": str(out_dir / REPORT), "header": str(out_dir / header.name),
-            "runner": str(out_dir / runner_src.name), "readme": str(out_dir / "README.md"),
+            "target": name,
+            "arch": arch,
+            "stem": stem,
+            "reused": reused,
+            "outDir": str(out_dir),
+            "reportPath": str(out_dir / REPORT),
+            "header": str(out_dir / header.name),
+            "runner": str(out_dir / runner_src.name),
+            "readme": str(out_dir / "README.md"),
             "headerBytes": header.stat().st_size,
             "weightBytes": int(sum(la.weight.size for la in layers if la.weight is not None)),
             "outputSize": int(torch_out.shape[-1]),
-            "input": {"shape": list(trained.example.shape[1:]), "scale": input_q.scale,
-                      "zeroPoint": input_q.zero_point, "dtype": input_q.dtype},
+            "input": {
+                "shape": list(trained.example.shape[1:]),
+                "scale": input_q.scale,
+                "zeroPoint": input_q.zero_point,
+                "dtype": input_q.dtype,
+            },
             "layers": [_layer_json(la) for la in layers],
-            "samples": {"input": str(out_dir / "samples" / "input.f32"),
-                        "expected": str(out_dir / "samples" / "expected.f32"), "count": min(SAMPLE_COUNT, len(x))},
+            "samples": {
+                "input": str(out_dir / "samples" / "input.f32"),
+                "expected": str(out_dir / "samples" / "expected.f32"),
+                "count": min(SAMPLE_COUNT, len(x)),
+            },
         }
         if want_verify:
             with tempfile.TemporaryDirectory(prefix="qat-runner-") as tmp:
-                result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted,
-                                           Path(tmp), ctx)
+                result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted, Path(tmp), ctx)
         result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
         if tvm_result is not None:
             result["tvm"] = build_tvm._rebase(tvm_result, str(stage), str(out_dir))
@@ -292,8 +360,12 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
     ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)
     report = tvm_build_fn(onnx_file, spec, folder, check_cancelled=ctx.check_cancelled)
     ctx.progress("tvm", "TVM C backend (target c)", 0.5)
-    out: dict = {"library": report["artifact"], "libraryBytes": report["artifact_bytes"], "tvmTarget": report["target"],
-                 "opsPerPrecision": report["ops_per_precision"]}
+    out: dict = {
+        "library": report["artifact"],
+        "libraryBytes": report["artifact_bytes"],
+        "tvmTarget": report["target"],
+        "opsPerPrecision": report["ops_per_precision"],
+    }
     c_dir = folder / "c"
     c_source = tvm_c.build_c_source(onnx_file, c_dir, resolved.arch, resolved.cross_compiler)
     for key in ("source", "library"):
@@ -306,8 +378,10 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
         diff = np.abs(load_tvm(c_source["library"])(x) - load_tvm(report["artifact"])(x))
         c_source["maxAbsDiffVsLlvm"] = float(diff.max())
     elif not resolved.runnable_here:
-        notes.append(f"the TVM libraries are built for {resolved.arch}: they run in TVM's runtime on the board "
-                     "(or through TVM RPC), not here; the portable runner needs no TVM")
+        notes.append(
+            f"the TVM libraries are built for {resolved.arch}: they run in TVM's runtime on the board "
+            "(or through TVM RPC), not here; the portable runner needs no TVM"
+        )
     out["cSource"] = c_source
     ctx.progress("tvm", "TVM builds written", 1.0)
     return out

@@ -2,6 +2,7 @@
 with fake quantization off (qatFloat) and on (fakeQuant), and the converted INT8 model. Reuses the
 model this kernel trained for the config, else trains it first. With `ptq: true` (pt2e), also the
 post-training-quantized FP32 model (same qconfig, calibrated on 512 training samples, no QAT)."""
+
 from __future__ import annotations
 
 import time

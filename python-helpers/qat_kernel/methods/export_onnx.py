@@ -9,6 +9,7 @@ then one unit of that layer's int32 accumulator, input scale x weight scale of e
 (an error of one step = one rounding of the integer result). Sizes: bytes of the tensors each model
 holds (FP32 state_dict vs INT8 graph constants: int8 weights, float biases, scales, zero points)
 and the ONNX file's own size."""
+
 from __future__ import annotations
 
 import time
@@ -23,8 +24,9 @@ def _tensor_bytes(obj, seen: set) -> int:
     import torch
 
     if isinstance(obj, torch.Tensor):
-        key = (obj.untyped_storage().data_ptr(), obj.untyped_storage().nbytes()) if not obj.is_quantized \
-            else (id(obj), 0)
+        key = (
+            (obj.untyped_storage().data_ptr(), obj.untyped_storage().nbytes()) if not obj.is_quantized else (id(obj), 0)
+        )
         if key in seen:
             return 0
         seen.add(key)
@@ -125,10 +127,14 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
             total += len(y)
             if samples is not None and total >= samples:
                 break
-    result = {"samples": total, **opt, "predictionsEqual": same / total if total else 0.0,
-              "ortAccuracy": correct_ort / total if total else 0.0,
-              "torchAccuracy": correct_torch / total if total else 0.0,
-              "unoptimized": ref}
+    result = {
+        "samples": total,
+        **opt,
+        "predictionsEqual": same / total if total else 0.0,
+        "ortAccuracy": correct_ort / total if total else 0.0,
+        "torchAccuracy": correct_torch / total if total else 0.0,
+        "unoptimized": ref,
+    }
     if step is not None:
         result["step"] = step if isinstance(step, float) else float(step.min())
         result["stepKind"] = "output" if isinstance(step, float) else "accumulator"
@@ -141,8 +147,9 @@ def run(ctx: RequestContext) -> dict:
     started = time.monotonic()
     params = ctx.params
     cfg = session.load(params, ctx)
-    session.require_pt2e(cfg, "export/onnx supports the pt2e flow (an eager INT8 model's packed "
-                         "params do not pass the dynamo exporter)")
+    session.require_pt2e(
+        cfg, "export/onnx supports the pt2e flow (an eager INT8 model's packed params do not pass the dynamo exporter)"
+    )
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
     converted = session.convert(trained, ctx)
     path = Path(params["path"]) if params.get("path") else None
@@ -151,18 +158,29 @@ def run(ctx: RequestContext) -> dict:
     opset = params.get("opset") or cfg.get("export.onnx.opset", compare_layers.DEFAULT_OPSET)
     exported = compare_layers.export_onnx(cfg, converted, trained.example, ctx, opset, path)
     if exported["path"] is None:
-        return {"path": None, "error": exported["error"], "opset": opset, "reused": reused,
-                "seconds": round(time.monotonic() - started, 2)}
+        return {
+            "path": None,
+            "error": exported["error"],
+            "opset": opset,
+            "reused": reused,
+            "seconds": round(time.monotonic() - started, 2),
+        }
     path = Path(exported["path"])
     session.record_export(trained, path, opset)
     model = onnx.load(str(path))
     ops = [n.op_type for n in model.graph.node]
     fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)
     result = {
-        "path": str(path), "opset": opset, "reused": reused,
+        "path": str(path),
+        "opset": opset,
+        "reused": reused,
         "qdq": {"quantizeLinear": ops.count("QuantizeLinear"), "dequantizeLinear": ops.count("DequantizeLinear")},
-        "size": {"fp32Bytes": fp32_bytes, "int8Bytes": int8_bytes,
-                 "ratio": fp32_bytes / int8_bytes if int8_bytes else 0.0, "onnxFileBytes": path.stat().st_size},
+        "size": {
+            "fp32Bytes": fp32_bytes,
+            "int8Bytes": int8_bytes,
+            "ratio": fp32_bytes / int8_bytes if int8_bytes else 0.0,
+            "onnxFileBytes": path.stat().st_size,
+        },
     }
     if params.get("verify", True):
         ctx.progress("verify", "running the QDQ file in ONNX Runtime")

@@ -6,6 +6,7 @@ Nodes carry the module path from `nn_module_stack`, the user's source line from 
 output shape/dtype, Q/DQ parameters and the precision a compute node runs in; `modules` lists the
 model's named modules with the line that assigns each one. The eager flow's prepared and converted
 models are traced with torch.fx (their quantized modules are leaves). The file is written atomically."""
+
 from __future__ import annotations
 
 import inspect
@@ -90,8 +91,11 @@ def _trace(module, stage: str):
     try:
         return torch.fx.GraphModule(module, tracer.trace(module))
     except Exception as exc:  # eager models with data-dependent control flow
-        raise ConfigInvalid(f"the {stage} eager model cannot be traced into a graph ({type(exc).__name__}: {exc}); "
-                            "use flow: pt2e or the fp32 stage", path="flow") from exc
+        raise ConfigInvalid(
+            f"the {stage} eager model cannot be traced into a graph ({type(exc).__name__}: {exc}); "
+            "use flow: pt2e or the fp32 stage",
+            path="flow",
+        ) from exc
 
 
 def write_atomically(path: Path, data: dict) -> None:
@@ -106,6 +110,7 @@ def write_atomically(path: Path, data: dict) -> None:
 
 
 # --- the graph -------------------------------------------------------------------------------------
+
 
 def model_graph(gm, model, cfg, stage: str) -> dict:
     from .. import userpaths
@@ -124,7 +129,9 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
         if hasattr(val, "shape") and hasattr(val, "dtype"):
             tensors[node.name] = _tensor_info(val)
         entry = {
-            "id": node.name, "name": node.name, "op": _op_name(gm, node),
+            "id": node.name,
+            "name": node.name,
+            "op": _op_name(gm, node),
             "kind": "input" if node.op == "placeholder" else "output" if node.op == "output" else "op",
             "inputs": [a.name for a in node.all_input_nodes],
             "outputs": [] if node.op == "output" else [node.name],
@@ -132,7 +139,7 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
         scopes = _scopes(node) if node.op not in ("placeholder", "output") else []
         if not scopes and node.op == "call_module":
             parts = str(node.target).split(".")
-            scopes = [".".join(parts[:i + 1]) for i in range(len(parts))]
+            scopes = [".".join(parts[: i + 1]) for i in range(len(parts))]
         if scopes:
             entry["scopes"] = scopes
             entry["module"] = scopes[-1]
@@ -149,8 +156,14 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
             precision[node] = entry["precision"] = _precision(node, stage, precision)
         nodes.append(entry)
     return {
-        "format": "qat-studio.graph/1", "name": type(model).__name__, "config": str(cfg.path), "stage": stage,
-        "flow": cfg.get("flow", "pt2e"), "nodes": nodes, "tensors": tensors, "modules": modules_of(model, folder),
+        "format": "qat-studio.graph/1",
+        "name": type(model).__name__,
+        "config": str(cfg.path),
+        "stage": stage,
+        "flow": cfg.get("flow", "pt2e"),
+        "nodes": nodes,
+        "tensors": tensors,
+        "modules": modules_of(model, folder),
     }
 
 
@@ -253,7 +266,7 @@ def _qparams(gm, node) -> dict | None:
     try:
         if per_channel:  # (input, scales, zero_points, axis, quant_min, quant_max, dtype)
             scale, zero_point, axis, qmin, qmax, dtype = (_number(gm, a) for a in args[1:7])
-        else:            # (input, scale, zero_point, quant_min, quant_max, dtype)
+        else:  # (input, scale, zero_point, quant_min, quant_max, dtype)
             scale, zero_point, qmin, qmax, dtype = (_number(gm, a) for a in args[1:6])
             axis = None
     except ValueError:
@@ -287,13 +300,18 @@ def _precision(node, stage: str, known: dict) -> str:
         if ".quantized" in cls or (stage == "prepared" and hasattr(m, "weight_fake_quant")):
             return "int8"
     users = list(node.users)
-    if users and all(_kind(u) == "quantize" for u in users) and any(known.get(a) == "int8" for a in node.all_input_nodes):
+    if (
+        users
+        and all(_kind(u) == "quantize" for u in users)
+        and any(known.get(a) == "int8" for a in node.all_input_nodes)
+    ):
         return "int8"
     for arg in node.all_input_nodes:
         if _kind(arg) == "dequantize":
             return "int8"
-        if stage == "prepared" and (arg.op == "call_module" and "activation_post_process" in str(arg.target)
-                                    or "fake_quant" in str(arg.target)):
+        if stage == "prepared" and (
+            arg.op == "call_module" and "activation_post_process" in str(arg.target) or "fake_quant" in str(arg.target)
+        ):
             return "int8"
     return "fp32"
 

@@ -5,6 +5,7 @@ scale and zero point can represent, and the fraction of values outside it (clipp
 Values are read with forward pre-hooks on the layer's fake-quant modules (what they are about to
 quantize), in eval mode with observers frozen; activation histograms accumulate batch by batch over a
 fixed range (the observed range widened to the data of the first batch and the representable range)."""
+
 from __future__ import annotations
 
 import time
@@ -36,9 +37,15 @@ def run(ctx: RequestContext) -> dict:
         for role, names in (("weight", found.weight), ("activation", found.input)):
             if names:
                 m = fqs[names[0]]
-                hooks.append(m.register_forward_pre_hook(
-                    lambda mod, args, key=(layer.module, role): seen.setdefault(key, []).append(args[0].detach().float().clone())
-                    if key[1] == "activation" or key not in seen else None))
+                hooks.append(
+                    m.register_forward_pre_hook(
+                        lambda mod, args, key=(layer.module, role): (
+                            seen.setdefault(key, []).append(args[0].detach().float().clone())
+                            if key[1] == "activation" or key not in seen
+                            else None
+                        )
+                    )
+                )
     ctx.progress("histograms", f"{len(layers)} layers on {sum(len(x) for x in inputs)} samples")
     try:
         with torch.no_grad(), session.evaluating(trained.qat, fake_quant=True) as model:
@@ -54,11 +61,20 @@ def run(ctx: RequestContext) -> dict:
         for role, names in (("weight", found.weight), ("activation", found.input)):
             values = seen.get((layer.module, role))
             if names and values:
-                row[role] = histogram(torch.cat([v.reshape(-1) for v in values]) if role == "activation" else values[0],
-                                      fqs[names[0]], bins, role)
+                row[role] = histogram(
+                    torch.cat([v.reshape(-1) for v in values]) if role == "activation" else values[0],
+                    fqs[names[0]],
+                    bins,
+                    role,
+                )
         rows.append(row)
-    return {"layers": rows, "samples": sum(len(x) for x in inputs), "bins": bins, "reused": reused,
-            "seconds": round(time.monotonic() - started, 2)}
+    return {
+        "layers": rows,
+        "samples": sum(len(x) for x in inputs),
+        "bins": bins,
+        "reused": reused,
+        "seconds": round(time.monotonic() - started, 2),
+    }
 
 
 def histogram(values, fq, bins: int, role: str) -> dict:
@@ -87,9 +103,13 @@ def histogram(values, fq, bins: int, role: str) -> dict:
     obs_min = getattr(observer, "min_val", None)
     obs_max = getattr(observer, "max_val", None)
     out = {
-        "min": flat.min().item(), "max": flat.max().item(), "count": flat.numel(),
-        "range": [lo, hi], "counts": [int(c) for c in counts.tolist()],
-        "representable": [low.min().item(), high.max().item()], "perChannel": per_channel,
+        "min": flat.min().item(),
+        "max": flat.max().item(),
+        "count": flat.numel(),
+        "range": [lo, hi],
+        "counts": [int(c) for c in counts.tolist()],
+        "representable": [low.min().item(), high.max().item()],
+        "perChannel": per_channel,
         "clippedFraction": clipped,
     }
     if obs_min is not None and obs_max is not None and obs_min.numel() and obs_max.numel():

@@ -1,4 +1,5 @@
 """kernel/info: interpreter and versions of the packages the kernel uses (KernelInfoResult)."""
+
 from __future__ import annotations
 
 import importlib
@@ -22,7 +23,7 @@ def _package_info(module_name: str) -> dict:
 
             version = dist_version(packages.distribution(module_name))
         return {"version": str(version)}
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a broken package is reported, not raised
         error = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
         return {"version": None, "error": error, "install": packages.install_command(module_name)}
 

@@ -5,6 +5,7 @@ with torch.export.load(path).module(), no pickled code, after `import torch.ao.q
 which registers the quantize/dequantize ops the graph calls). Eager: the converted model's state_dict
 (`out/<name>.int8.pt`): torch.save of the whole module loads but fails in forward, and a state_dict loads
 with torch.load(weights_only=True) into the same prepare + convert of the model."""
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,9 @@ def run(ctx: RequestContext) -> dict:
         if trained.flow == "pt2e":
             from .. import pt2e_flow
 
-            program = torch.export.export(_without_unused_tensors(converted), (trained.example,),
-                                          dynamic_shapes=pt2e_flow.dynamic_batch())
+            program = torch.export.export(
+                _without_unused_tensors(converted), (trained.example,), dynamic_shapes=pt2e_flow.dynamic_batch()
+            )
             torch.export.save(program, str(tmp))
             kind = "exported-program"
         else:
@@ -53,10 +55,17 @@ def run(ctx: RequestContext) -> dict:
     int8_accuracy = trained.accuracy("int8", ctx)
     fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)
     return {
-        "path": str(path), "flow": trained.flow, "format": kind, "reused": reused,
+        "path": str(path),
+        "flow": trained.flow,
+        "format": kind,
+        "reused": reused,
         "accuracy": {"fp32": trained.fp32_accuracy, "int8": int8_accuracy, "samples": trained.val_samples},
-        "size": {"fp32Bytes": fp32_bytes, "int8Bytes": int8_bytes, "ratio": fp32_bytes / int8_bytes if int8_bytes else 0.0,
-                 "fileBytes": path.stat().st_size},
+        "size": {
+            "fp32Bytes": fp32_bytes,
+            "int8Bytes": int8_bytes,
+            "ratio": fp32_bytes / int8_bytes if int8_bytes else 0.0,
+            "fileBytes": path.stat().st_size,
+        },
         "seconds": round(time.monotonic() - started, 2),
     }
 

@@ -10,6 +10,7 @@ export/onnx and analyze/sensitivity on the same config (same steps/epochs) reuse
 With train.distributed.nproc_per_node > 1 (or the request's nprocPerNode) the training runs under
 torchrun with DistributedDataParallel (qat_kernel.distributed) and the kernel then keeps the model it
 trained."""
+
 from __future__ import annotations
 
 import os
@@ -79,31 +80,52 @@ def train_here(ctx: RequestContext, cfg=None) -> dict:
             row["accuracy"], _ = accuracy(model, trained.val, ctx)
         observers = session.observer_state(trained.qat)
         if checkpoint is not None:
-            state = {"epoch": row["epoch"], "step": row["step"], "flow": trained.flow,
-                     "config": str(cfg.path), "accuracy": row["accuracy"],
-                     "state_dict": trained.qat.model.state_dict()}
+            state = {
+                "epoch": row["epoch"],
+                "step": row["step"],
+                "flow": trained.flow,
+                "config": str(cfg.path),
+                "accuracy": row["accuracy"],
+                "state_dict": trained.qat.model.state_dict(),
+            }
             if session.DIST is not None:
-                state.update(world_size=session.DIST.world, history=list(trained.history), drift=list(trained.drift),
-                             fp32_state_dict=trained.fp32.state_dict())
+                state.update(
+                    world_size=session.DIST.world,
+                    history=list(trained.history),
+                    drift=list(trained.drift),
+                    fp32_state_dict=trained.fp32.state_dict(),
+                )
             session.atomic_save(state, checkpoint)
             saved["epoch"] = row["epoch"]
-        ctx.progress("epoch", f"epoch {row['epoch']}/{trained.epochs}: loss {row['loss']:.3f}, "
-                              f"fake-quant accuracy {row['accuracy']:.4f}",
-                     row["epoch"] / trained.epochs,
-                     train={"epoch": row["epoch"], "epochs": trained.epochs, "step": row["step"],
-                            "steps": trained.steps, "loss": row["loss"], "accuracy": row["accuracy"],
-                            "observers": observers,
-                            "checkpoint": str(checkpoint) if checkpoint is not None else None})
+        ctx.progress(
+            "epoch",
+            f"epoch {row['epoch']}/{trained.epochs}: loss {row['loss']:.3f}, fake-quant accuracy {row['accuracy']:.4f}",
+            row["epoch"] / trained.epochs,
+            train={
+                "epoch": row["epoch"],
+                "epochs": trained.epochs,
+                "step": row["step"],
+                "steps": trained.steps,
+                "loss": row["loss"],
+                "accuracy": row["accuracy"],
+                "observers": observers,
+                "checkpoint": str(checkpoint) if checkpoint is not None else None,
+            },
+        )
 
-    trained, _ = session.get(cfg, ctx, steps=params.get("steps"), epochs=params.get("epochs"),
-                             retrain=True, on_epoch_end=epoch_end)
+    trained, _ = session.get(
+        cfg, ctx, steps=params.get("steps"), epochs=params.get("epochs"), retrain=True, on_epoch_end=epoch_end
+    )
     result = {
         "flow": trained.flow,
         "epochs": trained.epochs,
         "steps": trained.steps,
         "history": trained.history,
-        "accuracy": {"fp32": trained.fp32_accuracy, "fakeQuant": trained.accuracy("fakeQuant", ctx),
-                     "samples": trained.val_samples},
+        "accuracy": {
+            "fp32": trained.fp32_accuracy,
+            "fakeQuant": trained.accuracy("fakeQuant", ctx),
+            "samples": trained.val_samples,
+        },
         "observers": session.observer_state(trained.qat),
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
         "seconds": round(time.monotonic() - started, 2),

@@ -12,6 +12,7 @@ lowest (most sensitive) first.
 The suggestion keeps layers float, most helpful first (largest keptFloat accuracy gain, then SQNR
 gain), until fake-quant accuracy is within `budget` points of the FP32 model's accuracy, and returns
 them as YAML overrides ({match, precision}) ready to paste under `overrides:`."""
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ import time
 from .. import metrics, session
 from ..context import RequestContext
 
-DEFAULT_BUDGET = 1.0   # accuracy points (percent) below FP32
+DEFAULT_BUDGET = 1.0  # accuracy points (percent) below FP32
 DEFAULT_PRECISION = "fp16"
 
 
@@ -85,8 +86,13 @@ def run(ctx: RequestContext) -> dict:
         rest = {n: n not in fqs.all for n in names}
         kept_float = _measure(trained, rest, reference, targets, ctx, limit)
         step(f"{layer.module} kept float")
-        row = {"module": layer.module, "op": layer.op, "quantizedAlone": quantized_alone,
-               "keptFloat": kept_float, "fakeQuants": list(fqs.all)}
+        row = {
+            "module": layer.module,
+            "op": layer.op,
+            "quantizedAlone": quantized_alone,
+            "keptFloat": kept_float,
+            "fakeQuants": list(fqs.all),
+        }
         source = session.layer_source(trained, layer)
         if source:
             row["source"] = source
@@ -96,8 +102,12 @@ def run(ctx: RequestContext) -> dict:
         row["rank"] = rank
 
     target = trained.fp32_accuracy - budget / 100.0
-    chosen, current = suggest(rows, everything, target, lambda off: _measure(
-        trained, {n: n not in off for n in names}, reference, targets, ctx, limit))
+    chosen, current = suggest(
+        rows,
+        everything,
+        target,
+        lambda off: _measure(trained, {n: n not in off for n in names}, reference, targets, ctx, limit),
+    )
     within = current["accuracy"] >= target
     for row in rows:
         del row["fakeQuants"]
@@ -105,12 +115,18 @@ def run(ctx: RequestContext) -> dict:
         "flow": trained.flow,
         "samples": len(targets),
         "budget": budget,
-        "accuracy": {"fp32": trained.fp32_accuracy, "qatFloat": qat_float_accuracy,
-                     "fakeQuant": everything["accuracy"], "fakeQuantSqnr": everything["sqnr"]},
+        "accuracy": {
+            "fp32": trained.fp32_accuracy,
+            "qatFloat": qat_float_accuracy,
+            "fakeQuant": everything["accuracy"],
+            "fakeQuantSqnr": everything["sqnr"],
+        },
         "layers": rows,
         "suggestion": {
             "overrides": [{"match": re.escape(r["module"]), "precision": precision} for r in chosen],
-            "accuracy": current["accuracy"], "sqnr": current["sqnr"], "withinBudget": within,
+            "accuracy": current["accuracy"],
+            "sqnr": current["sqnr"],
+            "withinBudget": within,
         },
         "reused": reused,
         "seconds": round(time.monotonic() - started, 2),

@@ -15,6 +15,7 @@ graph's own step: the output's scale, or one unit of the last layer's int32 accu
 weight scale per channel, as export/onnx reports it), the fraction of samples within one step, per-sample
 cosine, top-1 agreement, and top-1 accuracy against the labels. A file older than the QDQ export it
 should come from is run anyway and flagged stale."""
+
 from __future__ import annotations
 
 import json
@@ -94,11 +95,18 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         rows.append(r)
 
     row("ort-int8", onnx_file, lambda: _ort(onnx_file))
-    for name, file, how in (("ort-int8-optimized", ort_dir / "model.optimized.onnx", "build/ort"),
-                            ("ort-qs-int8", ort_dir / "model.qs.onnx", "build/ort (quantizeStatic)")):
+    for name, file, how in (
+        ("ort-int8-optimized", ort_dir / "model.optimized.onnx", "build/ort"),
+        ("ort-qs-int8", ort_dir / "model.qs.onnx", "build/ort (quantizeStatic)"),
+    ):
         if file.is_file():
-            row(name, file, (lambda f: lambda: _ort(f))(file), stale=ort_stale,
-                note="built from an earlier QDQ export: run build/ort again" if ort_stale else None)
+            row(
+                name,
+                file,
+                (lambda f: lambda: _ort(f))(file),
+                stale=ort_stale,
+                note="built from an earlier QDQ export: run build/ort again" if ort_stale else None,
+            )
         else:
             row(name, file, status="missing", note=f"not built: run {how}")
 
@@ -117,11 +125,16 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         stale = not _newer_than(lib, onnx_file) or (built_from is not None and built_from != str(onnx_file))
         from ..tvm_build import load_tvm
 
-        row(name, lib, lambda: load_tvm(lib), stale=stale,
-            note="built from an earlier QDQ export: run build/tvm again" if stale else None)
+        row(
+            name,
+            lib,
+            lambda: load_tvm(lib),
+            stale=stale,
+            note="built from an earlier QDQ export: run build/tvm again" if stale else None,
+        )
 
     tvm_row("tvm-int8", tvm_dir / "model.so", "build/tvm")
-    deploy_dir = cfg.folder / "out" / ("deploy-" + tvm_dir.name[len("tvm-"):])
+    deploy_dir = cfg.folder / "out" / ("deploy-" + tvm_dir.name[len("tvm-") :])
     from . import deploy_c
 
     runner = deploy_c.host_runner(deploy_dir)
@@ -129,8 +142,13 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         row("c-runner", deploy_dir, status="missing", note=f"not built: run deploy/c-artifact for target {target}")
     else:
         stale = not _newer_than(runner["header"], onnx_file)
-        row("c-runner", runner["source"], lambda: deploy_c.runner_fn(runner, work), stale=stale,
-            note="written from an earlier model: run deploy/c-artifact again" if stale else None)
+        row(
+            "c-runner",
+            runner["source"],
+            lambda: deploy_c.runner_fn(runner, work),
+            stale=stale,
+            note="written from an earlier model: run deploy/c-artifact again" if stale else None,
+        )
     if want_fp32:
         from ..tvm_build.run import strip_qdq
 
@@ -143,9 +161,11 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
 
 def summary(result: dict) -> list[str]:
     step = result.get("outputStep")
-    lines = [f"Parity against PyTorch INT8 on {result['samples']} validation samples (output "
-             f"{result['outputKind']}{f', step {step:.3g}' if step is not None else ''}); PyTorch INT8 "
-             f"accuracy {result['torchInt8Accuracy'] * 100:.2f}%"]
+    lines = [
+        f"Parity against PyTorch INT8 on {result['samples']} validation samples (output "
+        f"{result['outputKind']}{f', step {step:.3g}' if step is not None else ''}); PyTorch INT8 "
+        f"accuracy {result['torchInt8Accuracy'] * 100:.2f}%"
+    ]
     for r in result["rows"]:
         if r["status"] != "ok":
             lines.append(f"{r['label']}: {r['status']} ({r.get('note', '')})")
@@ -204,11 +224,21 @@ def run(ctx: RequestContext) -> dict:
             if out.ndim == 2 and out.shape[-1] > 1:
                 r["accuracy"] = float((out.argmax(-1) == labels).mean())
     if any(r.get("stale") for r in rows):
-        notes.append("stale rows were built from an earlier model or export: their differences say so, not "
-                     "that the runtime is wrong")
-    result = {"reference": "torch-int8", "target": target, "onnx": str(onnx_file), "reused": reused,
-              "samples": int(len(x)), "outputKind": kind,
-              "torchInt8Accuracy": float((torch_out.argmax(-1) == labels).mean()), "rows": rows, "notes": notes}
+        notes.append(
+            "stale rows were built from an earlier model or export: their differences say so, not "
+            "that the runtime is wrong"
+        )
+    result = {
+        "reference": "torch-int8",
+        "target": target,
+        "onnx": str(onnx_file),
+        "reused": reused,
+        "samples": int(len(x)),
+        "outputKind": kind,
+        "torchInt8Accuracy": float((torch_out.argmax(-1) == labels).mean()),
+        "rows": rows,
+        "notes": notes,
+    }
     if step is not None:
         result["outputStep"] = float(np.min(step))
     result["summary"] = summary(result)

@@ -11,6 +11,7 @@ and `check_cancelled()` callbacks where a call has stages):
   fold_qdq(mod, provenance=None), count_ops(func), strip_qdq(onnx_path, out_path)
   convert_fp16_layers(model, match), pattern_matcher(patterns), widen_accumulators(mod)
 """
+
 from __future__ import annotations
 
 from .bench import compare_backends
@@ -18,13 +19,31 @@ from .build import build_tvm, import_onnx, tvm_version
 from .errors import ToolchainMissing, TvmBuildError
 from .fold import count_ops, fold_qdq
 from .mixed import convert_fp16_layers, pattern_matcher, widen_accumulators
-from .run import (bench_latency, compare, load_tvm, output_step, run_ort, run_tvm, strip_qdq,
-                  verify_parity)
+from .run import bench_latency, compare, load_tvm, output_step, run_ort, run_tvm, strip_qdq, verify_parity
 from .targets import PRESETS, elf_machine, host_arch, resolve_target
 
 __all__ = [
-    "PRESETS", "ToolchainMissing", "TvmBuildError", "bench_latency", "build_tvm", "compare",
-    "compare_backends", "convert_fp16_layers", "count_ops", "elf_machine", "fold_qdq", "host_arch", "import_onnx",
-    "load_tvm", "output_step", "resolve_target", "run_ort", "run_tvm", "strip_qdq", "tvm_version",
-    "pattern_matcher", "verify_parity", "widen_accumulators",
+    "PRESETS",
+    "ToolchainMissing",
+    "TvmBuildError",
+    "bench_latency",
+    "build_tvm",
+    "compare",
+    "compare_backends",
+    "convert_fp16_layers",
+    "count_ops",
+    "elf_machine",
+    "fold_qdq",
+    "host_arch",
+    "import_onnx",
+    "load_tvm",
+    "output_step",
+    "resolve_target",
+    "run_ort",
+    "run_tvm",
+    "strip_qdq",
+    "tvm_version",
+    "pattern_matcher",
+    "verify_parity",
+    "widen_accumulators",
 ]

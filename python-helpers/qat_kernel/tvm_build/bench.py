@@ -8,10 +8,11 @@ Rows:
   ort-int8        ONNX Runtime CPU EP on the QDQ model (ORT fuses it to QLinearConv/QGemm...)
   ort-fp32        ONNX Runtime on the FP32 twin
 All are timed numpy-in/numpy-out (TVM includes its tensor copy in and out)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -21,9 +22,17 @@ from .run import bench_latency, load_tvm, ort_session, strip_qdq
 ROWS = ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
 
 
-def compare_backends(onnx_path, work_dir, inputs_by_batch: dict, target="x86-64", warmup: int = 20,
-                     runs: int = 200, rows=ROWS, progress: Callable | None = None,
-                     check_cancelled: Callable | None = None) -> dict:
+def compare_backends(
+    onnx_path,
+    work_dir,
+    inputs_by_batch: dict,
+    target="x86-64",
+    warmup: int = 20,
+    runs: int = 200,
+    rows=ROWS,
+    progress: Callable | None = None,
+    check_cancelled: Callable | None = None,
+) -> dict:
     """inputs_by_batch: {batch size: float32 array}. Returns {"rows": [{name, artifact, bytes,
     build_s?, ops_per_precision?, latency: {"<batch>": bench_latency result}}],
     "fastest": {"<batch>": row name}} (batch keys are strings, as they come back from JSON)."""
@@ -43,13 +52,17 @@ def compare_backends(onnx_path, work_dir, inputs_by_batch: dict, target="x86-64"
             src = fp32_onnx if name == "tvm-fp32" else onnx_path
             report = build_tvm(src, target, work_dir / name, fold_int8=(name == "tvm-int8"))
             fn = load_tvm(report["artifact"])
-            row.update(artifact=report["artifact"], bytes=report["artifact_bytes"],
-                       build_s=report["build_time_s"], ops_per_precision=report["ops_per_precision"])
+            row.update(
+                artifact=report["artifact"],
+                bytes=report["artifact_bytes"],
+                build_s=report["build_time_s"],
+                ops_per_precision=report["ops_per_precision"],
+            )
         else:
             src = fp32_onnx if name == "ort-fp32" else onnx_path
             sess = ort_session(src)
             in_name = sess.get_inputs()[0].name
-            fn = (lambda s, n: (lambda x: s.run(None, {n: x})[0]))(sess, in_name)
+            fn = (lambda s, n: lambda x: s.run(None, {n: x})[0])(sess, in_name)
             row.update(artifact=str(src), bytes=Path(src).stat().st_size)
         row["latency"] = {}
         for batch, x in inputs_by_batch.items():

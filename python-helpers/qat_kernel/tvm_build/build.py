@@ -5,6 +5,7 @@ Batch: the importer keeps the ONNX model's symbolic batch dim ("batch"), and so 
 one library serves batch 1 and batch 16 (TVM generates shape-generic loops; no tuning is done on
 either path). `batch=N` binds the batch dim to N instead (a static-shape library, N only).
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from . import fold as foldmod
 from . import mixed as mixedmod
@@ -126,8 +127,16 @@ def _onnx_ops(model, rows: list) -> list:
             precision, detail, reason = "int8", ints[0]["detail"], None
         else:
             precision, detail, reason = "folded", mine[0]["detail"], None
-        ops.append({"onnx_node": name, "op_type": node.op_type, "precision": precision,
-                    "detail": detail, "reason": reason, "relax": [r["var"] for r in mine]})
+        ops.append(
+            {
+                "onnx_node": name,
+                "op_type": node.op_type,
+                "precision": precision,
+                "detail": detail,
+                "reason": reason,
+                "relax": [r["var"] for r in mine],
+            }
+        )
     return ops
 
 
@@ -153,8 +162,13 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     def _pipe(mod, _ctx):
         with target:
             seq = tvm.transform.Sequential(
-                backend.library_dispatch_passes(target) + backend.legalize_passes(target) + extra + [_capture]
-                + backend.dataflow_lower_passes(target) + backend.finalize_passes(target))
+                backend.library_dispatch_passes(target)
+                + backend.legalize_passes(target)
+                + extra
+                + [_capture]
+                + backend.dataflow_lower_passes(target)
+                + backend.finalize_passes(target)
+            )
             return seq(mod)
 
     return _pipe
@@ -176,8 +190,7 @@ def lowered_kernels(mod) -> tuple[list, dict]:
         if not dtypes:
             continue
         precision = foldmod.precision_of_dtype(dtypes[0])
-        kernels.append({"name": gv.name_hint, "inputs": dtypes[:-1], "output": dtypes[-1],
-                        "precision": precision})
+        kernels.append({"name": gv.name_hint, "inputs": dtypes[:-1], "output": dtypes[-1], "precision": precision})
         counts[precision] = counts.get(precision, 0) + 1
     kernels.sort(key=lambda k: k["name"])
     return kernels, counts
@@ -211,19 +224,41 @@ def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
     notes = list(rewrite.notes)
     layers = []
     for layer in rewrite.layers:
-        layers.append({"module": layer["module"], "match": layer["match"], "onnx_nodes": list(layer["nodes"]),
-                       "skipped": list(layer["skipped"])})
+        layers.append(
+            {
+                "module": layer["module"],
+                "match": layer["match"],
+                "onnx_nodes": list(layer["nodes"]),
+                "skipped": list(layer["skipped"]),
+            }
+        )
         for s in layer["skipped"]:
-            head = (f"fp16 layer {layer['module']!r} could not be converted" if not layer["nodes"]
-                    else f"fp16 layer {layer['module']!r} partly converted")
+            head = (
+                f"fp16 layer {layer['module']!r} could not be converted"
+                if not layer["nodes"]
+                else f"fp16 layer {layer['module']!r} partly converted"
+            )
             notes.append(f"{head}: {s['op_type']} {s['onnx_node']} stays fp32 ({s['reason']})")
-    return {"layers": layers, "onnx_nodes": dict(rewrite.nodes), "casts": sorted(rewrite.owner),
-            "accumulator": "float32", "widened_ops": widened}, notes
+    return {
+        "layers": layers,
+        "onnx_nodes": dict(rewrite.nodes),
+        "casts": sorted(rewrite.owner),
+        "accumulator": "float32",
+        "widened_ops": widened,
+    }, notes
 
 
-def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Progress | None = None,
-              check_cancelled: Callable[[], None] | None = None, batch: int | None = None,
-              schedule: bool = True, fp16=None) -> dict:
+def build_tvm(
+    onnx_path,
+    target,
+    out_dir,
+    fold_int8: bool = True,
+    progress: Progress | None = None,
+    check_cancelled: Callable[[], None] | None = None,
+    batch: int | None = None,
+    schedule: bool = True,
+    fp16=None,
+) -> dict:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
 
@@ -278,18 +313,30 @@ def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Prog
         fold_report = {"folded": res.folded, "notes": res.notes}
         check_cancelled()
     else:
-        rows = [{"var": b.var.name, "op": foldmod.short_op(foldmod.op_name(b.value)),
-                 "onnx_node": provenance.get(b.var),
-                 "precision": "fp32", "detail": None, "group": None,
-                 "reason": "fold disabled (fold_int8=False): Q/DQ lowered to fp32 math by LegalizeOps"}
-                for block in mod["main"].body.blocks for b in block.bindings]
+        rows = [
+            {
+                "var": b.var.name,
+                "op": foldmod.short_op(foldmod.op_name(b.value)),
+                "onnx_node": provenance.get(b.var),
+                "precision": "fp32",
+                "detail": None,
+                "group": None,
+                "reason": "fold disabled (fold_int8=False): Q/DQ lowered to fp32 math by LegalizeOps",
+            }
+            for block in mod["main"].body.blocks
+            for b in block.bindings
+        ]
     after = foldmod.count_ops(mod["main"])
     if fp16_nodes:
         for row in rows:
             if row["onnx_node"] in fp16_nodes:
-                row.update(precision="fp16", reason=None, group=None,
-                           detail=f"float16 (layer {fp16_nodes[row['onnx_node']]} kept fp16 by the config; "
-                                  "float16 inputs and weights, float32 accumulation)")
+                row.update(
+                    precision="fp16",
+                    reason=None,
+                    group=None,
+                    detail=f"float16 (layer {fp16_nodes[row['onnx_node']]} kept fp16 by the config; "
+                    "float16 inputs and weights, float32 accumulation)",
+                )
 
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
     tvm_target = resolved.tvm_target()
@@ -340,8 +387,12 @@ def build_tvm(onnx_path, target, out_dir, fold_int8: bool = True, progress: Prog
             "artifact": str(out_dir / ARTIFACT),
             "artifact_bytes": (tmp / ARTIFACT).stat().st_size,
             "report_path": str(out_dir / REPORT),
-            "times_s": {"import": round(import_s, 4), "fold": round(fold_s, 4), "compile": round(compile_s, 4),
-                        "export": round(export_s, 4)},
+            "times_s": {
+                "import": round(import_s, 4),
+                "fold": round(fold_s, 4),
+                "compile": round(compile_s, 4),
+                "export": round(export_s, 4),
+            },
             "ops_before": before,
             "ops_after": after,
             "ops_per_precision": after["per_precision"],

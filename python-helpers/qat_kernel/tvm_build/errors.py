@@ -1,4 +1,5 @@
 """Errors of the TVM build, as kernel errors so the extension shows them without a traceback."""
+
 from __future__ import annotations
 
 from ..errors import Cancelled, KernelError, PackageMissing

@@ -27,6 +27,7 @@ Everything else keeps the importer's fp32 code, and the report says why (residua
 dequantized tensors, per-channel activation scales, a non-constant weight, NHWC layouts, ...).
 Rounding is round-half-to-even (TVM's round lowers to nearbyint), as in ONNX QuantizeLinear.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,12 +36,29 @@ import numpy as np
 
 QRANGE = {"int8": (-128, 127), "uint8": (0, 255)}
 ANCHOR_OPS = {"relax.nn.conv2d", "relax.matmul"}
-PASSTHROUGH_OPS = {"relax.nn.max_pool2d", "relax.reshape", "relax.flatten", "relax.permute_dims",
-                   "relax.squeeze", "relax.expand_dims"}
+PASSTHROUGH_OPS = {
+    "relax.nn.max_pool2d",
+    "relax.reshape",
+    "relax.flatten",
+    "relax.permute_dims",
+    "relax.squeeze",
+    "relax.expand_dims",
+}
 # Ops that move data without arithmetic: counted apart from the per-precision compute ops.
-LAYOUT_OPS = {"relax.reshape", "relax.flatten", "relax.permute_dims", "relax.squeeze",
-              "relax.expand_dims", "relax.concat", "relax.split", "relax.strided_slice",
-              "relax.take", "relax.broadcast_to", "relax.layout_transform", "relax.tile"}
+LAYOUT_OPS = {
+    "relax.reshape",
+    "relax.flatten",
+    "relax.permute_dims",
+    "relax.squeeze",
+    "relax.expand_dims",
+    "relax.concat",
+    "relax.split",
+    "relax.strided_slice",
+    "relax.take",
+    "relax.broadcast_to",
+    "relax.layout_transform",
+    "relax.tile",
+}
 CONVERT_OPS = {"relax.quantize", "relax.dequantize", "relax.astype"}
 
 
@@ -72,8 +90,7 @@ def _shape(expr) -> list | None:
     values = getattr(shape, "values", None)
     if values is None:
         return None
-    return [int(v) if isinstance(v, tvm.tirx.IntImm) else (v if isinstance(v, int) else None)
-            for v in values]
+    return [int(v) if isinstance(v, tvm.tirx.IntImm) else (v if isinstance(v, int) else None) for v in values]
 
 
 def precision_of_dtype(dtype: str | None) -> str:
@@ -88,35 +105,35 @@ def precision_of_dtype(dtype: str | None) -> str:
 
 @dataclass
 class _ActQ:
-    var: object        # the quantized (uint8/int8) tensor the dequantize reads
+    var: object  # the quantized (uint8/int8) tensor the dequantize reads
     scale: float
     zp: int
     dtype: str
-    dq_var: object     # the dequantize binding's var
+    dq_var: object  # the dequantize binding's var
 
 
 @dataclass
 class _WeightQ:
-    w: np.ndarray      # integer weights as stored (int8/uint8)
+    w: np.ndarray  # integer weights as stored (int8/uint8)
     scale: np.ndarray  # per output channel (broadcast from per-tensor)
-    zp: np.ndarray     # per output channel
+    zp: np.ndarray  # per output channel
     dq_var: object
     per_channel: bool
 
 
 @dataclass
 class _Status:
-    precision: str                 # "int8" | "int32" | "fp32" | "folded"
+    precision: str  # "int8" | "int32" | "fp32" | "folded"
     detail: str = ""
     reason: str = ""
-    group: str | None = None       # var name of the folded anchor this binding belongs to
+    group: str | None = None  # var name of the folded anchor this binding belongs to
 
 
 @dataclass
 class FoldResult:
     mod: object
-    bindings: list = field(default_factory=list)   # per original binding: dict
-    folded: list = field(default_factory=list)     # per folded anchor / pass-through: dict
+    bindings: list = field(default_factory=list)  # per original binding: dict
+    folded: list = field(default_factory=list)  # per folded anchor / pass-through: dict
     notes: list = field(default_factory=list)
 
 
@@ -215,8 +232,9 @@ def _match_weight_dq(expr, graph: _Graph, out_axis: int, channels: int | None) -
     c = w.shape[out_axis] if channels is None else channels
     per_channel = s.size != 1 or zp.size != 1
     if per_channel and (axis != out_axis or s.size not in (1, c) or zp.size not in (1, c)):
-        return None, (f"its weight is quantized per channel along axis {axis}, not along the output "
-                      f"channels (axis {out_axis})")
+        return None, (
+            f"its weight is quantized per channel along axis {axis}, not along the output channels (axis {out_axis})"
+        )
     scale = np.broadcast_to(s.reshape(-1).astype(np.float64), (c,)).copy()
     zps = np.broadcast_to(zp.reshape(-1).astype(np.int64), (c,)).copy()
     return _WeightQ(w, scale, zps, expr, per_channel), ""
@@ -263,10 +281,10 @@ class _Plan:
     """What to emit: for an anchor, the chain of original vars it replaces and its parameters."""
 
     def __init__(self):
-        self.anchors: dict = {}      # last var of the chain -> dict
-        self.skip: set = set()       # chain vars emitted by the anchor (not on their own)
+        self.anchors: dict = {}  # last var of the chain -> dict
+        self.skip: set = set()  # chain vars emitted by the anchor (not on their own)
         self.passthrough: dict = {}  # quantize var -> (kind, q var, op call)
-        self.status: dict = {}       # var -> _Status
+        self.status: dict = {}  # var -> _Status
 
 
 def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
@@ -305,7 +323,7 @@ def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
             wq, why = _match_weight_dq(rhs_value.args[0], graph, out_axis=0, channels=None)
             if wq is None:
                 return why
-            w_int = np.ascontiguousarray(_int_weight(wq, 0).T)   # [K, N]
+            w_int = np.ascontiguousarray(_int_weight(wq, 0).T)  # [K, N]
             weight_vars = [rhs, wq.dq_var]
         else:
             if _shape(rhs) is None or len(_shape(rhs)) != 2:
@@ -357,23 +375,38 @@ def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
         elif nxt is None:
             stop = "its result has several users: the int32 accumulator is dequantized to fp32 for them"
         else:
-            stop = (f"no QuantizeLinear follows it ({short_op(op_name(nxt[1]))} next): the int32 "
-                    f"accumulator is dequantized to fp32")
+            stop = (
+                f"no QuantizeLinear follows it ({short_op(op_name(nxt[1]))} next): the int32 "
+                f"accumulator is dequantized to fp32"
+            )
 
     for v in chain[:-1]:
         plan.skip.add(v)
     plan.anchors[chain[-1]] = {
-        "kind": kind, "call": call, "act": act, "w_int": w_int, "wq": wq, "bias": bias, "relu": relu,
-        "quant": quant, "chain": chain, "channel_axis": channel_axis, "ndim": ndim, "stop": stop,
-        "weight_vars": weight_vars, "anchor": var,
+        "kind": kind,
+        "call": call,
+        "act": act,
+        "w_int": w_int,
+        "wq": wq,
+        "bias": bias,
+        "relu": relu,
+        "quant": quant,
+        "chain": chain,
+        "channel_axis": channel_axis,
+        "ndim": ndim,
+        "stop": stop,
+        "weight_vars": weight_vars,
+        "anchor": var,
     }
     return None
 
 
 def _describe_anchor(info) -> str:
     act, wq = info["act"], info["wq"]
-    parts = [f"{info['kind']} {act.dtype if act.zp == 0 else 'int16(zp-shifted)'} x "
-             f"{info['w_int'].dtype} -> int32 ({'per-channel' if wq.per_channel else 'per-tensor'} weights)"]
+    parts = [
+        f"{info['kind']} {act.dtype if act.zp == 0 else 'int16(zp-shifted)'} x "
+        f"{info['w_int'].dtype} -> int32 ({'per-channel' if wq.per_channel else 'per-tensor'} weights)"
+    ]
     if info["bias"] is not None:
         parts.append("bias int32")
     if info["relu"]:
@@ -444,10 +477,20 @@ def _emit_anchor(bb, info, remap):
     w = relax.const(info["w_int"])
     if info["kind"] == "conv2d":
         a = call.attrs
-        acc = bb.emit(relax.op.nn.conv2d(
-            x, w, strides=[int(v) for v in a.strides], padding=[int(v) for v in a.padding],
-            dilation=[int(v) for v in a.dilation], groups=int(a.groups), data_layout="NCHW",
-            kernel_layout="OIHW", out_layout="NCHW", out_dtype="int32"))
+        acc = bb.emit(
+            relax.op.nn.conv2d(
+                x,
+                w,
+                strides=[int(v) for v in a.strides],
+                padding=[int(v) for v in a.padding],
+                dilation=[int(v) for v in a.dilation],
+                groups=int(a.groups),
+                data_layout="NCHW",
+                kernel_layout="OIHW",
+                out_layout="NCHW",
+                out_dtype="int32",
+            )
+        )
     else:
         acc = bb.emit(relax.op.matmul(x, w, out_dtype="int32"))
     ndim, axis = info["ndim"], info["channel_axis"]
@@ -455,9 +498,9 @@ def _emit_anchor(bb, info, remap):
     bshape[axis] = -1
     if info["kind"] == "matmul":
         bshape = [-1]
-    acc_scale = act.scale * info["wq"].scale          # float64 per output channel
+    acc_scale = act.scale * info["wq"].scale  # float64 per output channel
     if info["bias"] is not None:
-        b_int = np.clip(np.round(info["bias"] / acc_scale), -2**31, 2**31 - 1).astype(np.int32)
+        b_int = np.clip(np.round(info["bias"] / acc_scale), -(2**31), 2**31 - 1).astype(np.int32)
         acc = bb.emit(relax.op.add(acc, relax.const(b_int.reshape(bshape))))
     if info["relu"]:
         acc = bb.emit(relax.op.nn.relu(acc))
@@ -552,30 +595,40 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
     """Per original binding: what happened to it, with the reason when it stays fp32."""
     status: dict = dict(plan.status)
     folded = []
-    for last, info in plan.anchors.items():
+    for info in plan.anchors.values():
         anchor_name = info["anchor"].name
         detail = _describe_anchor(info)
         for v in info["chain"]:
             status[v] = _Status("int8", detail=detail, group=anchor_name)
-        status[info["act"].dq_var] = _Status("folded", detail=f"activation dequantize absorbed into {anchor_name}",
-                                             group=anchor_name)
+        status[info["act"].dq_var] = _Status(
+            "folded", detail=f"activation dequantize absorbed into {anchor_name}", group=anchor_name
+        )
         for v in info["weight_vars"]:
-            status[v] = _Status("folded", detail=f"weight dequantize/transpose folded into int8 constant of {anchor_name}",
-                                group=anchor_name)
+            status[v] = _Status(
+                "folded",
+                detail=f"weight dequantize/transpose folded into int8 constant of {anchor_name}",
+                group=anchor_name,
+            )
         # the bias reshape of a folded add
         for v in info["chain"][1:2]:
             call = graph.value(v)
             if op_name(call) == "relax.add":
                 for a in call.args:
                     if op_name(graph.value(a)) in ("relax.reshape", "relax.expand_dims"):
-                        status[a] = _Status("folded", detail=f"bias folded into int32 constant of {anchor_name}",
-                                            group=anchor_name)
-        folded.append({
-            "anchor": anchor_name, "op": info["kind"], "onnx_node": provenance.get(info["anchor"]),
-            "vars": [v.name for v in info["chain"]], "detail": detail,
-            "output": "quantized" if info["quant"] is not None else "float32",
-            "note": info["stop"] or None,
-        })
+                        status[a] = _Status(
+                            "folded", detail=f"bias folded into int32 constant of {anchor_name}", group=anchor_name
+                        )
+        folded.append(
+            {
+                "anchor": anchor_name,
+                "op": info["kind"],
+                "onnx_node": provenance.get(info["anchor"]),
+                "vars": [v.name for v in info["chain"]],
+                "detail": detail,
+                "output": "quantized" if info["quant"] is not None else "float32",
+                "note": info["stop"] or None,
+            }
+        )
     for qvar, (kind, q, inner) in plan.passthrough.items():
         if kind == "identity":
             status[qvar] = _Status("folded", detail="quantize(dequantize(q)) with equal parameters removed")
@@ -588,14 +641,24 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
         what = "maximum(q, zero point)" if kind == "relu" else f"{short_op(op_name(inner))} on {dtype_of(q)}"
         detail = f"runs on the quantized tensor: {what} (same scale/zero point before and after)"
         status[inner_var] = _Status("int8", detail=detail, group=inner_var.name)
-        status[qvar] = _Status("folded", detail=f"requantize with equal parameters removed ({inner_var.name})",
-                               group=inner_var.name)
+        status[qvar] = _Status(
+            "folded", detail=f"requantize with equal parameters removed ({inner_var.name})", group=inner_var.name
+        )
         if all(u in (inner_var,) for u in graph.users.get(dq_var, [])):
-            status[dq_var] = _Status("folded", detail=f"dequantize absorbed into {inner_var.name}",
-                                     group=inner_var.name)
-        folded.append({"anchor": inner_var.name, "op": short_op(op_name(inner)),
-                       "onnx_node": provenance.get(inner_var), "vars": [inner_var.name], "detail": detail,
-                       "output": "quantized", "note": None})
+            status[dq_var] = _Status(
+                "folded", detail=f"dequantize absorbed into {inner_var.name}", group=inner_var.name
+            )
+        folded.append(
+            {
+                "anchor": inner_var.name,
+                "op": short_op(op_name(inner)),
+                "onnx_node": provenance.get(inner_var),
+                "vars": [inner_var.name],
+                "detail": detail,
+                "output": "quantized",
+                "note": None,
+            }
+        )
 
     rows = []
     for b in graph.bindings:
@@ -603,11 +666,17 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
         st = status.get(b.var)
         if st is None:
             st = _Status("fp32", reason=_fp32_reason(b, graph, plan, status))
-        rows.append({
-            "var": b.var.name, "op": short_op(name) if name else type(b.value).__name__,
-            "onnx_node": provenance.get(b.var), "precision": st.precision,
-            "detail": st.detail or None, "reason": st.reason or None, "group": st.group,
-        })
+        rows.append(
+            {
+                "var": b.var.name,
+                "op": short_op(name) if name else type(b.value).__name__,
+                "onnx_node": provenance.get(b.var),
+                "precision": st.precision,
+                "detail": st.detail or None,
+                "reason": st.reason or None,
+                "group": st.group,
+            }
+        )
     return rows, folded
 
 
@@ -635,8 +704,10 @@ def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
     if name in ("relax.reshape", "relax.expand_dims") and _const_array(b.var, graph) is not None:
         return f"{op}: reshapes a constant (folded by FoldConstant at build)"
     if name in PASSTHROUGH_OPS or name == "relax.nn.relu":
-        return (f"{op}: not between a DequantizeLinear and a QuantizeLinear with the same scale and "
-                f"zero point, so it cannot run on the quantized tensor")
+        return (
+            f"{op}: not between a DequantizeLinear and a QuantizeLinear with the same scale and "
+            f"zero point, so it cannot run on the quantized tensor"
+        )
     if name in ("relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d", "relax.mean"):
         return f"{op}: averaging needs a requantize (rounding), not folded"
     return f"{op}: no integer pattern for this op"
@@ -651,7 +722,6 @@ def count_ops(func) -> dict:
     the fp32 requantize epilogue of a folded op (the float ops between its int32->float32 cast and
     the cast back to int8, or the dequantize of a float output), so `per_precision["float32"]`
     counts only the fp32 computation that did not fold."""
-    import tvm
     from tvm import relax
 
     per_precision: dict = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
@@ -687,8 +757,11 @@ def count_ops(func) -> dict:
         if name in LAYOUT_OPS:
             layout[prec] = layout.get(prec, 0) + 1
             continue
-        if data is not None and data in epilogue_vars and name in (
-                "relax.multiply", "relax.round", "relax.clip", "relax.add", "relax.subtract"):
+        if (
+            data is not None
+            and data in epilogue_vars
+            and name in ("relax.multiply", "relax.round", "relax.clip", "relax.add", "relax.subtract")
+        ):
             epilogue_vars.add(b.var)
             epilogue_ops += 1
             continue
@@ -697,5 +770,11 @@ def count_ops(func) -> dict:
         by_op[short][prec] = by_op[short].get(prec, 0) + 1
         if name in ANCHOR_OPS or name in ("relax.nn.conv1d", "relax.nn.conv3d", "relax.nn.conv2d_transpose"):
             anchors[prec] = anchors.get(prec, 0) + 1
-    return {"per_precision": per_precision, "anchors_per_precision": anchors, "by_op": by_op,
-            "requantize_epilogue_ops": epilogue_ops, "conversions": conversions, "layout_ops": layout}
+    return {
+        "per_precision": per_precision,
+        "anchors_per_precision": anchors,
+        "by_op": by_op,
+        "requantize_epilogue_ops": epilogue_ops,
+        "conversions": conversions,
+        "layout_ops": layout,
+    }

@@ -15,28 +15,52 @@ accumulator (out_dtype float32, cast back to float16), as relax.transform.ToMixe
 the ops it converts: the inputs, weights and outputs are float16, the sums are not rounded to float16
 at every step.
 """
+
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 FP16_SUFFIX = "__fp16"
 
 # ONNX ops converted, with the input positions that carry float data (None: every input).
 FLOAT_INPUTS: dict = {
-    "Conv": (0, 1, 2), "ConvTranspose": (0, 1, 2), "Gemm": (0, 1, 2), "MatMul": (0, 1),
-    "Relu": (0,), "LeakyRelu": (0,), "Sigmoid": (0,), "Tanh": (0,), "HardSigmoid": (0,), "HardSwish": (0,),
-    "Elu": (0,), "Erf": (0,), "Gelu": (0,), "Softmax": (0,), "Clip": (0, 1, 2),
-    "Add": (0, 1), "Sub": (0, 1), "Mul": (0, 1), "Div": (0, 1),
-    "MaxPool": (0,), "AveragePool": (0,), "GlobalAveragePool": (0,), "BatchNormalization": (0, 1, 2, 3, 4),
-    "Reshape": (0,), "Flatten": (0,), "Transpose": (0,), "Squeeze": (0,), "Unsqueeze": (0,),
-    "Identity": (0,), "Concat": None,
+    "Conv": (0, 1, 2),
+    "ConvTranspose": (0, 1, 2),
+    "Gemm": (0, 1, 2),
+    "MatMul": (0, 1),
+    "Relu": (0,),
+    "LeakyRelu": (0,),
+    "Sigmoid": (0,),
+    "Tanh": (0,),
+    "HardSigmoid": (0,),
+    "HardSwish": (0,),
+    "Elu": (0,),
+    "Erf": (0,),
+    "Gelu": (0,),
+    "Softmax": (0,),
+    "Clip": (0, 1, 2),
+    "Add": (0, 1),
+    "Sub": (0, 1),
+    "Mul": (0, 1),
+    "Div": (0, 1),
+    "MaxPool": (0,),
+    "AveragePool": (0,),
+    "GlobalAveragePool": (0,),
+    "BatchNormalization": (0, 1, 2, 3, 4),
+    "Reshape": (0,),
+    "Flatten": (0,),
+    "Transpose": (0,),
+    "Squeeze": (0,),
+    "Unsqueeze": (0,),
+    "Identity": (0,),
+    "Concat": None,
 }
 WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
-FLOAT32, FLOAT16 = 1, 10   # onnx.TensorProto.FLOAT, FLOAT16
+FLOAT32, FLOAT16 = 1, 10  # onnx.TensorProto.FLOAT, FLOAT16
 
 
 def module_of(node) -> str | None:
@@ -72,10 +96,10 @@ def pattern_matcher(patterns: Iterable[str]) -> Callable[[str], str | None]:
 
 @dataclass
 class Fp16Rewrite:
-    model: object                                   # the rewritten onnx.ModelProto
-    nodes: dict = field(default_factory=dict)       # converted node name -> module path
-    owner: dict = field(default_factory=dict)       # inserted Cast node name -> the converted node it serves
-    layers: list = field(default_factory=list)      # per matched layer: module, match, nodes, skipped
+    model: object  # the rewritten onnx.ModelProto
+    nodes: dict = field(default_factory=dict)  # converted node name -> module path
+    owner: dict = field(default_factory=dict)  # inserted Cast node name -> the converted node it serves
+    layers: list = field(default_factory=list)  # per matched layer: module, match, nodes, skipped
     notes: list = field(default_factory=list)
 
 
@@ -139,8 +163,10 @@ def convert_fp16_layers(model, match: Callable[[str], str | None]) -> Fp16Rewrit
         elif node.op_type in WEIGHT_OPS and len(node.input) > 1:
             src = producers.get(node.input[1])
             if src is not None and src.op_type == "DequantizeLinear":
-                why = (f"its weight is dequantized from int8 in the export (the layer was quantized): "
-                       "re-export after changing the override")
+                why = (
+                    "its weight is dequantized from int8 in the export (the layer was quantized): "
+                    "re-export after changing the override"
+                )
         if why is None and node.output and types.get(node.output[0], FLOAT32) != FLOAT32:
             why = "its output is not float32"
         if why is not None:
@@ -150,14 +176,16 @@ def convert_fp16_layers(model, match: Callable[[str], str | None]) -> Fp16Rewrit
         chosen.append(i)
     result.layers = list(layers.values())
     if not any_scope:
-        result.notes.append("fp16 overrides not applied: the ONNX nodes carry no module scopes "
-                            f"({SCOPES_KEY}), so no node can be matched to a layer")
+        result.notes.append(
+            "fp16 overrides not applied: the ONNX nodes carry no module scopes "
+            f"({SCOPES_KEY}), so no node can be matched to a layer"
+        )
         return result
     if not chosen:
         return result
 
     chosen_set = set(chosen)
-    half = {}            # float32 tensor -> its float16 twin
+    half = {}  # float32 tensor -> its float16 twin
     new_inits = []
     new_nodes = []
     emitted_casts = set()
@@ -249,10 +277,17 @@ def widen_accumulators(mod):
             else:
                 a = call.attrs
                 wide = relax.op.nn.conv2d(
-                    call.args[0], call.args[1], strides=[int(v) for v in a.strides],
-                    padding=[int(v) for v in a.padding], dilation=[int(v) for v in a.dilation],
-                    groups=int(a.groups), data_layout=str(a.data_layout), kernel_layout=str(a.kernel_layout),
-                    out_layout=str(a.out_layout), out_dtype="float32")
+                    call.args[0],
+                    call.args[1],
+                    strides=[int(v) for v in a.strides],
+                    padding=[int(v) for v in a.padding],
+                    dilation=[int(v) for v in a.dilation],
+                    groups=int(a.groups),
+                    data_layout=str(a.data_layout),
+                    kernel_layout=str(a.kernel_layout),
+                    out_layout=str(a.out_layout),
+                    out_dtype="float32",
+                )
             return relax.op.astype(self.builder_.normalize(wide), "float16")
 
     out = mod.clone()

@@ -1,6 +1,7 @@
 """Running a built library on a board through TVM RPC (tvm.rpc, a `python -m tvm.exec.rpc_server`
 there): upload model.so, load it in the remote runtime's Relax VM, run it on numpy inputs and time
 it there with the VM's time_evaluator (the board's own clock: no network time in the numbers)."""
+
 from __future__ import annotations
 
 import re
@@ -39,9 +40,11 @@ def connect(address: str, timeout_s: float = 5.0):
         except Exception as exc:  # noqa: BLE001 - TVMError/OSError: nothing listening yet, or refused
             if time.monotonic() >= deadline:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise RpcUnreachable(f"No TVM RPC server answers at {address} ({first}). Start one on the board: "
-                                     "python -m tvm.exec.rpc_server --host 0.0.0.0 --port "
-                                     f"{port}") from exc
+                raise RpcUnreachable(
+                    f"No TVM RPC server answers at {address} ({first}). Start one on the board: "
+                    "python -m tvm.exec.rpc_server --host 0.0.0.0 --port "
+                    f"{port}"
+                ) from exc
             time.sleep(0.25)
 
 
@@ -86,9 +89,16 @@ class RemoteModel:
 
         median = statistics.median(times)
         batch = int(np.shape(inputs)[0])
-        return {"median_ms": median, "p10_ms": pct(0.10), "p90_ms": pct(0.90), "min_ms": times[0],
-                "runs": len(times), "warmup": warmup, "batch": batch,
-                "throughput_per_s": batch / (median / 1e3) if median > 0 else None}
+        return {
+            "median_ms": median,
+            "p10_ms": pct(0.10),
+            "p90_ms": pct(0.90),
+            "min_ms": times[0],
+            "runs": len(times),
+            "warmup": warmup,
+            "batch": batch,
+            "throughput_per_s": batch / (median / 1e3) if median > 0 else None,
+        }
 
     def close(self) -> None:
         try:

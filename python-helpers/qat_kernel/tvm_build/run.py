@@ -12,13 +12,14 @@ Parity metrics (verify_parity): per compared pair, over all samples
   cosine_min, cosine_mean            per-sample cosine similarity of the flattened outputs
   top1_agreement, top1_mismatches    argmax over the last axis (classification logits)
 """
+
 from __future__ import annotations
 
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -62,8 +63,10 @@ def load_tvm(artifact, device: str | None = None) -> Callable[[np.ndarray], np.n
     artifact = Path(artifact)
     machine = elf_machine(artifact)
     if machine is not None and machine != host_arch():
-        raise TvmBuildError(f"{artifact.name} is built for {machine}; this machine is {host_arch()}. Run it on "
-                            "the board (TVM RPC server) or under qemu-user.")
+        raise TvmBuildError(
+            f"{artifact.name} is built for {machine}; this machine is {host_arch()}. Run it on "
+            "the board (TVM RPC server) or under qemu-user."
+        )
     device = device or _artifact_device(artifact)
     key = (str(artifact.resolve()), artifact.stat().st_mtime_ns, device)
     if key not in _VMS:
@@ -168,8 +171,14 @@ def compare(out: np.ndarray, ref: np.ndarray, step=None) -> dict:
     return result
 
 
-def verify_parity(onnx_path, artifact, inputs: np.ndarray, reference_int8_outputs: np.ndarray | None = None,
-                  progress=None, check_cancelled=None) -> dict:
+def verify_parity(
+    onnx_path,
+    artifact,
+    inputs: np.ndarray,
+    reference_int8_outputs: np.ndarray | None = None,
+    progress=None,
+    check_cancelled=None,
+) -> dict:
     """Run the TVM library and ONNX Runtime (CPU EP) on the same QDQ model and inputs and compare;
     also compare with `reference_int8_outputs` (e.g. PyTorch INT8) when given."""
     progress = progress or (lambda *a: None)
@@ -216,9 +225,16 @@ def bench_latency(fn: Callable, inputs, warmup: int = 10, runs: int = 100) -> di
 
     batch = int(np.shape(inputs)[0]) if np.ndim(inputs) else 1
     median = statistics.median(times)
-    return {"median_ms": median, "p10_ms": pct(0.10), "p90_ms": pct(0.90), "min_ms": times[0],
-            "runs": len(times), "warmup": warmup, "batch": batch,
-            "throughput_per_s": batch / (median / 1e3) if median > 0 else None}
+    return {
+        "median_ms": median,
+        "p10_ms": pct(0.10),
+        "p90_ms": pct(0.90),
+        "min_ms": times[0],
+        "runs": len(times),
+        "warmup": warmup,
+        "batch": batch,
+        "throughput_per_s": batch / (median / 1e3) if median > 0 else None,
+    }
 
 
 def strip_qdq(onnx_path, out_path) -> Path:
@@ -266,8 +282,11 @@ def strip_qdq(onnx_path, out_path) -> Path:
             consumers.setdefault(name, []).append(n)
     graph_outputs = {o.name for o in g.output}
     for n in nodes:
-        if n.op_type == "QuantizeLinear" and n.output[0] not in graph_outputs and all(
-                id(c) in drop for c in consumers.get(n.output[0], [])):
+        if (
+            n.op_type == "QuantizeLinear"
+            and n.output[0] not in graph_outputs
+            and all(id(c) in drop for c in consumers.get(n.output[0], []))
+        ):
             drop.add(id(n))
 
     def resolve(name):

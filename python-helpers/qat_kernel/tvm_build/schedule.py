@@ -43,6 +43,7 @@ whole model from ~96 ms to ~9 ms at batch 1 (benchmarks/tvm_int8_bench measures 
 MetaSchedule tuning would do better but takes minutes per model, which a build command cannot
 afford here.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,8 +51,8 @@ import re
 
 RULES = ("packed", "rows")
 DEFAULT_RULE = "packed"
-PACK_ATTR = "qat.packed_conv"   # PrimFunc attribute: the weight layout ("OIHW16o")
-LANES = 16                      # output channels per vector (one 512-bit register of int32/fp32)
+PACK_ATTR = "qat.packed_conv"  # PrimFunc attribute: the weight layout ("OIHW16o")
+LANES = 16  # output channels per vector (one 512-bit register of int32/fp32)
 _current = [DEFAULT_RULE]
 
 
@@ -112,7 +113,7 @@ def _rule_class():
             if not re.fullmatch("S+R+", kind):
                 return None
             ns = kind.count("S")
-            consumers = infos[idx + 1:]
+            consumers = infos[idx + 1 :]
             if any(c.dom_kind() != "S" * ns for c in consumers):
                 return None
             for c in consumers[:-1]:
@@ -183,7 +184,7 @@ def _pack_plan(func):
     if conv is None:
         return None
     stmt = sch.get(conv)
-    data, weight = stmt.reads[0].source, stmt.reads[1].source
+    weight = stmt.reads[1].source
     names = [p.name for p in func.params]
     if weight.name not in names or len(weight.shape) != 4:
         return None
@@ -191,7 +192,7 @@ def _pack_plan(func):
     if dims is None:
         return None
     o, c, kh, kw = dims
-    w_dtype, x_dtype, acc = str(weight.dtype), str(data.dtype), str(stmt.writes[0].source.dtype)
+    w_dtype, acc = str(weight.dtype), str(stmt.writes[0].source.dtype)
     if o % LANES or w_dtype not in ("int8", "float32", "float16"):
         return None
     if w_dtype == "int8" and acc != "int32" or w_dtype != "int8" and acc != w_dtype:
@@ -281,8 +282,11 @@ def pack_conv_weights_pass():
             return mod
         # the packed PrimFuncs replace the old ones under the same names; new GlobalVars, since a
         # GlobalVar carries its function's signature
-        work = tvm.IRModule({gv: f for gv, f in mod.functions_items() if gv not in plans}, attrs=mod.attrs,
-                            global_infos=mod.global_infos)
+        work = tvm.IRModule(
+            {gv: f for gv, f in mod.functions_items() if gv not in plans},
+            attrs=mod.attrs,
+            global_infos=mod.global_infos,
+        )
         bb = relax.BlockBuilder(work)
         renamed = {gv: bb.add_func(func, gv.name_hint) for gv, (func, _widx, _repack) in plans.items()}
         work = bb.get()
@@ -328,7 +332,7 @@ def _packed_rule_class():
                     sch.compute_inline(b)
             consumers = list(sch.get_child_blocks(root))
             index = [sch.get(b).name_hint for b in consumers].index("conv2d_nchw")
-            consumers = consumers[index + 1:]
+            consumers = consumers[index + 1 :]
             if not consumers:
                 consumers = [sch.cache_write(conv, 0, "global")]
             for c in consumers[:-1]:
@@ -378,7 +382,9 @@ def cpu_schedule_pass(rule: str | None = None):
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
     if rule == "rows":
         return dl.ApplyDefaultSchedule(_rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
-    return tvm.transform.Sequential([
-        pack_conv_weights_pass(),
-        dl.ApplyDefaultSchedule(_packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()),
-    ])
+    return tvm.transform.Sequential(
+        [
+            pack_conv_weights_pass(),
+            dl.ApplyDefaultSchedule(_packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()),
+        ]
+    )

@@ -9,6 +9,7 @@ TVM 0.27 refuses CLI target strings ("llvm -mcpu=..."): targets are JSON dicts. 
            (TVM_CUDA_COMPILE_MODE=nvcc) or NVRTC (needs the cuda-python bindings).
 A target may also be given as a TVM target dict or its JSON text ("llvm" and "cuda" alone work too).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,9 @@ ELF_MACHINES = {3: "x86", 62: "x86_64", 183: "aarch64", 40: "arm", 243: "riscv"}
 @dataclass
 class ResolvedTarget:
     preset: str | None
-    target: dict               # TVM target JSON dict
-    device: str                # "cpu" | "cuda"
-    arch: str                  # ELF machine name of the artifact: "x86_64", "aarch64", ...
+    target: dict  # TVM target JSON dict
+    device: str  # "cpu" | "cuda"
+    arch: str  # ELF machine name of the artifact: "x86_64", "aarch64", ...
     cross_compiler: str | None  # C++ compiler used to link the shared library (None: TVM's default)
     runnable_here: bool
     env: dict = field(default_factory=dict)  # environment set while compiling
@@ -82,8 +83,10 @@ def _llvm_host_target() -> tuple[dict, list]:
 
             tvm.target.Target(candidate)
             target = candidate
-            notes.append(f"built for this CPU (mcpu={cpu}): it may not run on older x86-64 CPUs; the "
-                         'target {"kind": "llvm"} builds a portable library')
+            notes.append(
+                f"built for this CPU (mcpu={cpu}): it may not run on older x86-64 CPUs; the "
+                'target {"kind": "llvm"} builds a portable library'
+            )
         except Exception as exc:  # noqa: BLE001
             notes.append(f"LLVM rejected -mcpu={cpu} ({exc}); using plain llvm")
     else:
@@ -94,17 +97,21 @@ def _llvm_host_target() -> tuple[dict, list]:
 def _require(compiler: str, install: str, what: str) -> str:
     path = shutil.which(compiler)
     if path is None:
-        raise ToolchainMissing(f"{what}: {compiler} is not on PATH. Install it with: {install}",
-                               install=install, package=compiler)
+        raise ToolchainMissing(
+            f"{what}: {compiler} is not on PATH. Install it with: {install}", install=install, package=compiler
+        )
     return path
 
 
 def _host_cxx() -> str:
     cxx = os.environ.get("CXX") or "g++"
     if shutil.which(cxx) is None:
-        raise ToolchainMissing(f"Building a TVM library needs a C++ compiler to link it; {cxx} is not on "
-                               f"PATH. Install it with: {HOST_CXX_INSTALL}", install=HOST_CXX_INSTALL,
-                               package="g++")
+        raise ToolchainMissing(
+            f"Building a TVM library needs a C++ compiler to link it; {cxx} is not on "
+            f"PATH. Install it with: {HOST_CXX_INSTALL}",
+            install=HOST_CXX_INSTALL,
+            package="g++",
+        )
     return cxx
 
 
@@ -131,9 +138,12 @@ def _cuda_compiler_env() -> tuple[dict, str]:
         return {}, "nvrtc"
     except Exception:  # noqa: BLE001
         pass
-    raise ToolchainMissing("The cuda target needs a CUDA compiler: nvcc is not on PATH and NVRTC's Python "
-                           f"bindings (cuda-python) are not installed. Install the CUDA toolkit: {CUDA_INSTALL}",
-                           install=CUDA_INSTALL, package="nvcc")
+    raise ToolchainMissing(
+        "The cuda target needs a CUDA compiler: nvcc is not on PATH and NVRTC's Python "
+        f"bindings (cuda-python) are not installed. Install the CUDA toolkit: {CUDA_INSTALL}",
+        install=CUDA_INSTALL,
+        package="nvcc",
+    )
 
 
 def _parse(target) -> tuple[str | None, dict]:
@@ -151,8 +161,10 @@ def _parse(target) -> tuple[str | None, dict]:
             raise TvmBuildError(f"Target JSON does not parse: {exc}") from exc
     if text in ("llvm", "cuda"):
         return None, {"kind": text}
-    raise TvmBuildError(f"Unknown target {text!r}: use one of {', '.join(PRESETS)} or a TVM target dict "
-                        "(TVM 0.27 no longer accepts 'llvm -mcpu=...' strings)")
+    raise TvmBuildError(
+        f"Unknown target {text!r}: use one of {', '.join(PRESETS)} or a TVM target dict "
+        "(TVM 0.27 no longer accepts 'llvm -mcpu=...' strings)"
+    )
 
 
 def resolve_target(target) -> ResolvedTarget:
@@ -166,16 +178,22 @@ def resolve_target(target) -> ResolvedTarget:
             spec, notes = _llvm_host_target()
             return ResolvedTarget(preset, spec, "cpu", "x86_64", None, True, notes=notes)
         _require(X86_CXX, X86_INSTALL, "Cross-building for x86-64")
-        return ResolvedTarget(preset, {"kind": "llvm", "mtriple": "x86_64-linux-gnu"}, "cpu", "x86_64",
-                              X86_CXX, False)
+        return ResolvedTarget(preset, {"kind": "llvm", "mtriple": "x86_64-linux-gnu"}, "cpu", "x86_64", X86_CXX, False)
     if preset == "aarch64":
         spec = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}
         if here == "aarch64":
             _host_cxx()
             return ResolvedTarget(preset, spec, "cpu", "aarch64", None, True)
         _require(AARCH64_CXX, AARCH64_INSTALL, "Cross-building for aarch64")
-        return ResolvedTarget(preset, spec, "cpu", "aarch64", AARCH64_CXX, False,
-                              notes=["cross-compiled: run it on the board (TVM RPC) or under qemu-aarch64"])
+        return ResolvedTarget(
+            preset,
+            spec,
+            "cpu",
+            "aarch64",
+            AARCH64_CXX,
+            False,
+            notes=["cross-compiled: run it on the board (TVM RPC) or under qemu-aarch64"],
+        )
     if preset == "cuda" or spec.get("kind") == "cuda":
         env, compiler = _cuda_compiler_env()
         arch = spec.get("arch") or cuda_arch_here()
@@ -184,7 +202,9 @@ def resolve_target(target) -> ResolvedTarget:
             raise ToolchainMissing(
                 "The cuda target needs a CUDA GPU to detect its architecture (none is visible: no driver "
                 'or no GPU). To build without one, give the arch: {"kind": "cuda", "arch": "sm_90"}.',
-                install="install the NVIDIA driver and CUDA toolkit (" + CUDA_INSTALL + ")", package="cuda")
+                install="install the NVIDIA driver and CUDA toolkit (" + CUDA_INSTALL + ")",
+                package="cuda",
+            )
         spec = {**spec, "kind": "cuda", "arch": arch}
         if "host" not in spec:
             spec["host"], _ = _llvm_host_target()

@@ -9,7 +9,8 @@ const FACTORIES = /^(randn|rand|zeros|ones|empty|full)$/;
 /** The literal `1` that sets the batch size of the first example tensor, if it can be seen. */
 function batchOne(ctx: PythonRuleContext, node: SyntaxNode | undefined, depth = 0): SyntaxNode | undefined {
   if (!node || depth > 4) return undefined;
-  if (node.name === 'TupleExpression' || node.name === 'ArrayExpression') return batchOne(ctx, elements(node)[0], depth + 1);
+  if (node.name === 'TupleExpression' || node.name === 'ArrayExpression')
+    return batchOne(ctx, elements(node)[0], depth + 1);
   if (node.name === 'ParenthesizedExpression') return batchOne(ctx, elements(node)[0], depth + 1);
   if (node.name === 'VariableName') return batchOne(ctx, lastAssignment(ctx, textOf(ctx, node), node), depth + 1);
   const call = asCall(ctx, node);
@@ -28,8 +29,12 @@ export function exportBatchOne(ctx: PythonRuleContext): Finding[] {
     const one = batchOne(ctx, call.args[1] ?? call.keywords.get('args'));
     if (!one) continue;
     findings.push({
-      code: 'QAT011', severity: 'error', start: one.from, end: one.to,
-      message: 'Batch-1 example with a dynamic batch dimension: torch.export specialises a size of 1 ' +
+      code: 'QAT011',
+      severity: 'error',
+      start: one.from,
+      end: one.to,
+      message:
+        'Batch-1 example with a dynamic batch dimension: torch.export specialises a size of 1 ' +
         '("specialized it to be a constant (1)"). Use a batch of 2 or more in the example.',
       fixes: [{ title: 'Use a batch of 2', edits: [{ start: one.from, end: one.to, newText: '2' }], preferred: true }],
     });

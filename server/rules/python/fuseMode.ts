@@ -3,7 +3,17 @@
 // keeps BN trainable; for an eval-only model fuse_modules folds BN away).
 import type { Fix, Finding } from '../types';
 import { modeEvents } from './modes';
-import { imports, indentAt, lineOf, lineStartOf, qualify, statementOf, textOf, type Call, type PythonRuleContext } from './syntax';
+import {
+  imports,
+  indentAt,
+  lineOf,
+  lineStartOf,
+  qualify,
+  statementOf,
+  textOf,
+  type Call,
+  type PythonRuleContext,
+} from './syntax';
 
 const FUSE = /^torch\.(ao\.)?quantization(\.fuse_modules)?\.(fuse_modules|fuse_modules_qat)$/;
 
@@ -37,12 +47,20 @@ export function fuseMode(ctx: PythonRuleContext): Finding[] {
     if (!qat && last?.mode === 'train' && fusesBatchNorm(ctx, call)) {
       const stmt = statementOf(call.node);
       const at = lineStartOf(ctx.text, stmt.from);
-      fixes.push({ title: `Call ${target}.eval() first`, edits: [{ start: at, end: at, newText: `${indentAt(ctx.text, stmt.from)}${target}.eval()\n` }], preferred: true });
+      fixes.push({
+        title: `Call ${target}.eval() first`,
+        edits: [{ start: at, end: at, newText: `${indentAt(ctx.text, stmt.from)}${target}.eval()\n` }],
+        preferred: true,
+      });
       const rename = renameFix(ctx, call, 'fuse_modules_qat');
       if (rename) fixes.push(rename);
       findings.push({
-        code: 'QAT009', severity: 'error', start: call.node.from, end: call.node.to,
-        message: `fuse_modules() on '${target}', which is in train mode (line ${lineOf(ctx.text, last.at)}): fusing conv+bn asserts "Fusion only for eval!". ` +
+        code: 'QAT009',
+        severity: 'error',
+        start: call.node.from,
+        end: call.node.to,
+        message:
+          `fuse_modules() on '${target}', which is in train mode (line ${lineOf(ctx.text, last.at)}): fusing conv+bn asserts "Fusion only for eval!". ` +
           `Call ${target}.eval() first, or use fuse_modules_qat for QAT.`,
         fixes,
       });
@@ -51,8 +69,12 @@ export function fuseMode(ctx: PythonRuleContext): Finding[] {
       if (laterTrain) return;
       const rename = renameFix(ctx, call, 'fuse_modules');
       findings.push({
-        code: 'QAT009', severity: 'warning', start: call.node.from, end: call.node.to,
-        message: `fuse_modules_qat() on '${target}', which is in eval mode (line ${lineOf(ctx.text, last.at)}) and never put back in train mode here: ` +
+        code: 'QAT009',
+        severity: 'warning',
+        start: call.node.from,
+        end: call.node.to,
+        message:
+          `fuse_modules_qat() on '${target}', which is in eval mode (line ${lineOf(ctx.text, last.at)}) and never put back in train mode here: ` +
           'QAT fusion keeps BatchNorm trainable and prepare_qat needs train mode. For an eval model use fuse_modules, which folds BN.',
         fixes: rename ? [rename] : undefined,
       });

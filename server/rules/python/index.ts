@@ -15,6 +15,16 @@ import type { Finding } from '../types';
 
 /** One rule per file; each gets the parsed script and returns findings. */
 export const pythonRules: Array<(ctx: PythonRuleContext) => Finding[]> = [
-  trainEvalOrder, legacyNamespace, eagerMigration, tvmRelay, float16FakeQuant, quantRangeCode, onnxOpset,
-  fuseMode, reusedModule, exportBatchOne, saveConverted, qconfigAfterPrepare,
+  trainEvalOrder,
+  legacyNamespace,
+  eagerMigration,
+  tvmRelay,
+  float16FakeQuant,
+  quantRangeCode,
+  onnxOpset,
+  fuseMode,
+  reusedModule,
+  exportBatchOne,
+  saveConverted,
+  qconfigAfterPrepare,
 ];

@@ -17,7 +17,10 @@ function moved(dotted: string): [string, string] | undefined {
 
 function finding(start: number, end: number, old: string, replacement: string): Finding {
   return {
-    code: 'QAT003', severity: 'warning', start, end,
+    code: 'QAT003',
+    severity: 'warning',
+    start,
+    end,
     message: `${old} is a legacy alias kept for backward compatibility; the API lives in ${replacement}.`,
     fixes: [{ title: `Use ${replacement}`, edits: [{ start, end, newText: replacement }], preferred: true }],
   };

@@ -16,7 +16,15 @@ export interface ModeEvent {
   scope: SyntaxNode;
 }
 
-const COPIES = new Set(['deepcopy', 'fuse_modules_qat', 'fuse_modules', 'prepare_qat', 'prepare_qat_fx', 'prepare_qat_pt2e', 'quantize_qat']);
+const COPIES = new Set([
+  'deepcopy',
+  'fuse_modules_qat',
+  'fuse_modules',
+  'prepare_qat',
+  'prepare_qat_fx',
+  'prepare_qat_pt2e',
+  'quantize_qat',
+]);
 
 function modeChange(ctx: PythonRuleContext, call: Call): { target: string; mode: 'train' | 'eval' } | undefined {
   const [target, method] = call.callee.length === 2 ? call.callee : [];
@@ -27,7 +35,10 @@ function modeChange(ctx: PythonRuleContext, call: Call): { target: string; mode:
   }
   const name = call.callee[call.callee.length - 1];
   const first = call.args[0];
-  if (first?.name === 'VariableName' && (name === 'move_exported_model_to_eval' || name === 'move_exported_model_to_train')) {
+  if (
+    first?.name === 'VariableName' &&
+    (name === 'move_exported_model_to_eval' || name === 'move_exported_model_to_train')
+  ) {
     return { target: textOf(ctx, first), mode: name.endsWith('eval') ? 'eval' : 'train' };
   }
   return undefined;
@@ -61,8 +72,10 @@ export function modeEvents(ctx: PythonRuleContext): ModeEvent[] {
           const [state] = stateOf(node);
           const call = asCall(ctx, value);
           const source = call?.args[0];
-          const inherited = call && COPIES.has(call.callee[call.callee.length - 1]) && source?.name === 'VariableName'
-            ? state.get(textOf(ctx, source)) : undefined;
+          const inherited =
+            call && COPIES.has(call.callee[call.callee.length - 1]) && source?.name === 'VariableName'
+              ? state.get(textOf(ctx, source))
+              : undefined;
           if (inherited) state.set(textOf(ctx, target), inherited);
           else state.delete(textOf(ctx, target));
           return;

@@ -3,7 +3,8 @@
 import type { SyntaxNode } from '@lezer/common';
 import { allCalls, memo, type Call, type PythonRuleContext } from './syntax';
 
-const CLASSES = /^(FakeQuantize|FusedMovingAvgObsFakeQuantize|MinMaxObserver|MovingAverageMinMaxObserver|PerChannelMinMaxObserver|MovingAveragePerChannelMinMaxObserver|HistogramObserver|PlaceholderObserver|NoopObserver|FixedQParamsObserver|FixedQParamsFakeQuantize)$/;
+const CLASSES =
+  /^(FakeQuantize|FusedMovingAvgObsFakeQuantize|MinMaxObserver|MovingAverageMinMaxObserver|PerChannelMinMaxObserver|MovingAveragePerChannelMinMaxObserver|HistogramObserver|PlaceholderObserver|NoopObserver|FixedQParamsObserver|FixedQParamsFakeQuantize)$/;
 
 export interface ObserverCall {
   call: Call;
@@ -13,15 +14,17 @@ export interface ObserverCall {
 }
 
 export function observerCalls(ctx: PythonRuleContext): ObserverCall[] {
-  return memo(ctx, 'observerCalls', () => allCalls(ctx).flatMap((call) => {
-    const parts = call.callee;
-    const withArgs = parts[parts.length - 1] === 'with_args';
-    const cls = parts[parts.length - (withArgs ? 2 : 1)];
-    if (!cls || !CLASSES.test(cls)) return [];
-    const calleeNode = call.node.firstChild!;
-    const classNode = withArgs ? calleeNode.firstChild! : calleeNode;
-    return [{ call, cls, classNode }];
-  }));
+  return memo(ctx, 'observerCalls', () =>
+    allCalls(ctx).flatMap((call) => {
+      const parts = call.callee;
+      const withArgs = parts[parts.length - 1] === 'with_args';
+      const cls = parts[parts.length - (withArgs ? 2 : 1)];
+      if (!cls || !CLASSES.test(cls)) return [];
+      const calleeNode = call.node.firstChild!;
+      const classNode = withArgs ? calleeNode.firstChild! : calleeNode;
+      return [{ call, cls, classNode }];
+    }),
+  );
 }
 
 /** `torch.quint8` / `torch.float16` / `quint8` -> 'quint8' / 'float16'. */

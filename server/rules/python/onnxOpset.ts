@@ -16,9 +16,18 @@ export function onnxOpset(ctx: PythonRuleContext): Finding[] {
     const source = converted.get(textOf(ctx, model));
     if (!source || source.at > call.node.from) continue;
     findings.push({
-      code: 'QAT008', severity: 'warning', start: opsetNode.from, end: opsetNode.to,
+      code: 'QAT008',
+      severity: 'warning',
+      start: opsetNode.from,
+      end: opsetNode.to,
       message: `opset_version ${opset} is too old for a quantized model: per-channel QuantizeLinear/DequantizeLinear (axis) needs opset 13 or newer.`,
-      fixes: [{ title: 'Use opset_version 13', edits: [{ start: opsetNode.from, end: opsetNode.to, newText: '13' }], preferred: true }],
+      fixes: [
+        {
+          title: 'Use opset_version 13',
+          edits: [{ start: opsetNode.from, end: opsetNode.to, newText: '13' }],
+          preferred: true,
+        },
+      ],
     });
   }
   return findings;

@@ -16,7 +16,8 @@ export function qconfigAfterPrepare(ctx: PythonRuleContext): Finding[] {
     const first = call.args[0] ?? call.keywords.get('model');
     if (first?.name === 'VariableName') prepared.push({ name: textOf(ctx, first), at: call.node.to, stmt, scope: key });
     const target = call.node.parent?.name === 'AssignStatement' ? call.node.parent.firstChild : null;
-    if (target?.name === 'VariableName') prepared.push({ name: textOf(ctx, target), at: call.node.to, stmt, scope: key });
+    if (target?.name === 'VariableName')
+      prepared.push({ name: textOf(ctx, target), at: call.node.to, stmt, scope: key });
   }
   if (!prepared.length) return [];
   const findings: Finding[] = [];
@@ -27,12 +28,18 @@ export function qconfigAfterPrepare(ctx: PythonRuleContext): Finding[] {
       const m = target?.name === 'MemberExpression' ? /^(\w+)(?:\.\w+)*\.qconfig$/.exec(textOf(ctx, target)) : null;
       if (!m || !target) return;
       const scope = scopeOf(ref.node);
-      const before = prepared.filter((p) => p.name === m[1] && p.at <= ref.from && p.scope === `${scope.from}:${scope.to}`);
+      const before = prepared.filter(
+        (p) => p.name === m[1] && p.at <= ref.from && p.scope === `${scope.from}:${scope.to}`,
+      );
       const prep = before[before.length - 1];
       if (!prep) return;
       findings.push({
-        code: 'QAT013', severity: 'warning', start: target.from, end: target.to,
-        message: `${textOf(ctx, target)} is set after prepare (line ${lineOf(ctx.text, prep.stmt.from)}), so it has no effect: ` +
+        code: 'QAT013',
+        severity: 'warning',
+        start: target.from,
+        end: target.to,
+        message:
+          `${textOf(ctx, target)} is set after prepare (line ${lineOf(ctx.text, prep.stmt.from)}), so it has no effect: ` +
           'the fake-quant modules were already inserted. Set the qconfig before preparing.',
         fixes: moveAbove(ctx, ref.from, ref.to, prep.stmt.from),
       });
@@ -46,10 +53,21 @@ function moveAbove(ctx: PythonRuleContext, from: number, to: number, anchor: num
   const start = lineStartOf(ctx.text, from);
   const anchorStart = lineStartOf(ctx.text, anchor);
   const end = ctx.text.indexOf('\n', to);
-  if (ctx.text.slice(start, from).trim() || ctx.text.slice(anchorStart, anchor) !== ctx.text.slice(start, from) || ctx.text.slice(from, to).includes('\n')) return undefined;
+  if (
+    ctx.text.slice(start, from).trim() ||
+    ctx.text.slice(anchorStart, anchor) !== ctx.text.slice(start, from) ||
+    ctx.text.slice(from, to).includes('\n')
+  )
+    return undefined;
   const line = ctx.text.slice(start, end < 0 ? ctx.text.length : end + 1);
-  return [{ title: 'Move above the prepare call', edits: [
-    { start: anchorStart, end: anchorStart, newText: line.endsWith('\n') ? line : line + '\n' },
-    { start, end: end < 0 ? ctx.text.length : end + 1, newText: '' },
-  ], preferred: true }];
+  return [
+    {
+      title: 'Move above the prepare call',
+      edits: [
+        { start: anchorStart, end: anchorStart, newText: line.endsWith('\n') ? line : line + '\n' },
+        { start, end: end < 0 ? ctx.text.length : end + 1, newText: '' },
+      ],
+      preferred: true,
+    },
+  ];
 }

@@ -21,13 +21,25 @@ export function quantRangeCode(ctx: PythonRuleContext): Finding[] {
       const key = i ? 'quant_max' : 'quant_min';
       if (range && (v < range[0] || v > range[1])) {
         findings.push({
-          code: 'QAT007', severity: 'error', start: node.from, end: node.to,
+          code: 'QAT007',
+          severity: 'error',
+          start: node.from,
+          end: node.to,
           message: `${key}=${v} is outside the range of ${dtype} (${range[0]}..${range[1]}).`,
-          fixes: [{ title: `Use ${range[i]}`, edits: [{ start: node.from, end: node.to, newText: String(range[i]) }], preferred: true }],
+          fixes: [
+            {
+              title: `Use ${range[i]}`,
+              edits: [{ start: node.from, end: node.to, newText: String(range[i]) }],
+              preferred: true,
+            },
+          ],
         });
       } else if (i === 0 ? v > 0 : v < 0) {
         findings.push({
-          code: 'QAT007', severity: 'error', start: node.from, end: node.to,
+          code: 'QAT007',
+          severity: 'error',
+          start: node.from,
+          end: node.to,
           message: `${key}=${v}: the quantized range must include 0 (torch asserts quant_min <= 0 <= quant_max).`,
         });
       }
@@ -35,7 +47,10 @@ export function quantRangeCode(ctx: PythonRuleContext): Finding[] {
     const [lo, hi] = values;
     if (lo !== undefined && hi !== undefined && lo >= hi) {
       findings.push({
-        code: 'QAT007', severity: 'error', start: nodes[0]!.from, end: nodes[0]!.to,
+        code: 'QAT007',
+        severity: 'error',
+        start: nodes[0]!.from,
+        end: nodes[0]!.to,
         message: `quant_min=${lo} must be smaller than quant_max=${hi}.`,
       });
     }

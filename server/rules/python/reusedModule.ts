@@ -5,13 +5,15 @@ import type { SyntaxNode } from '@lezer/common';
 import type { Finding } from '../types';
 import { indentAt, lineStartOf, quantizationImports, textOf, type PythonRuleContext } from './syntax';
 
-const STATELESS = /^(ReLU|ReLU6|LeakyReLU|GELU|SiLU|Hardswish|Hardsigmoid|Hardtanh|Sigmoid|Tanh|ELU|Mish|Softmax|Dropout|Dropout2d|Identity|Flatten|MaxPool[123]d|AvgPool[123]d|AdaptiveAvgPool[123]d|AdaptiveMaxPool[123]d|Upsample)$/;
+const STATELESS =
+  /^(ReLU|ReLU6|LeakyReLU|GELU|SiLU|Hardswish|Hardsigmoid|Hardtanh|Sigmoid|Tanh|ELU|Mish|Softmax|Dropout|Dropout2d|Identity|Flatten|MaxPool[123]d|AvgPool[123]d|AdaptiveAvgPool[123]d|AdaptiveMaxPool[123]d|Upsample)$/;
 
 /** A class's methods by name (decorated ones included). */
 function methods(ctx: PythonRuleContext, cls: SyntaxNode): Map<string, SyntaxNode> {
   const out = new Map<string, SyntaxNode>();
   for (let c = cls.getChild('Body')?.firstChild; c; c = c.nextSibling) {
-    const fn = c.name === 'DecoratedStatement' ? c.getChild('FunctionDefinition') : c.name === 'FunctionDefinition' ? c : null;
+    const fn =
+      c.name === 'DecoratedStatement' ? c.getChild('FunctionDefinition') : c.name === 'FunctionDefinition' ? c : null;
     const name = fn?.getChild('VariableName');
     if (fn && name) out.set(textOf(ctx, name), fn);
   }
@@ -20,7 +22,8 @@ function methods(ctx: PythonRuleContext, cls: SyntaxNode): Map<string, SyntaxNod
 
 export function reusedModule(ctx: PythonRuleContext): Finding[] {
   const findings: Finding[] = [];
-  const quantizing = quantizationImports(ctx).size > 0 || /\b(torchao|torch\.ao\.quantization|torch\.quantization)\b/.test(ctx.text);
+  const quantizing =
+    quantizationImports(ctx).size > 0 || /\b(torchao|torch\.ao\.quantization|torch\.quantization)\b/.test(ctx.text);
   ctx.tree.iterate({
     enter(ref) {
       if (ref.name !== 'ClassDefinition') return;
@@ -48,7 +51,8 @@ export function reusedModule(ctx: PythonRuleContext): Finding[] {
       for (const [attr, calls] of uses) {
         if (calls.length < 2) continue;
         const assign = made.get(attr)!;
-        const taken = (name: string) => made.has(name) || fns.has(name) || new RegExp(`\\bself\\.${name}\\b`).test(ctx.text);
+        const taken = (name: string) =>
+          made.has(name) || fns.has(name) || new RegExp(`\\bself\\.${name}\\b`).test(ctx.text);
         let k = 2;
         const lineEnd = ctx.text.indexOf('\n', assign.to);
         const insertAt = lineEnd < 0 ? ctx.text.length : lineEnd;
@@ -57,17 +61,27 @@ export function reusedModule(ctx: PythonRuleContext): Finding[] {
           while (taken(`${attr}${k}`)) k++;
           const fresh = `${attr}${k++}`;
           findings.push({
-            code: 'QAT010', severity: quantizing ? 'warning' : 'hint', start: callee.from, end: callee.to,
-            message: `self.${attr} is called more than once in forward(): one module instance used twice makes PT2E's ` +
+            code: 'QAT010',
+            severity: quantizing ? 'warning' : 'hint',
+            start: callee.from,
+            end: callee.to,
+            message:
+              `self.${attr} is called more than once in forward(): one module instance used twice makes PT2E's ` +
               'X86InductorQuantizer fail ("Input partition has more than one output node"). Give each call its own instance.',
-            fixes: [{
-              title: `Add self.${fresh} and use it here`,
-              edits: [
-                { start: insertAt, end: insertAt, newText: `\n${indentAt(ctx.text, lineStartOf(ctx.text, assign.from))}self.${fresh} = ${ctorText}` },
-                { start: callee.from, end: callee.to, newText: `self.${fresh}` },
-              ],
-              preferred: true,
-            }],
+            fixes: [
+              {
+                title: `Add self.${fresh} and use it here`,
+                edits: [
+                  {
+                    start: insertAt,
+                    end: insertAt,
+                    newText: `\n${indentAt(ctx.text, lineStartOf(ctx.text, assign.from))}self.${fresh} = ${ctorText}`,
+                  },
+                  { start: callee.from, end: callee.to, newText: `self.${fresh}` },
+                ],
+                preferred: true,
+              },
+            ],
           });
         }
       }

@@ -15,10 +15,20 @@ export function saveConverted(ctx: PythonRuleContext): Finding[] {
     const source = converted.get(name);
     if (source?.kind !== 'eager' || source.at > call.node.from) continue;
     findings.push({
-      code: 'QAT012', severity: 'warning', start: obj.from, end: obj.to,
-      message: `torch.save('${name}') pickles a converted int8 model: it loads, but forward then fails. ` +
+      code: 'QAT012',
+      severity: 'warning',
+      start: obj.from,
+      end: obj.to,
+      message:
+        `torch.save('${name}') pickles a converted int8 model: it loads, but forward then fails. ` +
         `Save ${name}.state_dict() and load it into a model prepared and converted the same way.`,
-      fixes: [{ title: `Save ${name}.state_dict()`, edits: [{ start: obj.from, end: obj.to, newText: `${name}.state_dict()` }], preferred: true }],
+      fixes: [
+        {
+          title: `Save ${name}.state_dict()`,
+          edits: [{ start: obj.from, end: obj.to, newText: `${name}.state_dict()` }],
+          preferred: true,
+        },
+      ],
     });
   }
   return findings;

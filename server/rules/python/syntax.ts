@@ -134,7 +134,10 @@ export function imports(ctx: PythonRuleContext): Imports {
         const first = node.getChild('VariableName');
         if (from) {
           const names: string[] = [];
-          for (const part of from[2].replace(/[()\n]/g, ' ').replace(/#[^\n]*/g, '').split(',')) {
+          for (const part of from[2]
+            .replace(/[()\n]/g, ' ')
+            .replace(/#[^\n]*/g, '')
+            .split(',')) {
             const [name, alias] = part.trim().split(/\s+as\s+/);
             if (!name) continue;
             names.push(name);

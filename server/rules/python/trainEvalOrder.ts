@@ -1,13 +1,26 @@
 // QAT001: prepare_qat on a model last put in eval mode. QAT002: convert on a model still in train mode.
 import type { Fix, Finding } from '../types';
 import { modeEvents } from './modes';
-import { indentAt, lineOf, lineStartOf, quantizationImports, statementOf, textOf, type Call, type PythonRuleContext } from './syntax';
+import {
+  indentAt,
+  lineOf,
+  lineStartOf,
+  quantizationImports,
+  statementOf,
+  textOf,
+  type Call,
+  type PythonRuleContext,
+} from './syntax';
 
 /** Inserts `line` above the statement holding `call`, at its indentation. */
 function insertAbove(ctx: PythonRuleContext, call: Call, line: string): Fix {
   const stmt = statementOf(call.node);
   const at = lineStartOf(ctx.text, stmt.from);
-  return { title: `Insert ${line}`, edits: [{ start: at, end: at, newText: `${indentAt(ctx.text, stmt.from)}${line}\n` }], preferred: true };
+  return {
+    title: `Insert ${line}`,
+    edits: [{ start: at, end: at, newText: `${indentAt(ctx.text, stmt.from)}${line}\n` }],
+    preferred: true,
+  };
 }
 
 const PREPARE = new Set(['prepare_qat', 'prepare_qat_fx', 'prepare_qat_pt2e', 'quantize_qat']);
@@ -33,16 +46,24 @@ export function trainEvalOrder(ctx: PythonRuleContext): Finding[] {
     const { from, to } = call.node;
     if (last?.mode === 'eval' && isQuantizationCall(call, PREPARE, imported)) {
       findings.push({
-        code: 'QAT001', severity: 'warning', start: from, end: to,
-        message: `${fn}() on '${name}', which was last put in eval mode (line ${lineOf(ctx.text, last.at)}). ` +
+        code: 'QAT001',
+        severity: 'warning',
+        start: from,
+        end: to,
+        message:
+          `${fn}() on '${name}', which was last put in eval mode (line ${lineOf(ctx.text, last.at)}). ` +
           `QAT needs train mode: call ${name}.train() first.`,
         fixes: [insertAbove(ctx, call, `${name}.train()`)],
       });
     } else if (last?.mode === 'train' && isQuantizationCall(call, CONVERT, imported)) {
       const fix = fn === 'convert_pt2e' ? `move_exported_model_to_eval(${name})` : `${name}.eval()`;
       findings.push({
-        code: 'QAT002', severity: 'warning', start: from, end: to,
-        message: `${fn}() on '${name}', which is still in train mode (line ${lineOf(ctx.text, last.at)}). ` +
+        code: 'QAT002',
+        severity: 'warning',
+        start: from,
+        end: to,
+        message:
+          `${fn}() on '${name}', which is still in train mode (line ${lineOf(ctx.text, last.at)}). ` +
           `Call ${fix} before converting.`,
         fixes: [insertAbove(ctx, call, fix)],
       });

@@ -10,7 +10,10 @@ export function averagingConstant(ctx: YamlRuleContext): Finding[] {
     const at = valueRange(map, 'averaging_constant');
     if (typeof c !== 'number' || !at || (c > 0 && c <= 1)) continue;
     findings.push({
-      code: 'QCFG007', severity: 'error', start: at[0], end: at[1],
+      code: 'QCFG007',
+      severity: 'error',
+      start: at[0],
+      end: at[1],
       message: `averaging_constant ${c} must be in (0, 1]: the running min/max move by c × (new - old) each step.`,
       fixes: [replaceFix('Use 0.01 (torch default)', at, '0.01', true)],
     });

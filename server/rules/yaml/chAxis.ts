@@ -17,7 +17,10 @@ export function chAxis(ctx: YamlRuleContext): Finding[] {
     if (perChannel || (!qscheme && !observer)) continue;
     const remove = removePairEdit(ctx.text, map, 'ch_axis');
     findings.push({
-      code: 'QCFG005', severity: 'warning', start: at[0], end: rangeOf(pair?.value)?.[1] ?? at[1],
+      code: 'QCFG005',
+      severity: 'warning',
+      start: at[0],
+      end: rangeOf(pair?.value)?.[1] ?? at[1],
       message: `ch_axis has no effect: ${qscheme ? `qscheme ${qscheme}` : `observer ${observer}`} is per-tensor. Use a per_channel_* qscheme or remove ch_axis.`,
       fixes: remove ? [{ title: 'Remove ch_axis', edits: [remove], preferred: true }] : undefined,
     });

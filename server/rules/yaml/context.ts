@@ -45,7 +45,8 @@ export function collectObservers(doc: Document.Parsed): ObserverSpec[] {
   const add = (map: unknown, path: string) => {
     for (const role of ['activation', 'weight'] as const) {
       const pair = isMap(map) ? pairOf(map, role) : undefined;
-      if (pair && isMap(pair.value)) out.push({ path: `${path}${path ? '.' : ''}${role}`, role, map: pair.value, key: pair.key });
+      if (pair && isMap(pair.value))
+        out.push({ path: `${path}${path ? '.' : ''}${role}`, role, map: pair.value, key: pair.key });
     }
   };
   add(pairOf(root, 'qconfig')?.value, 'qconfig');
@@ -57,7 +58,10 @@ export function collectObservers(doc: Document.Parsed): ObserverSpec[] {
 export function makeContext(text: string, doc: Document.Parsed, model?: ModelKnowledge): YamlRuleContext {
   const root = isMap(doc.contents) ? doc.contents : undefined;
   return {
-    text, doc, observers: collectObservers(doc), model,
+    text,
+    doc,
+    observers: collectObservers(doc),
+    model,
     flow: (root && stringValue(root, 'flow')) || 'pt2e',
     backend: (root && stringValue(root, 'backend')) || 'x86',
   };
@@ -73,8 +77,11 @@ export function valueRange(map: YAMLMap, key: string): [number, number] | undefi
   return rangeOf(pair?.value) ?? rangeOf(pair?.key);
 }
 
-export const replaceFix = (title: string, at: [number, number], newText: string, preferred = false): Fix =>
-  ({ title, edits: [{ start: at[0], end: at[1], newText }], preferred });
+export const replaceFix = (title: string, at: [number, number], newText: string, preferred = false): Fix => ({
+  title,
+  edits: [{ start: at[0], end: at[1], newText }],
+  preferred,
+});
 
 /**
  * Edits that delete `key: value` entries from a map: whole lines in block style; in flow style each run of

@@ -11,7 +11,10 @@ export function eps(ctx: YamlRuleContext): Finding[] {
     const at = valueRange(map, 'eps');
     if (typeof value !== 'number' || !at || value > 0) continue;
     findings.push({
-      code: 'QCFG008', severity: 'error', start: at[0], end: at[1],
+      code: 'QCFG008',
+      severity: 'error',
+      start: at[0],
+      end: at[1],
       message: `eps ${value} must be > 0: it is the smallest scale, and a zero scale makes fake-quant divide by zero.`,
       fixes: [replaceFix('Use float32 eps (torch default)', at, String(FLOAT32_EPS), true)],
     });

@@ -4,7 +4,16 @@
 import { DEFAULT_DTYPE, FLOAT_OBSERVERS, FP16_MAX } from '../../knowledge/quant';
 import { isMap, isSeq, type YAMLMap } from 'yaml';
 import type { Fix, Finding } from '../types';
-import { pairOf, rangeOf, removePairsEdits, scalarValue, stringValue, valueRange, type ObserverSpec, type YamlRuleContext } from './context';
+import {
+  pairOf,
+  rangeOf,
+  removePairsEdits,
+  scalarValue,
+  stringValue,
+  valueRange,
+  type ObserverSpec,
+  type YamlRuleContext,
+} from './context';
 
 export function float16FakeQuant(ctx: YamlRuleContext): Finding[] {
   const findings: Finding[] = [];
@@ -17,11 +26,20 @@ export function float16FakeQuant(ctx: YamlRuleContext): Finding[] {
       return typeof v === 'number' && Math.abs(v) === FP16_MAX;
     });
     const floatObserver = !!observer && FLOAT_OBSERVERS.has(observer);
-    const at = dtype === 'float16' && !floatObserver ? valueRange(map, 'dtype') : fp16Bound ? valueRange(map, fp16Bound) : undefined;
+    const at =
+      dtype === 'float16' && !floatObserver
+        ? valueRange(map, 'dtype')
+        : fp16Bound
+          ? valueRange(map, fp16Bound)
+          : undefined;
     if (!at) continue;
     findings.push({
-      code: 'QCFG011', severity: 'error', start: at[0], end: at[1],
-      message: `float16 "fake quantize": ${observer ?? 'an integer observer'} cannot observe float16 (torch observers take integer dtypes; ` +
+      code: 'QCFG011',
+      severity: 'error',
+      start: at[0],
+      end: at[1],
+      message:
+        `float16 "fake quantize": ${observer ?? 'an integer observer'} cannot observe float16 (torch observers take integer dtypes; ` +
         `±65504 is float16's largest value, not a quantization range). To run layers in fp16, give them an override with precision: fp16.`,
       fixes: fixesFor(ctx, spec),
     });
@@ -45,7 +63,8 @@ function fixesFor(ctx: YamlRuleContext, spec: ObserverSpec): Fix[] {
     }
   }
   const drop = removePairsEdits(ctx.text, map, ['dtype', 'quant_min', 'quant_max']);
-  if (drop.length) fixes.push({ title: `Drop the float16 settings (quantize to ${DEFAULT_DTYPE[spec.role]})`, edits: drop });
+  if (drop.length)
+    fixes.push({ title: `Drop the float16 settings (quantize to ${DEFAULT_DTYPE[spec.role]})`, edits: drop });
   return fixes;
 }
 

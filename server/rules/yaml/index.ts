@@ -16,6 +16,17 @@ import type { Finding } from '../types';
 
 /** One rule per file; each gets the parsed document and returns findings. QCFG002/003 come from the schema. */
 export const yamlRules: Array<(ctx: YamlRuleContext) => Finding[]> = [
-  quantRange, qschemeObserver, chAxis, symmetricUnsigned, averagingConstant, eps, observerFlow, reduceRange,
-  float16FakeQuant, precisionSupport, overrideMatch, overrideShadowed, overrideUnmatched,
+  quantRange,
+  qschemeObserver,
+  chAxis,
+  symmetricUnsigned,
+  averagingConstant,
+  eps,
+  observerFlow,
+  reduceRange,
+  float16FakeQuant,
+  precisionSupport,
+  overrideMatch,
+  overrideShadowed,
+  overrideUnmatched,
 ];

@@ -20,15 +20,24 @@ function ownerRange(doc: Document.Parsed, path: Array<string | number>): [number
   return node?.range ? [node.range[0], node.range[0] + 1] : undefined;
 }
 
-export function missingKey(doc: Document.Parsed, text: string, path: Array<string | number>, err: SchemaError): Finding | undefined {
+export function missingKey(
+  doc: Document.Parsed,
+  text: string,
+  path: Array<string | number>,
+  err: SchemaError,
+): Finding | undefined {
   const key = String(err.params.missingProperty);
   const at = ownerRange(doc, path);
   if (!at) return undefined;
   const map = doc.getIn(path, true) as Node | undefined;
-  const add = isMap(map) && map.items.length ? addPairEdit(text, map, key, placeholderFor(schemaAt([...path, key]))) : undefined;
+  const add =
+    isMap(map) && map.items.length ? addPairEdit(text, map, key, placeholderFor(schemaAt([...path, key]))) : undefined;
   const where = path.length ? path.join('.') : 'the config';
   return {
-    code: 'QCFG003', severity: 'error', start: at[0], end: Math.max(at[1], at[0] + 1),
+    code: 'QCFG003',
+    severity: 'error',
+    start: at[0],
+    end: Math.max(at[1], at[0] + 1),
     message: `${where} is missing the required key '${key}'.`,
     fixes: add ? [{ title: `Add '${key}'`, edits: [add], preferred: true }] : undefined,
   };

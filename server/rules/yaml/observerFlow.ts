@@ -28,17 +28,25 @@ export function observerFlow(ctx: YamlRuleContext): Finding[] {
     let message: string;
     if (NOT_FOR_QAT.has(name)) {
       findings.push({
-        code: 'QCFG009', severity: 'error', start: at[0], end: at[1],
+        code: 'QCFG009',
+        severity: 'error',
+        start: at[0],
+        end: at[1],
         message: `${name} gives no scale/zero-point for QAT fake quantization. To keep layers float, use an override with precision: fp32 (or fp16/bf16).`,
       });
       continue;
     }
-    if (FLOW_OBSERVERS[ctx.flow]?.has(name)) message = `${name} exists in ${module} but QAT Studio configs do not support it yet.`;
-    else if (other) message = `${name} exists only in ${FLOW_MODULE[other]} (flow: ${other}), not in the ${ctx.flow} flow.`;
+    if (FLOW_OBSERVERS[ctx.flow]?.has(name))
+      message = `${name} exists in ${module} but QAT Studio configs do not support it yet.`;
+    else if (other)
+      message = `${name} exists only in ${FLOW_MODULE[other]} (flow: ${other}), not in the ${ctx.flow} flow.`;
     else message = `${name} is not an observer or fake-quant class in ${module} (flow: ${ctx.flow}).`;
     const suggestion = closest(name, allowed);
     findings.push({
-      code: 'QCFG009', severity: 'error', start: at[0], end: at[1],
+      code: 'QCFG009',
+      severity: 'error',
+      start: at[0],
+      end: at[1],
       message: suggestion ? `${message} Did you mean ${suggestion}?` : `${message} Use one of: ${allowed.join(', ')}.`,
       fixes: suggestion ? [replaceFix(`Change to ${suggestion}`, at, suggestion, true)] : undefined,
     });

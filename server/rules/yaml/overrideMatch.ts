@@ -9,7 +9,10 @@ export function overrideMatch(ctx: YamlRuleContext): Finding[] {
     const compiled = compilePython(pattern);
     if (compiled.ok !== false) continue;
     findings.push({
-      code: 'QCFG013', severity: 'error', start: at[0], end: at[1],
+      code: 'QCFG013',
+      severity: 'error',
+      start: at[0],
+      end: at[1],
       message: `match "${pattern}" is not a valid regular expression: ${compiled.error}.`,
     });
   }

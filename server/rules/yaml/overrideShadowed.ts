@@ -13,11 +13,21 @@ function prefixStar(pattern: string): string | undefined {
   return m ? m[1].replace(/\\\./g, '.') : undefined;
 }
 
-interface Shape { m: OverrideMatch; regex?: RegExp; names?: string[]; prefix?: string }
+interface Shape {
+  m: OverrideMatch;
+  regex?: RegExp;
+  names?: string[];
+  prefix?: string;
+}
 
 function shapeOf(m: OverrideMatch): Shape {
   const compiled = compilePython(m.pattern);
-  return { m, regex: compiled.ok === true ? compiled.regex : undefined, names: literalAlternatives(m.pattern), prefix: prefixStar(m.pattern) };
+  return {
+    m,
+    regex: compiled.ok === true ? compiled.regex : undefined,
+    names: literalAlternatives(m.pattern),
+    prefix: prefixStar(m.pattern),
+  };
 }
 
 function covers(earlier: Shape, later: Shape): boolean {
@@ -34,8 +44,12 @@ export function overrideShadowed(ctx: YamlRuleContext): Finding[] {
     const earlier = shapes.slice(0, i).find((e) => covers(e, later))?.m;
     if (!earlier) continue;
     findings.push({
-      code: 'QCFG014', severity: 'warning', start: later.m.at[0], end: later.m.at[1],
-      message: `This override never applies: override ${earlier.index} (match "${earlier.pattern}") comes first and matches ` +
+      code: 'QCFG014',
+      severity: 'warning',
+      start: later.m.at[0],
+      end: later.m.at[1],
+      message:
+        `This override never applies: override ${earlier.index} (match "${earlier.pattern}") comes first and matches ` +
         'every module this one matches. The first matching override wins.',
       fixes: moveFix(ctx, earlier, later.m),
     });
@@ -49,11 +63,22 @@ function moveFix(ctx: YamlRuleContext, earlier: OverrideMatch, later: OverrideMa
   const seq = isMap(root) ? pairOf(root, 'overrides')?.value : undefined;
   if (!isSeq(seq) || seq.flow || !earlier.item.range || !later.item.range) return undefined;
   const lineStart = (o: number) => ctx.text.lastIndexOf('\n', o - 1) + 1;
-  const lineAfter = (o: number) => { const n = ctx.text.indexOf('\n', o); return n < 0 ? ctx.text.length : n + 1; };
+  const lineAfter = (o: number) => {
+    const n = ctx.text.indexOf('\n', o);
+    return n < 0 ? ctx.text.length : n + 1;
+  };
   const from = lineStart(later.item.range[0]);
   const to = lineAfter(later.item.range[1] - 1);
   let block = ctx.text.slice(from, to);
   if (!block.endsWith('\n')) block += '\n';
   const at = lineStart(earlier.item.range[0]);
-  return [{ title: `Move above override ${earlier.index}`, edits: [{ start: at, end: at, newText: block }, { start: from, end: to, newText: '' }] }];
+  return [
+    {
+      title: `Move above override ${earlier.index}`,
+      edits: [
+        { start: at, end: at, newText: block },
+        { start: from, end: to, newText: '' },
+      ],
+    },
+  ];
 }

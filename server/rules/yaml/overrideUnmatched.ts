@@ -23,14 +23,21 @@ export function overrideUnmatched(ctx: YamlRuleContext): Finding[] {
       const unknown = names.filter((n) => !known.has(n));
       if (unknown.length === 0) continue;
       findings.push({
-        code: 'QCFG015', severity: 'warning', start: m.at[0], end: m.at[1],
-        message: `${unknown.map((n) => `"${n}"`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not a module of the model ${from}` +
+        code: 'QCFG015',
+        severity: 'warning',
+        start: m.at[0],
+        end: m.at[1],
+        message:
+          `${unknown.map((n) => `"${n}"`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not a module of the model ${from}` +
           `${unknown.length === names.length ? '; this override changes nothing' : ''}.`,
         fixes: renameFix(ctx.text, m.at, names, known, paths),
       });
     } else if (!paths.some((p) => compiled.regex.test(p))) {
       findings.push({
-        code: 'QCFG015', severity: 'warning', start: m.at[0], end: m.at[1],
+        code: 'QCFG015',
+        severity: 'warning',
+        start: m.at[0],
+        end: m.at[1],
         message: `match "${m.pattern}" matches none of the model's ${paths.length} modules ${from}; this override changes nothing.`,
       });
     }
@@ -45,7 +52,13 @@ function literalNames(pattern: string): string[] | undefined {
 }
 
 /** Replace each name that is no module with the closest module path, escaping dots for re.fullmatch. */
-function renameFix(text: string, at: [number, number], names: string[], known: Set<string>, paths: string[]): Fix[] | undefined {
+function renameFix(
+  text: string,
+  at: [number, number],
+  names: string[],
+  known: Set<string>,
+  paths: string[],
+): Fix[] | undefined {
   const fixed = names.map((n) => (known.has(n) ? n : closest(n, paths)));
   if (fixed.some((n) => n === undefined)) return undefined;
   const escaped = fixed.map((n) => n!.replace(/\./g, '\\.')).join('|');

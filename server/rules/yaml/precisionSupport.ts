@@ -19,13 +19,17 @@ export function precisionSupport(ctx: YamlRuleContext): Finding[] {
     if (!precision || !at || !FLOAT_PRECISIONS.has(precision)) continue;
     let why: string | undefined;
     if (ctx.flow === 'eager') {
-      why = 'the eager flow has no static fp16/bf16 modules: convert swaps in int8 torch.ao.nn.quantized modules (fp16 exists only in quantize_dynamic). Use flow: pt2e or precision: fp32.';
+      why =
+        'the eager flow has no static fp16/bf16 modules: convert swaps in int8 torch.ao.nn.quantized modules (fp16 exists only in quantize_dynamic). Use flow: pt2e or precision: fp32.';
     } else if (ctx.backend === 'qnnpack') {
       why = 'qnnpack is an int8-only kernel library. Use precision: fp32, or backend: xnnpack for fp16.';
     }
     if (!why) continue;
     findings.push({
-      code: 'QCFG012', severity: 'warning', start: at[0], end: at[1],
+      code: 'QCFG012',
+      severity: 'warning',
+      start: at[0],
+      end: at[1],
       message: `precision ${precision} cannot run here: ${why}`,
       fixes: [replaceFix('Use precision: fp32', at, 'fp32', true)],
     });

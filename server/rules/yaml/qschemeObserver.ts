@@ -1,7 +1,13 @@
 // QCFG004: a per-channel qscheme on a per-tensor observer, or the reverse: torch's observer constructors
 // raise NotImplementedError for both (MinMaxObserver/HistogramObserver: per-tensor only; PerChannel*:
 // per-channel only). Also per-channel activations, which neither the x86 quantizer nor eager kernels take.
-import { OBSERVER_TWIN, PER_CHANNEL_OBSERVERS, PER_TENSOR_OBSERVERS, QSCHEME_TWIN, isPerChannel } from '../../knowledge/quant';
+import {
+  OBSERVER_TWIN,
+  PER_CHANNEL_OBSERVERS,
+  PER_TENSOR_OBSERVERS,
+  QSCHEME_TWIN,
+  isPerChannel,
+} from '../../knowledge/quant';
 import type { Finding } from '../types';
 import { replaceFix, stringValue, valueRange, type YamlRuleContext } from './context';
 
@@ -15,9 +21,13 @@ export function qschemeObserver(ctx: YamlRuleContext): Finding[] {
     if (!qscheme || !at || !QSCHEME_TWIN[qscheme]) continue;
     if (role === 'activation' && isPerChannel(qscheme)) {
       const fixes = [replaceFix(`Use qscheme ${QSCHEME_TWIN[qscheme]}`, at, QSCHEME_TWIN[qscheme], true)];
-      if (observer && obsAt && PER_CHANNEL_OBSERVERS.has(observer)) fixes[0].edits.push({ start: obsAt[0], end: obsAt[1], newText: OBSERVER_TWIN[observer] });
+      if (observer && obsAt && PER_CHANNEL_OBSERVERS.has(observer))
+        fixes[0].edits.push({ start: obsAt[0], end: obsAt[1], newText: OBSERVER_TWIN[observer] });
       findings.push({
-        code: 'QCFG004', severity: 'error', start: at[0], end: at[1],
+        code: 'QCFG004',
+        severity: 'error',
+        start: at[0],
+        end: at[1],
         message: `Activations are quantized per tensor: ${qscheme} is supported neither by the x86 quantizer (pt2e) nor by eager kernels.`,
         fixes,
       });
@@ -28,7 +38,10 @@ export function qschemeObserver(ctx: YamlRuleContext): Finding[] {
     if (perChannel ? !PER_TENSOR_OBSERVERS.has(observer) : !PER_CHANNEL_OBSERVERS.has(observer)) continue;
     const twin = OBSERVER_TWIN[observer];
     findings.push({
-      code: 'QCFG004', severity: 'error', start: at[0], end: at[1],
+      code: 'QCFG004',
+      severity: 'error',
+      start: at[0],
+      end: at[1],
       message: `${observer} only supports ${perChannel ? 'per-tensor' : 'per-channel'} qschemes; ${qscheme} makes its constructor raise NotImplementedError.`,
       fixes: [
         replaceFix(`Use qscheme ${QSCHEME_TWIN[qscheme]}`, at, QSCHEME_TWIN[qscheme], true),

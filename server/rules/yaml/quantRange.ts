@@ -19,13 +19,21 @@ export function quantRange(ctx: YamlRuleContext): Finding[] {
       if (Math.abs(value) === FP16_MAX) continue;
       if (range && (value < range[0] || value > range[1])) {
         findings.push({
-          code: 'QCFG001', severity: 'error', start: at[0], end: at[1],
+          code: 'QCFG001',
+          severity: 'error',
+          start: at[0],
+          end: at[1],
           message: `${key} ${value} is outside the range of ${dtype} (${range[0]}..${range[1]}).`,
-          fixes: [replaceFix(`Use ${range[i]}, the ${i ? 'largest' : 'smallest'} ${dtype} value`, at, String(range[i]), true)],
+          fixes: [
+            replaceFix(`Use ${range[i]}, the ${i ? 'largest' : 'smallest'} ${dtype} value`, at, String(range[i]), true),
+          ],
         });
       } else if (i === 0 ? value > 0 : value < 0) {
         findings.push({
-          code: 'QCFG001', severity: 'error', start: at[0], end: at[1],
+          code: 'QCFG001',
+          severity: 'error',
+          start: at[0],
+          end: at[1],
           message: `${key} ${value}: the quantized range must include 0 (torch asserts quant_min <= 0 <= quant_max).`,
           fixes: [replaceFix('Use 0', at, '0')],
         });
@@ -35,7 +43,10 @@ export function quantRange(ctx: YamlRuleContext): Finding[] {
     if (lo !== undefined && hi !== undefined && lo >= hi) {
       const at = valueRange(map, 'quant_min')!;
       findings.push({
-        code: 'QCFG001', severity: 'error', start: at[0], end: at[1],
+        code: 'QCFG001',
+        severity: 'error',
+        start: at[0],
+        end: at[1],
         message: `quant_min ${lo} must be smaller than quant_max ${hi}.`,
       });
     }

@@ -5,7 +5,19 @@
 // Symmetric + reduce_range + quint8 raises NotImplementedError in every torch observer.
 import { DEFAULT_DTYPE, effectiveRange, isSymmetric } from '../../knowledge/quant';
 import type { Edit, Fix, Finding } from '../types';
-import { addPairEdit, pairOf, rangeOf, removePairEdit, removePairsEdits, replaceFix, scalarValue, stringValue, valueRange, type ObserverSpec, type YamlRuleContext } from './context';
+import {
+  addPairEdit,
+  pairOf,
+  rangeOf,
+  removePairEdit,
+  removePairsEdits,
+  replaceFix,
+  scalarValue,
+  stringValue,
+  valueRange,
+  type ObserverSpec,
+  type YamlRuleContext,
+} from './context';
 
 const NO_REDUCE_BACKENDS = new Set(['qnnpack', 'xnnpack']);
 
@@ -20,7 +32,10 @@ export function reduceRange(ctx: YamlRuleContext): Finding[] {
     const remove = removePairEdit(ctx.text, map, 'reduce_range');
     if (rr === true && rrAt && qscheme && isSymmetric(qscheme) && dtype === 'quint8') {
       findings.push({
-        code: 'QCFG010', severity: 'error', start: rrAt[0], end: rrAt[1],
+        code: 'QCFG010',
+        severity: 'error',
+        start: rrAt[0],
+        end: rrAt[1],
         message: `reduce_range with ${qscheme} and quint8: torch observers raise NotImplementedError ("Cannot reduce range for symmetric quantization for quint8").`,
         fixes: remove ? [{ title: 'Remove reduce_range', edits: [remove], preferred: true }] : undefined,
       });
@@ -29,7 +44,10 @@ export function reduceRange(ctx: YamlRuleContext): Finding[] {
     if (role !== 'activation') continue;
     if (rr === true && rrAt && NO_REDUCE_BACKENDS.has(ctx.backend)) {
       findings.push({
-        code: 'QCFG010', severity: 'warning', start: rrAt[0], end: rrAt[1],
+        code: 'QCFG010',
+        severity: 'warning',
+        start: rrAt[0],
+        end: rrAt[1],
         message: `reduce_range on a ${ctx.backend} backend throws away one bit of activation precision: only x86 kernels without VNNI need it (torch's ${ctx.backend} default uses reduce_range=False).`,
         fixes: [replaceFix('Set reduce_range: false', rrAt, 'false', true)],
       });
@@ -37,14 +55,23 @@ export function reduceRange(ctx: YamlRuleContext): Finding[] {
     }
     const qmin = scalarValue(map, 'quant_min');
     const qmax = scalarValue(map, 'quant_max');
-    const range = effectiveRange(dtype, typeof qmin === 'number' ? qmin : undefined, typeof qmax === 'number' ? qmax : undefined, rr === true);
+    const range = effectiveRange(
+      dtype,
+      typeof qmin === 'number' ? qmin : undefined,
+      typeof qmax === 'number' ? qmax : undefined,
+      rr === true,
+    );
     const wantsReduce = ctx.flow === 'eager' && (ctx.backend === 'fbgemm' || ctx.backend === 'x86');
     if (!wantsReduce || dtype !== 'quint8' || rr === true || !range || range[1] - range[0] <= 127) continue;
     const at = rrAt ?? rangeOf(key);
     if (!at) continue;
     findings.push({
-      code: 'QCFG010', severity: 'information', start: at[0], end: at[1],
-      message: `The eager ${ctx.backend} default qconfig gives activations 7 bits (reduce_range=True, 0..127): at the full 0..255 range ` +
+      code: 'QCFG010',
+      severity: 'information',
+      start: at[0],
+      end: at[1],
+      message:
+        `The eager ${ctx.backend} default qconfig gives activations 7 bits (reduce_range=True, 0..127): at the full 0..255 range ` +
         'x86 int8 kernels can saturate on CPUs without VNNI. Use quant_max: 127 (torch prefers it to the deprecated reduce_range) unless every target CPU has VNNI.',
       fixes: sevenBitFix(ctx, spec),
     });
@@ -60,13 +87,19 @@ function sevenBitFix(ctx: YamlRuleContext, spec: ObserverSpec): Fix[] | undefine
   const rr = pairOf(map, 'reduce_range');
   let edits: Edit[];
   if (minAt && maxAt) {
-    edits = [{ start: minAt[0], end: minAt[1], newText: '0' }, { start: maxAt[0], end: maxAt[1], newText: '127' }, ...removePairsEdits(ctx.text, map, ['reduce_range'])];
+    edits = [
+      { start: minAt[0], end: minAt[1], newText: '0' },
+      { start: maxAt[0], end: maxAt[1], newText: '127' },
+      ...removePairsEdits(ctx.text, map, ['reduce_range']),
+    ];
   } else if (minAt || maxAt) {
     return undefined;
   } else if (rr && rangeOf(rr.key) && rangeOf(rr.value)) {
     const [start, end] = [rangeOf(rr.key)![0], rangeOf(rr.value)![1]];
     const indent = ' '.repeat(start - (ctx.text.lastIndexOf('\n', start - 1) + 1));
-    edits = [{ start, end, newText: map.flow ? 'quant_min: 0, quant_max: 127' : `quant_min: 0\n${indent}quant_max: 127` }];
+    edits = [
+      { start, end, newText: map.flow ? 'quant_min: 0, quant_max: 127' : `quant_min: 0\n${indent}quant_max: 127` },
+    ];
   } else {
     const add = addPairEdit(ctx.text, map, 'quant_min', '0');
     if (!add) return undefined;

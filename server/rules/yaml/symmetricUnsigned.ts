@@ -19,8 +19,12 @@ export function symmetricUnsigned(ctx: YamlRuleContext): Finding[] {
       fixes.push(replaceFix('Use dtype qint8', dtypeAt, 'qint8'));
     }
     findings.push({
-      code: 'QCFG006', severity: 'warning', start: at[0], end: at[1],
-      message: `${qscheme} with unsigned ${dtype}: zero_point is pinned to the middle of the range, so non-negative ` +
+      code: 'QCFG006',
+      severity: 'warning',
+      start: at[0],
+      end: at[1],
+      message:
+        `${qscheme} with unsigned ${dtype}: zero_point is pinned to the middle of the range, so non-negative ` +
         `values use only half of the levels. Use ${affine} or a signed dtype (qint8).`,
       fixes,
     });

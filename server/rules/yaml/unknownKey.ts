@@ -11,11 +11,19 @@ export function unknownKey(doc: Document.Parsed, path: Array<string | number>, e
   const at = isMap(node) ? rangeOf(pairOf(node, key)?.key) : undefined;
   if (!at) return undefined;
   const known = Object.keys(objectBranch(schemaAt(path))?.properties ?? {});
-  const present = isMap(node) ? new Set(node.items.map((p) => String((p.key as { value?: unknown })?.value))) : new Set();
-  const suggestion = closest(key, known.filter((k) => !present.has(k)));
+  const present = isMap(node)
+    ? new Set(node.items.map((p) => String((p.key as { value?: unknown })?.value)))
+    : new Set();
+  const suggestion = closest(
+    key,
+    known.filter((k) => !present.has(k)),
+  );
   const where = path.length ? ` in ${path.join('.')}` : '';
   return {
-    code: 'QCFG002', severity: 'error', start: at[0], end: at[1],
+    code: 'QCFG002',
+    severity: 'error',
+    start: at[0],
+    end: at[1],
     message: `Unknown key '${key}'${where}.${suggestion ? ` Did you mean '${suggestion}'?` : ` Known keys: ${known.join(', ')}.`}`,
     fixes: suggestion ? [replaceFix(`Rename to '${suggestion}'`, at, suggestion, true)] : undefined,
   };

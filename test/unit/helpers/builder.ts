@@ -52,7 +52,9 @@ export const pyCodes = (text: string, code: string) => pythonFindings(text).filt
 
 /** The text with the edits applied (from the end, so offsets stay valid). */
 export function applyEdits(text: string, edits: Edit[]): string {
-  return [...edits].sort((a, b) => b.start - a.start).reduce((t, e) => t.slice(0, e.start) + e.newText + t.slice(e.end), text);
+  return [...edits]
+    .sort((a, b) => b.start - a.start)
+    .reduce((t, e) => t.slice(0, e.start) + e.newText + t.slice(e.end), text);
 }
 
 export function applyFix(text: string, finding: Finding, index = 0): string {
