@@ -8,6 +8,9 @@ CACHE="${QAT_STUDIO_CACHE:-$HOME/.cache/qat-studio}"
 CODE_SERVER_VERSION=4.139.1
 NODE24_VERSION=24.22.3
 mkdir -p "$CACHE"
+# Two checkouts setting up at once (CI beside a developer's run) would build the same cached environment twice.
+exec 9>"$CACHE/.setup.lock"
+flock 9
 parts=("$@")
 has_part() { [ ${#parts[@]} -eq 0 ] && return 0; local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "[setup] $*" >&2; }
