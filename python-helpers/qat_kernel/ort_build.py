@@ -17,8 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-LEVELS = {"basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
-
 # Ops whose arithmetic runs on 8-bit data with a 32-bit accumulator (CPU EP kernels).
 INT8_KERNELS = {
     "QLinearConv",
@@ -308,15 +306,9 @@ def _op_types(ops: list) -> dict:
 
 def optimized_session(onnx_path, optimized_path, level: str = "all", threads: int | None = None):
     """An InferenceSession on the CPU EP that also writes the graph it runs to `optimized_path`."""
-    import onnxruntime as ort
+    from .runtimes.ort.session import session
 
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
-    opts.optimized_model_filepath = str(optimized_path)
-    opts.log_severity_level = 3  # the "hardware specific optimizations" warning is reported as a note
-    if threads:
-        opts.intra_op_num_threads = threads
-    return ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+    return session(onnx_path, level, threads, optimized_path)
 
 
 def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bool = True) -> Path:

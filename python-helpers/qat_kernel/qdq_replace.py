@@ -266,8 +266,9 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
     """{tensor: (min, max)} of the given float tensors over `batches` (float32 arrays), running the
     model unoptimised in ONNX Runtime with those tensors as extra outputs."""
     import onnx
-    import onnxruntime as ort
     from onnx import TensorProto, helper
+
+    from .runtimes.ort.session import session
 
     if not tensors:
         return {}
@@ -277,10 +278,7 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
     for t in tensors:
         if t not in present:
             m.graph.output.append(helper.make_tensor_value_info(t, TensorProto.FLOAT, None))
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess = session(m.SerializeToString(), level="disabled")
     name = sess.get_inputs()[0].name
     ranges = {t: [np.inf, -np.inf] for t in tensors}
     for b in batches:

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from qat_kernel.context import RequestContext  # noqa: E402
 from qat_kernel.methods import bench_run, build_inductor  # noqa: E402
+from qat_kernel.runtimes import cpu  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +30,19 @@ def test_compiled_int8_matches_pytorch_int8(inductor_run):
     result, _ = inductor_run
     parity = result["parity"]
     assert result["samples"] == parity["samples"] == 540
-    assert parity["top1Agreement"] == 1.0 and parity["top1Mismatches"] == 0
-    assert parity["maxAbsDiff"] < 1e-3 and parity["cosineMin"] > 0.99999
-    assert result["accuracy"]["inductorInt8"] == result["accuracy"]["torchInt8"] > 0.8
+    assert result["cpu"] == cpu.summary()
+    saturation = [n for n in result["notes"] if n.startswith(cpu.SATURATION_NOTE)]
+    if cpu.saturating_int8():
+        # oneDNN sums u8 x s8 pairs in int16 here: close to the reference, not equal, and the report says why.
+        assert len(saturation) == 1 and "quant_max: 127" in saturation[0]
+        assert parity["top1Agreement"] >= 0.99 and parity["cosineMin"] > 0.99
+        assert abs(result["accuracy"]["inductorInt8"] - result["accuracy"]["torchInt8"]) <= 0.01
+    else:
+        assert not saturation
+        assert parity["top1Agreement"] == 1.0 and parity["top1Mismatches"] == 0
+        assert parity["maxAbsDiff"] < 1e-3 and parity["cosineMin"] > 0.99999
+        assert result["accuracy"]["inductorInt8"] == result["accuracy"]["torchInt8"]
+    assert result["accuracy"]["torchInt8"] > 0.8
     assert result["freezing"] is True and result["compiler"]
 
 

@@ -87,14 +87,14 @@ def test_onnx_runs_in_onnxruntime_like_torch_int8(compare_run):
     """The QDQ file takes real batches (dynamic batch dim) and predicts like the PyTorch INT8 graph."""
     import importlib.util
 
-    import onnxruntime
+    from qat_kernel.runtimes.ort.session import session as ort_session
 
     _, result, config = compare_run
     spec = importlib.util.spec_from_file_location("digits_data_for_ort", config.parent / "data.py")
     data = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(data)
     _, val = data.loaders()
-    session = onnxruntime.InferenceSession(result["onnx"]["path"], providers=["CPUExecutionProvider"])
+    session = ort_session(result["onnx"]["path"])
     input_name = session.get_inputs()[0].name
     correct = total = 0
     for x, y in val:

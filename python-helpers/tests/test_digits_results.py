@@ -57,8 +57,10 @@ def test_onnx_runtime_matches_pytorch_int8(exported):
     _, result, path = exported
     verify = result["verify"]
     assert verify["samples"] == 540
-    # The file's Q/DQ ops as written: within one quantization step of the output.
-    assert verify["unoptimized"]["maxSteps"] <= 1.0, verify
+    # The file's Q/DQ ops as written compute what PyTorch computes, in float32 with another summation
+    # order: where a value lands on a rounding boundary an activation can round one step the other way,
+    # so the logits agree to a small fraction of their range (not to one accumulator step).
+    assert verify["unoptimized"]["maxRel"] <= 2e-3, verify
     # As deployed (fused int8 kernels round biases and requantize in integers): same predictions.
     assert verify["predictionsEqual"] >= 0.99, verify
     assert abs(verify["ortAccuracy"] - verify["torchAccuracy"]) <= 2 / 540, verify

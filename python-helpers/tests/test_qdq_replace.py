@@ -20,6 +20,7 @@ from conftest import EXAMPLE  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from qat_kernel import ort_build, qdq_replace  # noqa: E402
+from qat_kernel.runtimes.ort.session import session as ort_session  # noqa: E402
 
 RESIDUAL_MODEL = textwrap.dedent('''\
     """A small residual CNN for the 8x8 digits: stem, one basic block (the second conv feeds the Add),
@@ -239,10 +240,8 @@ def test_add_of_quantized_convs_gets_a_calibrated_output_when_nothing_quantizes_
     assert after["convMatmulPerPrecision"] == {"int8": 2, "fp32": 0}
     assert after["opTypes"].get("QLinearAdd") == 1
     x = calibration[0]
-    ref = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    out = ort.InferenceSession(str(tmp_path / "add.replaced.onnx"), providers=["CPUExecutionProvider"]).run(
-        None, {"x": x}
-    )[0]
+    ref = ort_session(src).run(None, {"x": x})[0]
+    out = ort_session(tmp_path / "add.replaced.onnx").run(None, {"x": x})[0]
     assert np.abs(out - ref).max() < 0.05
 
 

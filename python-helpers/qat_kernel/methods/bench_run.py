@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import session
 from ..context import RequestContext
 from ..errors import Cancelled, ConfigInvalid, KernelError
+from ..runtimes import cpu
 from . import build_inductor, build_ort, build_tvm
 
 LABELS = {
@@ -195,12 +196,13 @@ def run(ctx: RequestContext) -> dict:
         "samples": int(len(x)),
         "bench": bench,
         "fastest": fastest,
-        "notes": notes,
+        "cpu": cpu.summary(),
+        "notes": notes + cpu.notes("bench"),
     }
     result["summary"] = (
         table(bench)
         + [f"Fastest: batch 1 {LABELS[fastest['b1']]}, batch 16 {LABELS[fastest['b16']]}"]
-        + [f"Note: {n}" for n in notes]
+        + [f"Note: {n}" for n in result["notes"]]
     )
     result["seconds"] = round(time.monotonic() - started, 2)
     return result

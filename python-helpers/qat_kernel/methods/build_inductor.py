@@ -23,6 +23,7 @@ import time
 from .. import session
 from ..context import RequestContext
 from ..errors import Cancelled, KernelError
+from ..runtimes import cpu
 
 BATCHES = (1, 16)
 PARITY_BATCH = 16
@@ -273,7 +274,8 @@ def run(ctx: RequestContext) -> dict:
             f"PyTorch with {torch.get_num_threads()} threads; the Inductor row's size is the INT8 "
             "graph's tensors (the compiled code lives in Inductor's cache)"
         )
-    result["notes"] = notes
+    result["cpu"] = cpu.summary()
+    result["notes"] = notes + cpu.notes("inductor")
     result["summary"] = summary(result)
     result["seconds"] = round(time.monotonic() - started, 2)
     return result

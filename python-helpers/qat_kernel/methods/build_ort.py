@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .. import session
 from ..context import RequestContext
+from ..runtimes import cpu
 from . import build_tvm
 
 OUT_NAME = "ort-cpu"
@@ -498,7 +499,8 @@ def run(ctx: RequestContext) -> dict:
                 rows = {r["name"]: r for r in result["bench"]["rows"]}
                 for side, name in (("before", "ort-int8"), ("after", "ort-replaced-int8")):
                     replacement[side]["latencyMs"] = {k: rows[name]["latency"][k]["medianMs"] for k in ("b1", "b16")}
-        result["notes"] = notes
+        result["cpu"] = cpu.summary()
+        result["notes"] = notes + cpu.notes("ort")
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
         report = {

@@ -39,6 +39,7 @@ from .. import session
 from ..config import Config
 from ..context import RequestContext
 from ..errors import ConfigInvalid
+from ..runtimes import cpu
 from . import compare_layers
 
 BATCHES = (1, 16)
@@ -673,6 +674,7 @@ def run(ctx: RequestContext) -> dict:
         ctx.check_cancelled()
 
         result = _rebase(result, str(stage), str(out_dir))
+        result["cpu"] = cpu.summary()
         result["notes"] = notes
         result["summary"] = summary(name, source, report, result)
         result["seconds"] = round(time.monotonic() - started, 2)

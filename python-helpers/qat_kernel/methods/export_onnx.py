@@ -86,9 +86,11 @@ def output_step(gm):
     return None if sx is None or sw is None else sx * sw
 
 
-def _diff(ours, theirs, step, into: dict) -> None:
+def _diff(ours, theirs, step, into: dict, peak: float) -> None:
+    """Folds one batch into `into`; `peak`: the largest |PyTorch INT8 output| over all batches so far."""
     diff = (ours - theirs).abs()
     into["maxAbs"] = max(into.get("maxAbs", 0.0), diff.max().item())
+    into["maxRel"] = into["maxAbs"] / peak if peak else 0.0
     if step is not None:
         s = step if isinstance(step, float) else step.reshape([1, -1] + [1] * (diff.dim() - 2))
         into["maxSteps"] = max(into.get("maxSteps", 0.0), (diff / s).max().item())
@@ -99,18 +101,18 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
     rounding of biases and requantization) and ORT running the file's Q/DQ ops as written
     (optimizations off), each against the PyTorch INT8 graph."""
     import numpy as np
-    import onnxruntime
     import torch
 
-    plain = onnxruntime.SessionOptions()
-    plain.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    deployed = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    as_written = onnxruntime.InferenceSession(str(path), plain, providers=["CPUExecutionProvider"])
+    from ..runtimes.ort.session import session
+
+    deployed = session(path)
+    as_written = session(path, level="disabled")
     name = deployed.get_inputs()[0].name
     step = output_step(converted)
     opt: dict = {}
     ref: dict = {}
     same = correct_ort = correct_torch = total = 0
+    peak = 0.0
     with torch.no_grad():
         for x, y in val:
             ctx.check_cancelled()
@@ -119,8 +121,9 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
             ours = converted(x).float()
             theirs = torch.from_numpy(np.asarray(deployed.run(None, {name: x.numpy()})[0])).float()
             written = torch.from_numpy(np.asarray(as_written.run(None, {name: x.numpy()})[0])).float()
-            _diff(ours, theirs, step, opt)
-            _diff(ours, written, step, ref)
+            peak = max(peak, ours.abs().max().item())
+            _diff(ours, theirs, step, opt, peak)
+            _diff(ours, written, step, ref, peak)
             same += int((ours.argmax(1) == theirs.argmax(1)).sum())
             correct_ort += int((theirs.argmax(1) == y).sum())
             correct_torch += int((ours.argmax(1) == y).sum())

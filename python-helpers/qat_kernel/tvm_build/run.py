@@ -93,13 +93,9 @@ def run_tvm(artifact, inputs: np.ndarray) -> np.ndarray:
 
 
 def ort_session(onnx_path, threads: int | None = None):
-    import onnxruntime as ort
+    from ..runtimes.ort.session import session
 
-    opts = ort.SessionOptions()
-    if threads:
-        opts.intra_op_num_threads = threads
-    opts.log_severity_level = 3
-    return ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+    return session(onnx_path, threads=threads)
 
 
 def run_ort(onnx_path_or_session, inputs: np.ndarray) -> np.ndarray:

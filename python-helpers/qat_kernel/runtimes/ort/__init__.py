@@ -1,0 +1,1 @@
+"""ONNX Runtime: sessions, precision as executed, builds and Q/DQ re-placement."""

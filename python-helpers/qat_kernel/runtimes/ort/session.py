@@ -1,0 +1,94 @@
+"""The one place ONNX Runtime sessions are made, so every run of a model in ORT computes the same way.
+
+`session.x64quantprecision`: on x86 CPUs without VNNI, ORT's u8s8 int8 kernels sum pairs in int16 and
+saturate (digits: logits off by up to 1.45, 3 of 540 predictions changed); with the option ORT converts
+those products to u8u8 where weights leave [-64, 63] (digits: 0.035, no prediction changed). It is set
+only on such CPUs (it changes nothing elsewhere), on a copy of the graph that ORT 1.32's conversion
+can take (see _for_precision); where it cannot, the session runs without it and the log says so."""
+
+from __future__ import annotations
+
+import logging
+
+from .. import cpu
+
+log = logging.getLogger("qat_kernel")
+
+LEVELS = {
+    "disabled": "ORT_DISABLE_ALL",
+    "basic": "ORT_ENABLE_BASIC",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "all": "ORT_ENABLE_ALL",
+}
+PRECISION_OPTION = ("session.x64quantprecision", "1")
+
+
+def options(level: str = "all", threads: int | None = None, optimized_path=None, precision: bool = False):
+    """SessionOptions: graph optimization `level` (a LEVELS key), intra-op `threads`, where ORT writes the
+    graph it optimised (`optimized_path`), and the u8u8 conversion of saturating products (`precision`)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
+    opts.log_severity_level = 3  # the "hardware specific optimizations" warning is reported as a note
+    if precision:
+        opts.add_session_config_entry(*PRECISION_OPTION)
+    if threads:
+        opts.intra_op_num_threads = threads
+    if optimized_path is not None:
+        opts.optimized_model_filepath = str(optimized_path)
+    return opts
+
+
+def session(model, level: str = "all", threads: int | None = None, optimized_path=None):
+    """An InferenceSession on the CPU EP of `model` (a path or the serialized model bytes)."""
+    import onnxruntime as ort
+
+    def make(source, precision: bool):
+        opts = options(level, threads, optimized_path, precision)
+        return ort.InferenceSession(source, opts, providers=["CPUExecutionProvider"])
+
+    plain = model if isinstance(model, bytes) else str(model)
+    if not cpu.saturating_int8():
+        return make(plain, False)
+    prepared = _for_precision(model)
+    if prepared is None:
+        return make(plain, False)
+    try:
+        return make(prepared, True)
+    except Exception as exc:  # noqa: BLE001 - ORT raises its own Fail/RuntimeException types
+        log.warning("ONNX Runtime cannot apply %s (%s); running without it", PRECISION_OPTION[0], str(exc)[:200])
+        return make(plain, False)
+
+
+def _for_precision(model):
+    """The model as ORT 1.32's u8u8 conversion can take it, or None where it cannot. The conversion
+    rewrites each DequantizeLinear's zero point in place and fails on a zero-point initializer shared by
+    several of them (the ONNX exporter shares equal constants): each gets its own copy. It breaks a
+    per-axis DequantizeLinear (1-D scale) without a zero point at run time: then None."""
+    import onnx
+
+    proto = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
+    inits = {t.name: t for t in proto.graph.initializer}
+    seen: set[str] = set()
+    copies = 0
+    for node in proto.graph.node:
+        if node.op_type != "DequantizeLinear":
+            continue
+        if len(node.input) < 3 or not node.input[2]:
+            scale = inits.get(node.input[1])
+            if scale is not None and len(scale.dims) == 1:
+                return None
+            continue
+        zp = node.input[2]
+        if zp in inits and zp in seen:
+            copy = onnx.TensorProto()
+            copy.CopyFrom(inits[zp])
+            copy.name = f"{zp}__{node.name or copies}"
+            proto.graph.initializer.append(copy)
+            node.input[2] = copy.name
+            copies += 1
+        seen.add(zp)
+    if not copies and not isinstance(model, bytes):
+        return str(model)
+    return proto.SerializeToString()
