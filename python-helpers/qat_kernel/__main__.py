@@ -1,6 +1,6 @@
 """`python -m qat_kernel`: serve JSON-RPC on stdin/stdout until EOF or `exit`."""
 
-from .server import main
+from qat_kernel.rpc.server import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -17,7 +17,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from qat_kernel import ort_build  # noqa: E402
+from qat_kernel.runtimes.ort import as_executed  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -188,8 +188,8 @@ def _qdq_model(tmp_path: Path, tail: str) -> Path:
 @pytest.mark.parametrize("tail", ["q", "float", "add"])
 def test_precision_on_built_graphs(tmp_path, tail):
     src = _qdq_model(tmp_path, tail)
-    ort_build.optimized_session(src, tmp_path / "opt.onnx")
-    result = ort_build.precision_as_executed(tmp_path / "opt.onnx", src)
+    as_executed.optimized_session(src, tmp_path / "opt.onnx")
+    result = as_executed.precision_as_executed(tmp_path / "opt.onnx", src)
     by_source = {o.get("sourceNode"): o for o in result["ops"]}
     if tail == "float":
         conv = by_source["conv"]
@@ -206,6 +206,6 @@ def test_precision_on_built_graphs(tmp_path, tail):
 
 def test_dtype_inference_follows_zero_points(tmp_path):
     src = _qdq_model(tmp_path, "q")
-    types = ort_build.infer_dtypes(onnx.load(str(src)))
+    types = as_executed.infer_dtypes(onnx.load(str(src)))
     assert types["xq"] == "uint8" and types["xd"] == "float32" and types["w"] == "float32"
     assert types["c"] == "float32" and types["rq"] == "uint8"

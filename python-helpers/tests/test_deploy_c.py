@@ -100,7 +100,7 @@ def test_integer_bias_variant_matches_onnx_runtime(x86_deploy, tmp_path, compare
     then it agrees with ONNX Runtime (not PyTorch) to within one accumulator step."""
     from sklearn.datasets import load_digits
 
-    from qat_kernel.tvm_build.run import compare, output_step, run_ort
+    from qat_kernel.runtimes.tvm.run import compare, output_step, run_ort
 
     _, result, config = x86_deploy
     binary = tmp_path / "runner-int"
@@ -189,7 +189,7 @@ def test_missing_cross_compiler_or_qemu_is_package_missing(compare_run, tmp_path
 
 
 def test_float_literals_read_back_exactly():
-    from qat_kernel.deploy.cgen import _f, c_stem
+    from qat_kernel.runtimes.c.cgen import _f, c_stem
 
     values = np.random.default_rng(0).normal(scale=1e-3, size=200).astype(np.float32)
     assert all(np.float32(float(_f(v)[:-1])) == v for v in values)

@@ -48,7 +48,7 @@ def test_fusion_is_detected_from_the_forward_pass():
     import torch
     from conftest import EXAMPLE
 
-    from qat_kernel.eager_flow import detect_fusion
+    from qat_kernel.pipeline.eager_flow import detect_fusion
 
     sys.path.insert(0, str(EXAMPLE))
     try:

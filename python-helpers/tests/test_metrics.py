@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch.ao.ns.fx.utils import compute_cosine_similarity, compute_normalized_l2_error, compute_sqnr
 
-from qat_kernel import metrics
+from qat_kernel.analysis import metrics
 
 
 def _pairs():

@@ -8,9 +8,10 @@ import torch
 import yaml
 from conftest import EXAMPLE, PROTOCOL
 
-from qat_kernel import graphs, pt2e_flow, qconfig
-from qat_kernel.config import Config
-from qat_kernel.errors import ConfigInvalid
+from qat_kernel.analysis import fused_groups
+from qat_kernel.pipeline import pt2e_flow, qconfig
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.errors import ConfigInvalid
 
 
 def _config(data: dict) -> Config:
@@ -79,10 +80,10 @@ def test_overrides_first_match_wins_and_fp32_stays_float(prepared):
 
 def test_kept_float_layer_has_no_quantizers_on_its_group(prepared):
     _, qat = prepared
-    conv2 = next(g for g in graphs.prepared_groups(qat.model) if g.module == "conv2")
-    assert graphs.layer_fake_quants(qat.model, conv2).weight == []
+    conv2 = next(g for g in fused_groups.prepared_groups(qat.model) if g.module == "conv2")
+    assert fused_groups.layer_fake_quants(qat.model, conv2).weight == []
     # Neither the BN nor the ReLU of conv2's group got the global config's output quantizer.
-    assert graphs.fake_quant_module(qat.model, next(iter(conv2.output.users))) is None
+    assert fused_groups.fake_quant_module(qat.model, next(iter(conv2.output.users))) is None
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ ort = pytest.importorskip("onnxruntime")
 from conftest import EXAMPLE  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from qat_kernel import ort_build, qdq_replace  # noqa: E402
+from qat_kernel.runtimes.ort import as_executed, qdq_replace  # noqa: E402
 from qat_kernel.runtimes.ort.session import session as ort_session  # noqa: E402
 
 RESIDUAL_MODEL = textwrap.dedent('''\
@@ -176,7 +176,7 @@ def test_layout_op_of_dequantized_data_is_requantized_at_the_neighbours_scale(tm
     assert item["neighbour"] == "dq_in" and item["scale"] == pytest.approx(0.01) and item["zeroPoint"] == 0
     x = rng.uniform(0, 2, (5, 2, 4, 4)).astype(np.float32)
     outs = [
-        ort_build.optimized_session(p, tmp_path / f"{p.stem}.opt.onnx").run(None, {"x": x})[0]
+        as_executed.optimized_session(p, tmp_path / f"{p.stem}.opt.onnx").run(None, {"x": x})[0]
         for p in (src, tmp_path / "flat.replaced.onnx")
     ]
     # values on the DequantizeLinear's grid requantize to themselves: the output does not move
@@ -232,10 +232,10 @@ def test_add_of_quantized_convs_gets_a_calibrated_output_when_nothing_quantizes_
         ("a", "calibration"),
     ]
     assert record["calibrationSamples"] == 16
-    ort_build.optimized_session(src, tmp_path / "before.opt.onnx")
-    ort_build.optimized_session(tmp_path / "add.replaced.onnx", tmp_path / "after.opt.onnx")
-    before = ort_build.precision_as_executed(tmp_path / "before.opt.onnx", src)
-    after = ort_build.precision_as_executed(tmp_path / "after.opt.onnx", tmp_path / "add.replaced.onnx")
+    as_executed.optimized_session(src, tmp_path / "before.opt.onnx")
+    as_executed.optimized_session(tmp_path / "add.replaced.onnx", tmp_path / "after.opt.onnx")
+    before = as_executed.precision_as_executed(tmp_path / "before.opt.onnx", src)
+    after = as_executed.precision_as_executed(tmp_path / "after.opt.onnx", tmp_path / "add.replaced.onnx")
     assert before["convMatmulPerPrecision"] == {"int8": 0, "fp32": 2}
     assert after["convMatmulPerPrecision"] == {"int8": 2, "fp32": 0}
     assert after["opTypes"].get("QLinearAdd") == 1

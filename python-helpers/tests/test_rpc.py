@@ -30,7 +30,7 @@ def test_parse_error_then_keep_serving():
 
 
 def test_protocol_dir_override(monkeypatch, tmp_path):
-    from qat_kernel import protocol
+    from qat_kernel.rpc import protocol
 
     monkeypatch.setenv(protocol.ENV_VAR, str(tmp_path))
     assert protocol.protocol_dir() == tmp_path

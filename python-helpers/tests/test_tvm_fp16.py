@@ -18,13 +18,7 @@ pytest.importorskip("onnxruntime")
 
 from conftest import copy_example, edit_config  # noqa: E402
 
-from qat_kernel.tvm_build import (  # noqa: E402
-    build_tvm,
-    mixed,  # noqa: E402
-    run_ort,
-    run_tvm,
-    strip_qdq,
-)
+from qat_kernel.runtimes.tvm import build_tvm, mixed, run_ort, run_tvm, strip_qdq  # noqa: E402
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 

@@ -34,7 +34,7 @@ export async function benchBuild(): Promise<void> {
   const started = Date.now();
   const run = spawnSync(
     venvPython,
-    ['-m', 'qat_kernel.benchmarks.build_bench', config, RESNET_SIDE, DIGITS_RUNS, RESNET_RUNS],
+    ['-m', 'benchmarks.build_bench', config, RESNET_SIDE, DIGITS_RUNS, RESNET_RUNS],
     {
       cwd: path.join(repoRoot, 'python-helpers'),
       encoding: 'utf8',

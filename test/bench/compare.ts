@@ -17,7 +17,7 @@ interface Row {
 export async function benchCompare(): Promise<void> {
   console.log('\n## compare/layers cost (digits CNN, PT2E x86, CPU; median of repeats after a warm-up)');
   const config = path.join(repoRoot, 'examples', 'digits', 'digits.qat.yaml');
-  const run = spawnSync(venvPython, ['-m', 'qat_kernel.benchmarks.compare_cost', config, '64,256', '7'], {
+  const run = spawnSync(venvPython, ['-m', 'benchmarks.compare_cost', config, '64,256', '7'], {
     cwd: path.join(repoRoot, 'python-helpers'),
     encoding: 'utf8',
     timeout: 900_000,

@@ -198,7 +198,7 @@ const NETRON_TIMEOUT_MS = Number(process.env.QAT_BENCH_NETRON_TIMEOUT_MS ?? 150_
 function realModel(dir: string, name: string): string {
   const file = path.join(dir, `${name}.qdq.onnx`);
   if (!existsSync(file)) {
-    execFileSync(venvPython, ['-m', 'qat_kernel.benchmarks.vision_models', name, file], {
+    execFileSync(venvPython, ['-m', 'benchmarks.vision_models', name, file], {
       cwd: path.join(repoRoot, 'python-helpers'),
       stdio: ['ignore', 'ignore', 'inherit'],
     });

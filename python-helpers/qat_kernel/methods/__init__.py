@@ -3,7 +3,7 @@
 Handler modules import only the standard library at load time; heavy packages are imported inside
 the handlers, so the kernel starts fast."""
 
-from . import (
+from qat_kernel.methods import (
     bench_run,
     build_inductor,
     build_ort,

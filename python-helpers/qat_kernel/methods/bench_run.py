@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import session
-from ..context import RequestContext
-from ..errors import Cancelled, ConfigInvalid, KernelError
-from ..runtimes import cpu
-from . import build_inductor, build_ort, build_tvm
+from qat_kernel.methods import build_inductor, build_ort, build_tvm
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import Cancelled, ConfigInvalid, KernelError
+from qat_kernel.runtimes import cpu
 
 LABELS = {
     **build_ort.LABELS,
@@ -54,7 +54,7 @@ def table(bench: dict) -> list[str]:
 def _add_replaced(fns: dict, sizes: dict, onnx_file, work: Path, calibration, notes: list, ort, ctx) -> None:
     """ONNX Runtime on our export with its Q/DQ re-placed (build/ort's qdq_replace, trained scales kept);
     left out with a note when there is nothing to re-place or the pass fails."""
-    from .. import qdq_replace
+    from qat_kernel.runtimes.ort import qdq_replace
 
     ctx.progress("replace", "re-placing the export's Q/DQ for ONNX Runtime")
     target = work / "model.qdq.replaced.onnx"
@@ -74,7 +74,7 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
     """The Inductor INT8 row, compiled now; a compile that fails here leaves it out with a note."""
     import numpy as np
 
-    from .export_onnx import model_bytes
+    from qat_kernel.methods.export_onnx import model_bytes
 
     ctx.progress("build", "Inductor INT8: torch.compile with freezing")
     try:
@@ -102,12 +102,12 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
 def run(ctx: RequestContext) -> dict:
     import torch
 
-    from .. import ort_build
-    from ..training import first_inputs
-    from ..tvm_build import build_tvm as tvm_build_fn
-    from ..tvm_build import load_tvm
-    from ..tvm_build.run import ort_session, strip_qdq
-    from .export_onnx import model_bytes
+    from qat_kernel.methods.export_onnx import model_bytes
+    from qat_kernel.pipeline.training import first_inputs
+    from qat_kernel.runtimes.ort import as_executed
+    from qat_kernel.runtimes.tvm import build_tvm as tvm_build_fn
+    from qat_kernel.runtimes.tvm import load_tvm
+    from qat_kernel.runtimes.tvm.run import ort_session, strip_qdq
 
     started = time.monotonic()
     params = ctx.params
@@ -154,7 +154,7 @@ def run(ctx: RequestContext) -> dict:
             _add_replaced(fns, sizes, onnx_file, work, calibration, notes, ort, ctx)
         if params.get("quantizeStatic", True):
             ctx.progress("quantize", "quantize_static on the FP32 twin")
-            qs = ort_build.quantize_static_twin(fp32, work / "model.qs.onnx", calibration)
+            qs = as_executed.quantize_static_twin(fp32, work / "model.qs.onnx", calibration)
             fns["ort-qs-int8"] = (ort(qs), None)
             sizes["ort-qs-int8"] = qs.stat().st_size
         ctx.progress("build", f"TVM INT8 build for {name}")

@@ -20,10 +20,10 @@ from __future__ import annotations
 import contextlib
 import time
 
-from .. import session
-from ..context import RequestContext
-from ..errors import Cancelled, KernelError
-from ..runtimes import cpu
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import Cancelled, KernelError
+from qat_kernel.runtimes import cpu
 
 BATCHES = (1, 16)
 PARITY_BATCH = 16
@@ -42,7 +42,7 @@ def compiler() -> str:
     """The C++ compiler Inductor's CPU backend will call; ToolchainMissing when there is none."""
     from torch._inductor import config as inductor_config
 
-    from ..tvm_build.errors import ToolchainMissing
+    from qat_kernel.runtimes.tvm.errors import ToolchainMissing
 
     try:
         from torch._inductor.cpp_builder import get_cpp_compiler
@@ -61,11 +61,11 @@ def compiler() -> str:
 
 def failure(exc: BaseException) -> KernelError:
     """A compile exception as a kernel error whose message names the cause in one line."""
-    from ..tvm_build.errors import ToolchainMissing
+    from qat_kernel.runtimes.tvm.errors import ToolchainMissing
 
     if isinstance(exc, KernelError):
         return exc
-    from ..errors import format_traceback
+    from qat_kernel.rpc.errors import format_traceback
 
     cause = exc
     seen = set()
@@ -172,8 +172,8 @@ def padded_outputs(fn, x, batch: int = PARITY_BATCH, ctx: RequestContext | None 
 
 def parity(out, torch_out, labels) -> tuple[dict, dict]:
     """(compiled vs PyTorch INT8 metrics, accuracies) on the same samples."""
-    from ..tvm_build.run import compare
-    from .build_tvm import _metrics
+    from qat_kernel.methods.build_tvm import _metrics
+    from qat_kernel.runtimes.tvm.run import compare
 
     metrics = _metrics(compare(out, torch_out))
     accuracy = {}
@@ -209,7 +209,7 @@ def summary(result: dict) -> list[str]:
         )
     bench = result.get("bench")
     if bench is not None:
-        from .bench_run import table
+        from qat_kernel.methods.bench_run import table
 
         lines += table(bench)
     for note in result.get("notes", []):
@@ -220,8 +220,8 @@ def summary(result: dict) -> list[str]:
 def run(ctx: RequestContext) -> dict:
     import torch
 
-    from . import build_ort, build_tvm
-    from .export_onnx import model_bytes
+    from qat_kernel.methods import build_ort, build_tvm
+    from qat_kernel.methods.export_onnx import model_bytes
 
     started = time.monotonic()
     params = ctx.params

@@ -29,10 +29,10 @@ import time
 import uuid
 from pathlib import Path
 
-from .. import session
-from ..context import RequestContext
-from ..runtimes import cpu
-from . import build_tvm
+from qat_kernel.methods import build_tvm
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import cpu
 
 OUT_NAME = "ort-cpu"
 REPORT = "build-report.json"
@@ -92,7 +92,7 @@ def _bench(fns: dict, x, sizes: dict, runs: int, ctx: RequestContext, labels: di
     runtime's spinning threads (measured here: PyTorch FP32 at 200 ms instead of 0.15 ms)."""
     import numpy as np
 
-    from ..tvm_build.run import bench_latency
+    from qat_kernel.runtimes.tvm.run import bench_latency
 
     warmup = max(3, runs // 10)
     reps = int(np.ceil(max(BATCHES) / len(x)))
@@ -286,15 +286,15 @@ def _replace(
     """The re-placed model of our export in the staging folder, its ORT session and variant; the
     replacement record without parity/latency (added later). None, with a note, when there is
     nothing to re-place or the pass fails."""
-    from .. import ort_build, qdq_replace
+    from qat_kernel.runtimes.ort import as_executed, qdq_replace
 
     target = stage / "model.qdq.replaced.onnx"
     optimized = stage / "model.replaced.optimized.onnx"
     try:
         record = qdq_replace.replace(qdq, target, calibration)
         if record["inserted"]:
-            session = ort_build.optimized_session(target, optimized, level)
-            analysis = ort_build.precision_as_executed(optimized, target)
+            session = as_executed.optimized_session(target, optimized, level)
+            analysis = as_executed.precision_as_executed(optimized, target)
     except Exception as err:  # noqa: BLE001 - the rest of the build stands without it
         notes.append(f"Q/DQ re-placement not done: {type(err).__name__}: {err}")
         target.unlink(missing_ok=True)
@@ -335,7 +335,7 @@ def _replace(
 
 def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
     """maxDiffSteps etc. vs PyTorch INT8 for before and after, both in the steps of our export's output."""
-    from ..tvm_build.run import compare, output_step
+    from qat_kernel.runtimes.tvm.run import compare, output_step
 
     step = output_step(qdq)
     replacement["outputKind"] = step["kind"]
@@ -364,11 +364,11 @@ def _write_atomic(path: Path, text: str) -> None:
 def run(ctx: RequestContext) -> dict:
     import onnxruntime
 
-    from .. import ort_build
-    from ..training import first_inputs
-    from ..tvm_build.build import _replace_dir
-    from ..tvm_build.run import ort_session, strip_qdq
-    from .export_onnx import model_bytes
+    from qat_kernel.methods.export_onnx import model_bytes
+    from qat_kernel.pipeline.training import first_inputs
+    from qat_kernel.runtimes.ort import as_executed
+    from qat_kernel.runtimes.tvm.build import _replace_dir
+    from qat_kernel.runtimes.tvm.run import ort_session, strip_qdq
 
     started = time.monotonic()
     params = ctx.params
@@ -388,14 +388,14 @@ def run(ctx: RequestContext) -> dict:
         ctx.progress("optimize", f"ONNX Runtime {onnxruntime.__version__}: optimising the QDQ graph", 0.0)
         qdq = stage / "model.qdq.onnx"
         shutil.copyfile(onnx_file, qdq)
-        sess = ort_build.optimized_session(qdq, stage / "model.optimized.onnx", level)
+        sess = as_executed.optimized_session(qdq, stage / "model.optimized.onnx", level)
         variants = [
             _variant(
                 "ours",
                 LABELS["ort-int8"],
                 qdq,
                 stage / "model.optimized.onnx",
-                ort_build.precision_as_executed(stage / "model.optimized.onnx", qdq),
+                as_executed.precision_as_executed(stage / "model.optimized.onnx", qdq),
                 out_dir,
             )
         ]
@@ -418,16 +418,16 @@ def run(ctx: RequestContext) -> dict:
             fp32 = strip_qdq(qdq, stage / "fp32.onnx")
         if want_qs:
             ctx.progress("quantize", f"quantize_static on the FP32 twin, {CALIBRATION_SAMPLES} calibration samples")
-            qs = ort_build.quantize_static_twin(fp32, stage / "model.qs.onnx", calibration)
+            qs = as_executed.quantize_static_twin(fp32, stage / "model.qs.onnx", calibration)
             ctx.check_cancelled()
-            sessions["ort-qs-int8"] = ort_build.optimized_session(qs, stage / "model.qs.optimized.onnx", level)
+            sessions["ort-qs-int8"] = as_executed.optimized_session(qs, stage / "model.qs.optimized.onnx", level)
             variants.append(
                 _variant(
                     "quantize_static",
                     LABELS["ort-qs-int8"],
                     qs,
                     stage / "model.qs.optimized.onnx",
-                    ort_build.precision_as_executed(stage / "model.qs.optimized.onnx", qs),
+                    as_executed.precision_as_executed(stage / "model.qs.optimized.onnx", qs),
                     out_dir,
                 )
             )

@@ -35,12 +35,12 @@ import time
 import uuid
 from pathlib import Path
 
-from .. import session
-from ..config import Config
-from ..context import RequestContext
-from ..errors import ConfigInvalid
-from ..runtimes import cpu
-from . import compare_layers
+from qat_kernel.methods import compare_layers
+from qat_kernel.pipeline import session
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
+from qat_kernel.runtimes import cpu
 
 BATCHES = (1, 16)
 DEFAULT_PARITY_SAMPLES = 1024
@@ -67,7 +67,7 @@ def parse_target_string(text: str):
     JSON text, or a TVM CLI string ("llvm -mcpu=cortex-a72 -mattr=+neon,+dotprod"), which TVM 0.27 no
     longer parses, converted to its dict form ({"kind": "llvm", "mcpu": ..., "mattr": [...]}).
     Raises ValueError when the string cannot be read."""
-    from ..tvm_build import PRESETS
+    from qat_kernel.runtimes.tvm import PRESETS
 
     text = text.strip()
     if not text:
@@ -101,7 +101,7 @@ def parse_target_string(text: str):
 def config_target(cfg: Config, name: str):
     """(what to build for, where it came from, YAML path): a config `targets` entry named `name`
     first, else a preset. ConfigInvalid(path="targets") when it is neither."""
-    from ..tvm_build import PRESETS
+    from qat_kernel.runtimes.tvm import PRESETS
 
     entries = cfg.get("targets") or []
     for i, entry in enumerate(entries):
@@ -134,7 +134,7 @@ def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
 
 def connect_rpc(address: str, path: str):
     """A TVM RPC session; ConfigInvalid at the target's `rpc` when nothing answers there."""
-    from ..tvm_build import rpc as tvm_rpc
+    from qat_kernel.runtimes.tvm import rpc as tvm_rpc
 
     try:
         return tvm_rpc.connect(address)
@@ -147,8 +147,8 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
     this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
     import numpy as np
 
-    from ..tvm_build import run_tvm
-    from ..tvm_build.rpc import RemoteModel
+    from qat_kernel.runtimes.tvm import run_tvm
+    from qat_kernel.runtimes.tvm.rpc import RemoteModel
 
     ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
     model = RemoteModel(remote, artifact, report["device"])
@@ -174,7 +174,7 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
 def resolve(cfg: Config, name: str):
     """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
     command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
-    from ..tvm_build import TvmBuildError, resolve_target
+    from qat_kernel.runtimes.tvm import TvmBuildError, resolve_target
 
     spec, source, path = config_target(cfg, name)
     where = path or "targets"
@@ -194,7 +194,7 @@ def fp16_matcher(cfg: Config):
     """module path -> "overrides.<i> (match <regex>)" for the layers the config keeps in fp16 (the
     first override that matches a path or a parent path wins, as in training); None when no
     override asks for fp16."""
-    from .. import qconfig
+    from qat_kernel.pipeline import qconfig
 
     plan = qconfig.plan(cfg)
     if not any(layer.precision == "fp16" for _, _, layer in plan.overrides):
@@ -241,7 +241,8 @@ def out_dir_for(cfg: Config, name: str) -> Path:
 def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path, bool]:
     """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
     model was exported there (same opset) and the file is unchanged since."""
-    from .. import onnx_export, pt2e_flow
+    from qat_kernel.pipeline import pt2e_flow
+    from qat_kernel.runtimes.onnx import qdq_export
 
     relative, path = compare_layers.onnx_path(cfg)
     opset = cfg.get("export.onnx.opset", compare_layers.DEFAULT_OPSET)
@@ -249,7 +250,7 @@ def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path
         ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
         return path, True
     ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
-    onnx_export.export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
+    qdq_export.export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
     session.record_export(trained, path, opset)
     ctx.check_cancelled()
     return path, False
@@ -308,7 +309,7 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
 
-    from ..tvm_build import compare, output_step, run_ort, run_tvm
+    from qat_kernel.runtimes.tvm import compare, output_step, run_ort, run_tvm
 
     where = " on the board (TVM RPC)" if tvm_fn is not None else ""
     ctx.progress("verify", f"running the TVM library{where} on {len(x)} validation samples", 0.1)
@@ -368,8 +369,8 @@ def bench(
     import numpy as np
     import torch
 
-    from ..tvm_build import bench_latency, compare_backends, load_tvm
-    from .export_onnx import model_bytes
+    from qat_kernel.methods.export_onnx import model_bytes
+    from qat_kernel.runtimes.tvm import bench_latency, compare_backends, load_tvm
 
     warmup = max(3, runs // 10)
     reps = int(np.ceil(max(BATCHES) / len(x)))
@@ -542,7 +543,7 @@ def _rebase(obj, old: str, new: str):
 
 def _forget_vms(folder: Path) -> None:
     """Drop the Relax VMs load_tvm cached for libraries in `folder` (a staging folder that is moved)."""
-    from ..tvm_build import run as tvm_run
+    from qat_kernel.runtimes.tvm import run as tvm_run
 
     prefix = str(folder.resolve()) + os.sep
     for key in [k for k in tvm_run._VMS if str(k[0]).startswith(prefix)]:
@@ -550,8 +551,8 @@ def _forget_vms(folder: Path) -> None:
 
 
 def run(ctx: RequestContext) -> dict:
-    from ..tvm_build import build as tvm_build_mod
-    from ..tvm_build import build_tvm
+    from qat_kernel.runtimes.tvm import build as tvm_build_mod
+    from qat_kernel.runtimes.tvm import build_tvm
 
     started = time.monotonic()
     params = ctx.params

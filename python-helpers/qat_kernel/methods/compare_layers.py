@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import time
 
-from .. import packages, session
-from ..config import Config
-from ..context import RequestContext
+from qat_kernel.pipeline import packages, session
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.context import RequestContext
 
 log = logging.getLogger("qat_kernel")
 
@@ -27,14 +27,15 @@ def onnx_path(cfg: Config):
 
 
 def export_onnx(cfg: Config, converted, example, ctx: RequestContext, opset: int | None = None, path=None) -> dict:
-    from .. import onnx_export, pt2e_flow
+    from qat_kernel.pipeline import pt2e_flow
+    from qat_kernel.runtimes.onnx import qdq_export
 
     relative, default_path = onnx_path(cfg)
     path = path or default_path
     opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
     ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
     try:
-        onnx_export.export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
+        qdq_export.export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
     except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
         log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
         error = f"{type(exc).__name__}: {exc}"
@@ -47,7 +48,7 @@ def export_onnx(cfg: Config, converted, example, ctx: RequestContext, opset: int
 def _write_fp32_graph(cfg: Config, trained) -> None:
     """The float model's graph beside the config (out/<name>.fp32.qatgraph.json): once the kernel has run,
     the language server knows the model's module names (override completion, QCFG015)."""
-    from . import graph_export
+    from qat_kernel.methods import graph_export
 
     try:
         graph = graph_export.model_graph(trained.fp32_graph, trained.fp32, cfg, "fp32")
@@ -63,8 +64,8 @@ def run(ctx: RequestContext) -> dict:
     samples = params.get("samples") or cfg.get("compare.samples", DEFAULT_SAMPLES)
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
 
-    from .. import layer_compare
-    from ..training import first_inputs
+    from qat_kernel.analysis import comparison
+    from qat_kernel.pipeline.training import first_inputs
 
     converted = session.convert(trained, ctx)
     int8_accuracy = trained.accuracy("int8", ctx)
@@ -73,7 +74,7 @@ def run(ctx: RequestContext) -> dict:
     ctx.progress("compare", f"comparing layers on {samples} validation samples")
     inputs = first_inputs(trained.val, samples)
     compared = sum(len(x) for x in inputs)
-    compare = layer_compare.compare_pt2e if trained.flow == "pt2e" else layer_compare.compare_eager
+    compare = comparison.compare_pt2e if trained.flow == "pt2e" else comparison.compare_eager
     layers = compare(trained, inputs, str(cfg.folder), ctx)
     ctx.check_cancelled()
 
@@ -101,8 +102,8 @@ def run(ctx: RequestContext) -> dict:
         "accuracy": {"fp32": trained.fp32_accuracy, "int8": int8_accuracy, "samples": trained.val_samples},
         "onnx": onnx,
         "seconds": round(time.monotonic() - started, 2),
-        "references": list(layer_compare.REFERENCES),
-        "modes": list(layer_compare.MODES),
+        "references": list(comparison.REFERENCES),
+        "modes": list(comparison.MODES),
         "reused": reused,
     }
     if cfg.get("compare.threshold.sqnr") is not None:

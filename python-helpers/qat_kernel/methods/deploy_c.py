@@ -29,10 +29,10 @@ import time
 import uuid
 from pathlib import Path
 
-from .. import session
-from ..context import RequestContext
-from ..errors import ConfigInvalid
-from . import build_tvm
+from qat_kernel.methods import build_tvm
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
 
 REPORT = "deploy-report.json"
 SAMPLE_COUNT = 16
@@ -43,7 +43,7 @@ def out_dir_for(cfg, name: str) -> Path:
 
 
 def stem_of(cfg) -> str:
-    from ..deploy.cgen import c_stem
+    from qat_kernel.runtimes.c.cgen import c_stem
 
     return c_stem(cfg.path.name.split(".")[0])
 
@@ -62,8 +62,8 @@ def host_runner(deploy_dir: Path) -> dict | None:
 
 def runner_fn(runner: dict, work: Path):
     """The runner compiled for this machine, as numpy in -> numpy out."""
-    from ..deploy import toolchain
-    from ..tvm_build.targets import host_arch
+    from qat_kernel.runtimes.c import toolchain
+    from qat_kernel.runtimes.tvm.targets import host_arch
 
     binary = work / "c-runner" / "runner"
     toolchain.compile_runner(runner["source"], host_arch(), binary)
@@ -130,9 +130,9 @@ def _verify(
 ) -> dict:
     import numpy as np
 
-    from .. import graphs
-    from ..deploy import toolchain
-    from .verify_parity import metrics, torch_step
+    from qat_kernel.analysis import fused_groups
+    from qat_kernel.methods.verify_parity import metrics, torch_step
+    from qat_kernel.runtimes.c import toolchain
 
     started = time.monotonic()
     ctx.progress(
@@ -163,7 +163,7 @@ def _verify(
 
     quantized = [la for la in header_layers if la.output is not None]
     nodes = {n.name: n for n in converted.graph.nodes}
-    values = graphs.capture(converted, [torch.from_numpy(x)], [nodes[la.node] for la in quantized])
+    values = fused_groups.capture(converted, [torch.from_numpy(x)], [nodes[la.node] for la in quantized])
     rows, offset = [], 0
     for la in quantized:
         size = int(np.prod(la.out_shape))
@@ -235,9 +235,9 @@ def summary(result: dict) -> list[str]:
 def run(ctx: RequestContext) -> dict:
     import numpy as np
 
-    from ..deploy import cgen, toolchain
-    from ..deploy import layers as layers_mod
-    from ..tvm_build.build import _replace_dir
+    from qat_kernel.runtimes.c import cgen, toolchain
+    from qat_kernel.runtimes.c import layers as layers_mod
+    from qat_kernel.runtimes.tvm.build import _replace_dir
 
     started = time.monotonic()
     params = ctx.params
@@ -339,7 +339,7 @@ def run(ctx: RequestContext) -> dict:
 
 
 def _arch_of(spec) -> str:
-    from ..tvm_build.targets import host_arch
+    from qat_kernel.runtimes.tvm.targets import host_arch
 
     if spec == "aarch64":
         return "aarch64"
@@ -352,9 +352,9 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
     """build/tvm's library for the target and TVM's C backend output, into `folder`."""
     import numpy as np
 
-    from ..deploy import tvm_c
-    from ..tvm_build import build_tvm as tvm_build_fn
-    from ..tvm_build import load_tvm
+    from qat_kernel.runtimes.c import tvm_c
+    from qat_kernel.runtimes.tvm import build_tvm as tvm_build_fn
+    from qat_kernel.runtimes.tvm import load_tvm
 
     onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
     ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
-from .. import session
-from ..context import RequestContext
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:

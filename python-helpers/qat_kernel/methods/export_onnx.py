@@ -15,9 +15,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import session
-from ..context import RequestContext
-from . import compare_layers
+from qat_kernel.methods import compare_layers
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
 
 
 def _tensor_bytes(obj, seen: set) -> int:
@@ -61,23 +61,23 @@ def output_step(gm):
     """Quantization step of the graph's (first) output, a float or a per-channel tensor; None if unknown."""
     import torch
 
-    from .. import graphs
+    from qat_kernel.analysis import fused_groups
 
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     node = out[0] if isinstance(out, (tuple, list)) else out
-    while graphs.op_name(node) in graphs.FOLLOW:
+    while fused_groups.op_name(node) in fused_groups.FOLLOW:
         node = node.args[0]
-    name = graphs.op_name(node)
+    name = fused_groups.op_name(node)
     if name.startswith("dequantize_per_tensor"):
         return float(node.args[1])
-    if name not in graphs.ANCHORS:
+    if name not in fused_groups.ANCHORS:
         return None
     x, w = node.args[0], node.args[1]
 
     def scale(n):
-        if graphs.op_name(n).startswith("dequantize_per_tensor"):
+        if fused_groups.op_name(n).startswith("dequantize_per_tensor"):
             return torch.tensor(float(n.args[1]))
-        if graphs.op_name(n).startswith("dequantize_per_channel"):
+        if fused_groups.op_name(n).startswith("dequantize_per_channel"):
             s = n.args[1]
             return _attr(gm, s).float() if hasattr(s, "op") else torch.as_tensor(s).float()
         return None
@@ -103,7 +103,7 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
     import numpy as np
     import torch
 
-    from ..runtimes.ort.session import session
+    from qat_kernel.runtimes.ort.session import session
 
     deployed = session(path)
     as_written = session(path, level="disabled")

@@ -16,10 +16,10 @@ import time
 import uuid
 from pathlib import Path
 
-from .. import session
-from ..config import load_config
-from ..context import RequestContext
-from ..errors import ConfigInvalid
+from qat_kernel.pipeline import session
+from qat_kernel.pipeline.config import load_config
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
 
 STAGES = ("fp32", "prepared", "converted")
 _QUANT = ("quantize_per_tensor", "quantize_per_channel")
@@ -64,7 +64,7 @@ def _fp32(cfg, ctx):
         return trained.fp32_graph, trained.fp32
     import torch  # noqa: F401  (a missing torch is reported before user code runs)
 
-    from .. import pt2e_flow, usercode
+    from qat_kernel.pipeline import pt2e_flow, usercode
 
     with usercode.workspace(cfg.folder):
         ctx.progress("load", "building the model")
@@ -113,7 +113,7 @@ def write_atomically(path: Path, data: dict) -> None:
 
 
 def model_graph(gm, model, cfg, stage: str) -> dict:
-    from .. import userpaths
+    from qat_kernel.pipeline import userpaths
 
     folder = str(cfg.folder)
     nodes, tensors, precision = [], {}, {}
@@ -318,7 +318,7 @@ def _precision(node, stage: str, known: dict) -> str:
 
 def modules_of(model, folder: str) -> list:
     """named_modules() with the class name and the line in user code that assigns each module."""
-    from .. import userpaths
+    from qat_kernel.pipeline import userpaths
 
     rows = []
     owners = dict(model.named_modules())

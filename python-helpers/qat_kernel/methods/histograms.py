@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 
-from .. import session
-from ..context import RequestContext
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
 
 DEFAULT_BINS = 64
 DEFAULT_SAMPLES = 256
@@ -20,7 +20,7 @@ DEFAULT_SAMPLES = 256
 def run(ctx: RequestContext) -> dict:
     import torch
 
-    from ..training import first_inputs
+    from qat_kernel.pipeline.training import first_inputs
 
     started = time.monotonic()
     params = ctx.params

@@ -6,8 +6,8 @@ import importlib
 import platform
 import sys
 
-from .. import packages
-from ..context import RequestContext
+from qat_kernel.pipeline import packages
+from qat_kernel.rpc.context import RequestContext
 
 # Key in the result -> import name.
 PACKAGES = {"torch": "torch", "torchao": "torchao", "onnx": "onnx", "onnxruntime": "onnxruntime", "tvm": "tvm"}

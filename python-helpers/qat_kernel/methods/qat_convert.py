@@ -13,9 +13,9 @@ import time
 import uuid
 from pathlib import Path
 
-from .. import session
-from ..context import RequestContext
-from .export_onnx import model_bytes
+from qat_kernel.methods.export_onnx import model_bytes
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
 
 
 def default_path(cfg, flow: str) -> Path:
@@ -38,7 +38,7 @@ def run(ctx: RequestContext) -> dict:
     ctx.progress("save", f"writing {path.name}")
     try:
         if trained.flow == "pt2e":
-            from .. import pt2e_flow
+            from qat_kernel.pipeline import pt2e_flow
 
             program = torch.export.export(
                 _without_unused_tensors(converted), (trained.example,), dynamic_shapes=pt2e_flow.dynamic_batch()

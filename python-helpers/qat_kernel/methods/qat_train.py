@@ -17,8 +17,8 @@ import os
 import time
 from pathlib import Path
 
-from .. import distributed, session
-from ..context import RequestContext
+from qat_kernel.pipeline import distributed, session
+from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
@@ -75,7 +75,7 @@ def train_here(ctx: RequestContext, cfg=None) -> dict:
         if not main:
             return
         with session.evaluating(trained.qat, fake_quant=True) as model:
-            from ..training import accuracy
+            from qat_kernel.pipeline.training import accuracy
 
             row["accuracy"], _ = accuracy(model, trained.val, ctx)
         observers = session.observer_state(trained.qat)

@@ -18,15 +18,16 @@ from __future__ import annotations
 import re
 import time
 
-from .. import metrics, session
-from ..context import RequestContext
+from qat_kernel.analysis import metrics
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
 
 DEFAULT_BUDGET = 1.0  # accuracy points (percent) below FP32
 DEFAULT_PRECISION = "fp16"
 
 
 def _measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
-    from ..training import predict
+    from qat_kernel.pipeline.training import predict
 
     with session.evaluating(trained.qat, fake_quant=enabled) as model:
         logits, _ = predict(model, trained.val, ctx, limit)
@@ -57,7 +58,7 @@ def run(ctx: RequestContext) -> dict:
     limit = params.get("samples")
     trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
 
-    from ..training import predict
+    from qat_kernel.pipeline.training import predict
 
     layers = trained.qat.layers()
     names = list(trained.qat.fake_quants())

@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import session
-from ..context import RequestContext
-from . import build_ort, build_tvm
+from qat_kernel.methods import build_ort, build_tvm
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
 
 LABELS = {
     "ort-int8": "ONNX Runtime INT8 (QDQ export)",
@@ -46,14 +46,14 @@ def metrics(out, ref, step) -> dict:
 
 
 def _compare(out, ref, step):
-    from ..tvm_build.run import compare
+    from qat_kernel.runtimes.tvm.run import compare
 
     return compare(out, ref, step)
 
 
 def torch_step(converted):
     """export_onnx.output_step of the converted graph as what tvm_build.compare takes."""
-    from .export_onnx import output_step
+    from qat_kernel.methods.export_onnx import output_step
 
     step = output_step(converted)
     if step is None or isinstance(step, float):
@@ -62,7 +62,7 @@ def torch_step(converted):
 
 
 def _ort(path):
-    from ..tvm_build.run import ort_session
+    from qat_kernel.runtimes.tvm.run import ort_session
 
     sess = ort_session(path)
     name = sess.get_inputs()[0].name
@@ -75,8 +75,8 @@ def _newer_than(artifact: Path, source: Path) -> bool:
 
 def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) -> list[dict]:
     """(name, artifact, how to run it | None with status and note) for each row."""
-    from ..tvm_build import host_arch
-    from ..tvm_build.targets import elf_machine
+    from qat_kernel.runtimes.tvm import host_arch
+    from qat_kernel.runtimes.tvm.targets import elf_machine
 
     rows = []
     ort_dir = build_ort.out_dir_for(cfg)
@@ -123,7 +123,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         if report.is_file():
             built_from = json.loads(report.read_text(encoding="utf-8")).get("onnx")
         stale = not _newer_than(lib, onnx_file) or (built_from is not None and built_from != str(onnx_file))
-        from ..tvm_build import load_tvm
+        from qat_kernel.runtimes.tvm import load_tvm
 
         row(
             name,
@@ -135,7 +135,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
 
     tvm_row("tvm-int8", tvm_dir / "model.so", "build/tvm")
     deploy_dir = cfg.folder / "out" / ("deploy-" + tvm_dir.name[len("tvm-") :])
-    from . import deploy_c
+    from qat_kernel.methods import deploy_c
 
     runner = deploy_c.host_runner(deploy_dir)
     if runner is None:
@@ -150,7 +150,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
             note="written from an earlier model: run deploy/c-artifact again" if stale else None,
         )
     if want_fp32:
-        from ..tvm_build.run import strip_qdq
+        from qat_kernel.runtimes.tvm.run import strip_qdq
 
         row("torch-fp32", None, None)  # run by the caller: it needs the session's model
         fp32 = strip_qdq(onnx_file, work / "fp32.onnx")

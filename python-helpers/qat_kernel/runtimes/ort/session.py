@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from .. import cpu
+from qat_kernel.runtimes import cpu
 
 log = logging.getLogger("qat_kernel")
 

@@ -1,0 +1,136 @@
+"""What compare/layers costs next to two plain forward passes and the Numeric Suite's PT2E flow.
+
+Run: python -m benchmarks.compare_cost <config.qat.yaml> [samples,...] [repeats]
+Prints one JSON line per sample count: median seconds of each method on the same validation samples
+and the ratios to one FP32 forward + one INT8 forward of the same batches.
+
+- two forwards: the FP32 graph and the converted INT8 graph, each called once per batch;
+- ours, propagated: compare_pt2e's metrics with the local and QAT-float columns switched off (what
+  the Numeric Suite computes);
+- ours, full: compare/layers as the kernel runs it (propagated and local, against FP32 and the QAT
+  float model);
+- torchao numeric debugger (the Numeric Suite for PT2E): prepare_for_propagation_comparison on the
+  float and the INT8 model (both carrying debug handles from generate_numeric_debug_handle), one run
+  each, extract_results_from_loggers, compare_results. Its models are prepared and converted here with
+  the same quantizer, since the handles must exist before prepare; the comparison is what is timed."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import json
+import statistics
+import sys
+import time
+
+
+def _median_seconds(fn, repeats: int) -> float:
+    fn()  # warm-up: first calls pay for lazy init
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    from qat_kernel.pipeline import session
+    from qat_kernel.pipeline.training import first_inputs
+    from qat_kernel.rpc.context import RequestContext
+
+    config = argv[0]
+    counts = [int(c) for c in (argv[1] if len(argv) > 1 else "64").split(",")]
+    repeats = int(argv[2]) if len(argv) > 2 else 7
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    ctx = RequestContext(0, "bench", {"config": config}, lambda method, params: None)
+    cfg = session.load({"config": config}, ctx)
+    trained, _ = session.get(cfg, ctx)
+    converted = session.convert(trained, ctx)
+    folder = str(cfg.folder)
+    debugger = None
+    for samples in counts:
+        inputs = first_inputs(trained.val, samples)
+        if debugger is None:
+            debugger = _numeric_debugger_models(trained, inputs)
+        print(json.dumps(_measure(trained, converted, debugger, inputs, folder, ctx, repeats)), flush=True)
+    return 0
+
+
+def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict:
+    import torch
+    from torchao.quantization.pt2e import (
+        compare_results,
+        extract_results_from_loggers,
+        prepare_for_propagation_comparison,
+    )
+
+    from qat_kernel.analysis import comparison
+
+    def two_forwards():
+        with torch.no_grad():
+            for x in inputs:
+                trained.fp32_graph(x)
+                converted(x)
+
+    def ours_full():
+        comparison.compare_pt2e(trained, inputs, folder, ctx)
+
+    def ours_propagated():
+        comparison.compare_pt2e(trained, inputs, folder, ctx, local=False, qat_reference=False)
+
+    def numeric_debugger():
+        ref_logged = prepare_for_propagation_comparison(debugger["fp32"])
+        q_logged = prepare_for_propagation_comparison(debugger["int8"])
+        with torch.no_grad():
+            for x in inputs:
+                ref_logged(x)
+                q_logged(x)
+        compare_results(extract_results_from_loggers(ref_logged), extract_results_from_loggers(q_logged))
+
+    timings = {
+        "twoForwards": _median_seconds(two_forwards, repeats),
+        "oursPropagated": _median_seconds(ours_propagated, repeats),
+        "oursFull": _median_seconds(ours_full, repeats),
+        "numericDebugger": _median_seconds(numeric_debugger, repeats),
+    }
+    base = timings["twoForwards"]
+    return {
+        "samples": sum(len(x) for x in inputs),
+        "batches": len(inputs),
+        "repeats": repeats,
+        "threads": torch.get_num_threads(),
+        "layers": len(comparison.compare_pt2e(trained, inputs, folder, ctx)),
+        "seconds": timings,
+        "ratios": {k: v / base for k, v in timings.items()},
+    }
+
+
+def _numeric_debugger_models(trained, inputs) -> dict:
+    """FP32 and INT8 graphs carrying numeric debug handles, quantized as the kernel's x86 recipe does."""
+    import torch
+    from torchao.quantization.pt2e import generate_numeric_debug_handle, move_exported_model_to_eval
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
+    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
+
+    float_model = copy.deepcopy(trained.fp32).eval()
+    exported = torch.export.export(float_model, (inputs[0],))
+    generate_numeric_debug_handle(exported)
+    reference = exported.module()
+    quantizer = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=True))
+    prepared = prepare_qat_pt2e(copy.deepcopy(reference), quantizer)
+    with torch.no_grad():
+        for x in inputs:
+            prepared(x)  # observers see real data, as after QAT
+    move_exported_model_to_eval(prepared)
+    return {"fp32": reference, "int8": convert_pt2e(prepared)}
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,118 @@
+"""Loads a .qat.yaml file, validates it against protocol/qat-config.schema.json, then checks what a
+schema cannot say (quant_min/quant_max fit the dtype, entry files exist).
+
+Every failure is ConfigInvalid with `path`, the dotted YAML path of the bad value, so the extension
+can put the diagnostic on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qat_kernel.rpc.errors import ConfigInvalid
+
+# Integer range of each quantized dtype (float16 has none to check).
+DTYPE_RANGES = {
+    "quint8": (0, 255),
+    "qint8": (-128, 127),
+    "qint32": (-(2**31), 2**31 - 1),
+    "quint4x2": (0, 15),
+}
+# What torch assumes when an observer spec gives no dtype.
+DEFAULT_DTYPES = {"activation": "quint8", "weight": "qint8"}
+
+
+@dataclass
+class Config:
+    path: Path  # the .qat.yaml file, absolute
+    folder: Path  # its folder: entries and outputs resolve relative to it
+    data: dict
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.data
+        for key in dotted.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return default
+            node = node[key]
+        return node
+
+    def resolve(self, relative: str) -> Path:
+        return (self.folder / relative).resolve()
+
+
+def _dotted(parts) -> str:
+    return ".".join(str(p) for p in parts)
+
+
+def _schema_errors(data: Any) -> None:
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
+    from qat_kernel.rpc.protocol import config_schema
+
+    validator = jsonschema.Draft7Validator(config_schema())
+    error = best_match(validator.iter_errors(data))
+    if error is not None:
+        path = _dotted(error.absolute_path)
+        where = path or "(top level)"
+        raise ConfigInvalid(f"{where}: {error.message}", path=path)
+
+
+def _observer_specs(data: dict):
+    """(dotted path, role, spec) of every observer spec in the config."""
+    qconfig = data.get("qconfig") or {}
+    for role in ("activation", "weight"):
+        if isinstance(qconfig.get(role), dict):
+            yield f"qconfig.{role}", role, qconfig[role]
+    for i, override in enumerate(data.get("overrides") or []):
+        for role in ("activation", "weight"):
+            if isinstance(override.get(role), dict):
+                yield f"overrides.{i}.{role}", role, override[role]
+
+
+def _check_ranges(data: dict) -> None:
+    for base, role, spec in _observer_specs(data):
+        dtype = spec.get("dtype", DEFAULT_DTYPES[role])
+        lo_hi = DTYPE_RANGES.get(dtype)
+        qmin, qmax = spec.get("quant_min"), spec.get("quant_max")
+        if lo_hi is not None:
+            lo, hi = lo_hi
+            for key, value in (("quant_min", qmin), ("quant_max", qmax)):
+                if value is not None and not lo <= value <= hi:
+                    raise ConfigInvalid(
+                        f"{base}.{key}: {value} does not fit {dtype} ({lo}..{hi})", path=f"{base}.{key}"
+                    )
+        if qmin is not None and qmax is not None and qmin >= qmax:
+            raise ConfigInvalid(
+                f"{base}.quant_max: quant_min ({qmin}) must be below quant_max ({qmax})", path=f"{base}.quant_max"
+            )
+
+
+def _check_files(cfg: Config) -> None:
+    for key in ("model.entry", "data.entry"):
+        entry = cfg.get(key)
+        if entry is not None and not cfg.resolve(entry.rsplit(":", 1)[0]).is_file():
+            raise ConfigInvalid(f"{key}: file not found next to {cfg.path.name}: {entry}", path=key)
+    weights = cfg.get("model.weights")
+    if weights is not None and not cfg.resolve(weights).is_file():
+        raise ConfigInvalid(f"model.weights: file not found: {weights}", path="model.weights")
+
+
+def load_config(path: str) -> Config:
+    import yaml
+
+    file = Path(path).expanduser().resolve()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigInvalid(f"Cannot read {file}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigInvalid(f"{file.name} is not valid YAML: {exc}") from exc
+    _schema_errors(data)
+    cfg = Config(path=file, folder=file.parent, data=data)
+    _check_ranges(data)
+    _check_files(cfg)
+    return cfg

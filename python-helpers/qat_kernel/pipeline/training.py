@@ -1,0 +1,145 @@
+"""Training and evaluation loops over the user's (input, target) batches, classification loss.
+
+Every step checks for cancellation and reports progress."""
+
+from __future__ import annotations
+
+import itertools
+
+from qat_kernel.rpc.context import RequestContext
+
+
+def make_optimizer(name: str, params, lr: float):
+    import torch
+
+    kinds = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+    return kinds[name](params, lr=lr)
+
+
+def _step(model, optimizer, x, y) -> float:
+    import torch.nn.functional as F
+
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def train_epochs(model, optimizer, train, epochs: int, ctx: RequestContext, stage: str) -> None:
+    total = epochs * len(train) if hasattr(train, "__len__") else None
+    done = 0
+    for epoch in range(epochs):
+        for x, y in train:
+            ctx.check_cancelled()
+            loss = _step(model, optimizer, x, y)
+            done += 1
+            ctx.progress(
+                stage, f"FP32 epoch {epoch + 1}/{epochs}, step {done}, loss {loss:.3f}", done / total if total else None
+            )
+
+
+def _cycle(batches):
+    """Endless passes over re-iterable batches; stops if a pass yields nothing (a spent generator)."""
+    while True:
+        empty = True
+        for batch in batches:
+            empty = False
+            yield batch
+        if empty:
+            return
+
+
+def make_scheduler(name: str, optimizer, total_steps: int):
+    """Stepped once per optimizer step. cosine: to 0 over the run; step: x0.1 at 1/2 and 3/4 of it."""
+    import torch
+
+    if name == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
+    if name == "step":
+        milestones = sorted({max(total_steps // 2, 1), max(total_steps * 3 // 4, 1)})
+        return torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=milestones, gamma=0.1)
+    return None
+
+
+def train_steps(
+    model,
+    optimizer,
+    train,
+    steps: int,
+    ctx: RequestContext,
+    stage: str,
+    steps_per_epoch: int | None = None,
+    scheduler=None,
+    on_epoch_end=None,
+    on_step=None,
+) -> None:
+    """`steps` optimizer steps, cycling through the training batches as often as needed.
+
+    An epoch is `steps_per_epoch` steps (len(train) when known); `on_step(step, epoch)` runs after every
+    step, `on_epoch_end(epoch, step, loss)` after each epoch and after the last step; `loss` is the
+    epoch's mean."""
+    per_epoch = steps_per_epoch or steps
+    epochs = -(-steps // per_epoch)
+    losses: list[float] = []
+    for step, (x, y) in enumerate(itertools.islice(_cycle(train), steps), start=1):
+        ctx.check_cancelled()
+        loss = _step(model, optimizer, x, y)
+        if scheduler is not None:
+            scheduler.step()
+        losses.append(loss)
+        epoch = -(-step // per_epoch)
+        lr = optimizer.param_groups[0]["lr"]
+        ctx.progress(
+            stage,
+            f"QAT epoch {epoch}/{epochs}, step {step}/{steps}, loss {loss:.3f}",
+            step / steps,
+            train={"epoch": epoch, "epochs": epochs, "step": step, "steps": steps, "loss": loss, "lr": lr},
+        )
+        if on_step is not None:
+            on_step(step, epoch)
+        if on_epoch_end is not None and (step % per_epoch == 0 or step == steps):
+            on_epoch_end(epoch, step, sum(losses) / len(losses))
+            losses.clear()
+
+
+def accuracy(model, val, ctx: RequestContext) -> tuple[float, int]:
+    """(top-1 accuracy, number of samples) of `model` on the validation batches."""
+    import torch
+
+    correct = total = 0
+    with torch.no_grad():
+        for x, y in val:
+            ctx.check_cancelled()
+            correct += (model(x).argmax(1) == y).sum().item()
+            total += len(y)
+    return (correct / total if total else 0.0), total
+
+
+def first_inputs(val, count: int):
+    """The first `count` validation inputs, as batches of the loader's size."""
+    chunks, have = [], 0
+    for x, _ in val:
+        chunks.append(x[: count - have])
+        have += len(chunks[-1])
+        if have >= count:
+            break
+    return chunks
+
+
+def predict(model, val, ctx: RequestContext, limit: int | None = None):
+    """(logits, targets) of `model` on the validation batches (the first `limit` samples)."""
+    import torch
+
+    outputs, targets, have = [], [], 0
+    with torch.no_grad():
+        for x, y in val:
+            ctx.check_cancelled()
+            if limit is not None:
+                x, y = x[: limit - have], y[: limit - have]
+            outputs.append(model(x).float())
+            targets.append(y)
+            have += len(y)
+            if limit is not None and have >= limit:
+                break
+    return torch.cat(outputs), torch.cat(targets)

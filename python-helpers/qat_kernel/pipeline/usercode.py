@@ -1,0 +1,58 @@
+"""Imports the user's `file.py:function` entries from the workspace (the config's folder)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from qat_kernel.pipeline import userpaths
+from qat_kernel.rpc.errors import ConfigInvalid
+
+_PREFIX = "qat_user_"
+
+
+def _forget_workspace_modules(folder: str) -> None:
+    """Drop modules loaded from the workspace by an earlier request, so edited files are re-read
+    (the kernel lives as long as the editor session)."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name.startswith(_PREFIX) or (file and userpaths.is_user_file(file, folder)):
+            del sys.modules[name]
+
+
+@contextlib.contextmanager
+def workspace(folder: Path):
+    """The workspace on sys.path (so `from model import Net` works in user files), fresh imports."""
+    path = str(folder)
+    _forget_workspace_modules(path)
+    importlib.invalidate_caches()
+    sys.path.insert(0, path)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(path)
+
+
+def load_entry(folder: Path, entry: str, key: str) -> Callable:
+    """The function named by `entry` ("model.py:make_model"); `key` is its YAML path for errors."""
+    file_part, func_name = entry.rsplit(":", 1)
+    file = (folder / file_part).resolve()
+    # A unique module name per file: two workspaces' model.py must not collide in sys.modules.
+    digest = hashlib.sha1(os.fsencode(file)).hexdigest()[:10]
+    name = f"{_PREFIX}{file.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ConfigInvalid(f"{key}: cannot import {file}", path=key)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses, pickling and torch.export look modules up here
+    spec.loader.exec_module(module)
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise ConfigInvalid(f"{key}: {file.name} defines no function {func_name}", path=key)
+    return func

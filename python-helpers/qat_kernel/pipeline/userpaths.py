@@ -1,0 +1,79 @@
+"""Which files are the user's: frames and stack traces are mapped back to the workspace (the config's
+folder), skipping installed packages and this kernel even when they live inside that folder."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sysconfig
+from pathlib import Path
+
+from qat_kernel import PACKAGE_DIR
+
+_KERNEL_DIR = os.path.realpath(PACKAGE_DIR)
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _library_roots() -> list[str]:
+    # Only the library folders themselves: a bare prefix can be as wide as "/usr" or even "/".
+    roots = set()
+    for key in ("stdlib", "purelib", "platlib"):
+        try:
+            roots.add(sysconfig.get_path(key))
+        except KeyError:
+            pass
+    return [os.path.realpath(r) for r in roots if r]
+
+
+_LIBRARY_ROOTS = _library_roots()
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@functools.lru_cache(maxsize=4096)  # compare/layers asks for every node of every run
+def is_user_file(file: str, workspace: str) -> bool:
+    if not file or file.startswith("<"):
+        return False
+    real = os.path.realpath(file)
+    if not _inside(real, os.path.realpath(workspace)):
+        return False
+    if _inside(real, _KERNEL_DIR) or any(_inside(real, r) for r in _LIBRARY_ROOTS):
+        return False
+    parts = set(Path(real).parts)
+    return not ({"site-packages", "dist-packages"} & parts)
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+
+
+def exception_location(exc: BaseException, workspace: str) -> dict | None:
+    """{file, line} of the innermost user frame, looking through chained exceptions too."""
+    import traceback
+
+    for err in _chain(exc):
+        # A SyntaxError in the user's file has no frame there, only filename/lineno.
+        if isinstance(err, SyntaxError) and err.filename and is_user_file(err.filename, workspace):
+            return {"file": err.filename, "line": max(int(err.lineno or 1), 1)}
+        frames = [f for f in traceback.extract_tb(err.__traceback__) if is_user_file(f.filename, workspace)]
+        if frames:
+            return {"file": frames[-1].filename, "line": max(int(frames[-1].lineno or 1), 1)}
+    return None
+
+
+def stack_trace_location(stack_trace: str | None, workspace: str) -> dict | None:
+    """{file, line} of the last user frame in a torch.export `node.meta["stack_trace"]`."""
+    if not stack_trace:
+        return None
+    found = None
+    for match in _FRAME_RE.finditer(stack_trace):
+        if is_user_file(match.group("file"), workspace):
+            found = {"file": match.group("file"), "line": int(match.group("line"))}
+    return found

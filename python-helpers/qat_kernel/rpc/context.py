@@ -1,0 +1,39 @@
+"""Per-request state handed to a method: progress reporting and cooperative cancellation."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from qat_kernel.rpc.errors import Cancelled
+
+
+class RequestContext:
+    def __init__(self, request_id, method: str, params: dict, notify: Callable[[str, dict], None]):
+        self.id = request_id
+        self.method = method
+        self.params = params
+        self._notify = notify
+        self._cancelled = threading.Event()
+        # Folder of the user's workspace once known: errors are located in files under it.
+        self.workspace: str | None = None
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def check_cancelled(self) -> None:
+        """Called at every training step and stage boundary."""
+        if self._cancelled.is_set():
+            raise Cancelled("Request cancelled")
+
+    def progress(self, stage: str, message: str, fraction: float | None = None, **data) -> None:
+        """data: optional structured fields of ProgressParams (e.g. train={epoch, step, loss, ...})."""
+        params = {"token": self.params.get("progressToken", self.id), "stage": stage, "message": message}
+        if fraction is not None:
+            params["fraction"] = min(max(float(fraction), 0.0), 1.0)
+        params.update({k: v for k, v in data.items() if v is not None})
+        self._notify("$/progress", params)

@@ -1,0 +1,106 @@
+"""Typed kernel errors: a JSON-RPC error code plus KernelErrorData (protocol/kernel-rpc.schema.json).
+
+`from_exception` turns anything a method raised into one of them, so the extension can react by kind
+(jump to the YAML path, open the user's file at the failing line, offer the pip command, ...)."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from qat_kernel.pipeline import packages, userpaths
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+
+
+class KernelError(Exception):
+    """An error with a JSON-RPC code and KernelErrorData."""
+
+    code = -32603
+    kind = "internal"
+
+    def __init__(self, message: str, **data: Any):
+        super().__init__(message)
+        self.message = message
+        self.data = {k: v for k, v in data.items() if v is not None}
+
+    def to_rpc(self) -> dict:
+        return {"code": self.code, "message": self.message, "data": {"kind": self.kind, **self.data}}
+
+
+class Cancelled(KernelError):
+    code, kind = -32800, "cancelled"
+
+
+class ConfigInvalid(KernelError):
+    code, kind = -32001, "configInvalid"
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message, path=path)
+
+
+class UserCodeError(KernelError):
+    code, kind = -32002, "userCode"
+
+
+class PackageMissing(KernelError):
+    code, kind = -32003, "packageMissing"
+
+
+class OutOfMemory(KernelError):
+    code, kind = -32004, "outOfMemory"
+
+
+class InternalError(KernelError):
+    code, kind = -32603, "internal"
+
+
+class ProtocolError(Exception):
+    """A JSON-RPC protocol-level error (-32600/-32601/-32602/-32700); carries no KernelErrorData."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+    def to_rpc(self) -> dict:
+        return {"code": self.code, "message": self.message}
+
+
+def format_traceback(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def _is_oom(exc: BaseException) -> bool:
+    # torch.OutOfMemoryError (CUDA/MPS) derives from RuntimeError; torch's CPU allocator raises a
+    # plain RuntimeError ("DefaultCPUAllocator: can't allocate memory"). No torch import needed.
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
+
+
+def from_exception(exc: BaseException, workspace: str | None) -> KernelError | ProtocolError:
+    """Classify an exception raised while serving a request. `workspace`: the config's folder."""
+    if isinstance(exc, (KernelError, ProtocolError)):
+        return exc
+    text = format_traceback(exc)
+    summary = f"{type(exc).__name__}: {exc}"
+    if _is_oom(exc):
+        return OutOfMemory(f"Out of memory: {exc}", traceback=text)
+    location = userpaths.exception_location(exc, workspace) if workspace else None
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        top = exc.name.split(".")[0]
+        # A missing module we pin (torch, sklearn, ...) is an install problem even when the user's
+        # file imports it; an unknown one raised in the user's file is more likely a typo there.
+        if packages.is_pinned(top) or location is None:
+            return PackageMissing(
+                f"Python package missing: {top}",
+                package=packages.distribution(top),
+                install=packages.install_command(top),
+                traceback=text,
+            )
+    if location is not None:
+        return UserCodeError(f"Your code raised {summary}", traceback=text, location=location)
+    return InternalError(f"Internal error: {summary}", traceback=text)

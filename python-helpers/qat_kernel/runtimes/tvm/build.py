@@ -1,0 +1,415 @@
+"""build_tvm: QDQ ONNX -> Relax (TVM 0.27 ONNX importer) -> our Q/DQ fold -> tvm.compile ->
+shared library + build-report.json, written atomically into an output folder.
+
+Batch: the importer keeps the ONNX model's symbolic batch dim ("batch"), and so does the artifact:
+one library serves batch 1 and batch 16 (TVM generates shape-generic loops; no tuning is done on
+either path). `batch=N` binds the batch dim to N instead (a static-shape library, N only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from qat_kernel.runtimes.tvm import fold as foldmod
+from qat_kernel.runtimes.tvm import mixed as mixedmod
+from qat_kernel.runtimes.tvm.errors import TvmBuildError
+from qat_kernel.runtimes.tvm.targets import ResolvedTarget, elf_machine, resolve_target
+
+ARTIFACT = "model.so"
+REPORT = "build-report.json"
+
+Progress = Callable[[str, str, float], None]
+
+
+def _noop_progress(stage: str, message: str, fraction: float) -> None:
+    pass
+
+
+def _noop_cancel() -> None:
+    pass
+
+
+def tvm_version() -> str:
+    import tvm
+
+    return str(tvm.__version__)
+
+
+def _input_shapes(model, batch: int | None) -> dict:
+    """shape_dict for the importer: graph inputs with their symbolic dims bound to `batch`."""
+    if batch is None:
+        return {}
+    inits = {t.name for t in model.graph.initializer}
+    shapes = {}
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        dims = inp.type.tensor_type.shape.dim
+        shapes[inp.name] = [d.dim_value if d.HasField("dim_value") else int(batch) for d in dims]
+    return shapes
+
+
+def import_onnx(onnx_path, batch: int | None = None):
+    """(Relax module, {relax var: onnx node name}, onnx model). `onnx_path` may also be a loaded
+    onnx.ModelProto.
+
+    The provenance comes from the importer's own table of ONNX tensor -> Relax expr (the bindings a
+    node emits come right before its output binding); if that private API changes, the module is
+    imported with the public from_onnx and the report has no ONNX node names."""
+    import onnx
+
+    model = onnx_path if isinstance(onnx_path, onnx.ModelProto) else onnx.load(str(onnx_path))
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    shapes = _input_shapes(model, batch)
+    try:
+        from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+
+        importer = ONNXGraphImporter(shapes, "float32", keep_params_in_input=False, sanitize=True)
+        try:
+            import onnx.checker
+
+            onnx.checker.check_model(model)
+        except Exception:  # noqa: BLE001 - from_onnx only warns too
+            pass
+        mod = importer.from_onnx(model.graph, opset)
+        provenance = _provenance(mod, importer, model)
+    except (ImportError, AttributeError, TypeError):
+        from tvm.relax.frontend.onnx import from_onnx
+
+        mod = from_onnx(model, shape_dict=shapes or None, opset=opset)
+        provenance = {}
+    return mod, provenance, model
+
+
+def _provenance(mod, importer, model) -> dict:
+    out_to_node = {o: n.name or f"{n.op_type}_{i}" for i, n in enumerate(model.graph.node) for o in n.output}
+    exprs = [(importer._nodes[k], node) for k, node in out_to_node.items() if k in importer._nodes]
+    func = mod["main"]
+    prov: dict = {}
+    pending = []
+    for block in func.body.blocks:
+        for b in block.bindings:
+            node = next((n for e, n in exprs if e.same_as(b.var) or e.same_as(b.value)), None)
+            pending.append(b.var)
+            if node is not None:
+                for v in pending:
+                    prov[v] = node
+                pending = []
+    return prov
+
+
+def _onnx_ops(model, rows: list) -> list:
+    """Per ONNX node (graph order): its precision after the fold, how, and why not."""
+    by_node: dict = {}
+    for row in rows:
+        if row["onnx_node"]:
+            by_node.setdefault(row["onnx_node"], []).append(row)
+    ops = []
+    for i, node in enumerate(model.graph.node):
+        name = node.name or f"{node.op_type}_{i}"
+        mine = by_node.get(name, [])
+        if not mine:
+            continue
+        fp32 = [r for r in mine if r["precision"] == "fp32"]
+        ints = [r for r in mine if r["precision"] in ("int8", "int32")]
+        halves = [r for r in mine if r["precision"] == "fp16"]
+        if halves:
+            precision, detail, reason = "fp16", halves[0]["detail"], None
+        elif fp32:
+            precision, detail, reason = "fp32", None, fp32[0]["reason"]
+        elif ints:
+            precision, detail, reason = "int8", ints[0]["detail"], None
+        else:
+            precision, detail, reason = "folded", mine[0]["detail"], None
+        ops.append(
+            {
+                "onnx_node": name,
+                "op_type": node.op_type,
+                "precision": precision,
+                "detail": detail,
+                "reason": reason,
+                "relax": [r["var"] for r in mine],
+            }
+        )
+    return ops
+
+
+def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
+    """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
+    fused reduction kernels, and a pass that keeps the fused, legalized module for the report."""
+    import importlib
+
+    import tvm
+
+    from qat_kernel.runtimes.tvm.schedule import cpu_schedule_pass
+
+    gpu = resolved.device == "cuda"
+    backend = importlib.import_module(f"tvm.relax.backend.{'cuda' if gpu else 'cpu_generic'}.pipeline")
+    extra = [cpu_schedule_pass()] if schedule and not gpu else []
+
+    @tvm.transform.module_pass(opt_level=0)
+    def _capture(mod, _ctx):
+        capture["mod"] = mod
+        return mod
+
+    @tvm.transform.module_pass(opt_level=0)
+    def _pipe(mod, _ctx):
+        with target:
+            seq = tvm.transform.Sequential(
+                backend.library_dispatch_passes(target)
+                + backend.legalize_passes(target)
+                + extra
+                + [_capture]
+                + backend.dataflow_lower_passes(target)
+                + backend.finalize_passes(target)
+            )
+            return seq(mod)
+
+    return _pipe
+
+
+def lowered_kernels(mod) -> tuple[list, dict]:
+    """The PrimFuncs the library runs (after legalize + fuse): name, buffer dtypes, precision (the
+    dtype its data input is read in: a fused int8 conv reads uint8/int8 and accumulates in int32)."""
+    import tvm
+
+    kernels = []
+    counts: dict = {}
+    if mod is None:
+        return kernels, counts
+    for gv, func in mod.functions_items():
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            continue
+        dtypes = [str(p.dtype) for p in func.params if str(p.dtype) != "handle"]
+        if not dtypes:
+            continue
+        precision = foldmod.precision_of_dtype(dtypes[0])
+        kernels.append({"name": gv.name_hint, "inputs": dtypes[:-1], "output": dtypes[-1], "precision": precision})
+        counts[precision] = counts.get(precision, 0) + 1
+    kernels.sort(key=lambda k: k["name"])
+    return kernels, counts
+
+
+def _replace_dir(tmp: Path, out_dir: Path) -> None:
+    """Move tmp into place as out_dir; an existing out_dir is swapped out, then removed."""
+    old = None
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old.{uuid.uuid4().hex[:8]}")
+        os.replace(out_dir, old)
+    try:
+        os.replace(tmp, out_dir)
+    except BaseException:
+        if old is not None:
+            os.replace(old, out_dir)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _fp16_matcher(fp16):
+    if fp16 is None or callable(fp16):
+        return fp16
+    patterns = [fp16] if isinstance(fp16, str) else list(fp16)
+    return mixedmod.pattern_matcher(patterns) if patterns else None
+
+
+def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
+    """The report's `fp16` section and the notes on matched layers that stayed (partly) fp32."""
+    notes = list(rewrite.notes)
+    layers = []
+    for layer in rewrite.layers:
+        layers.append(
+            {
+                "module": layer["module"],
+                "match": layer["match"],
+                "onnx_nodes": list(layer["nodes"]),
+                "skipped": list(layer["skipped"]),
+            }
+        )
+        for s in layer["skipped"]:
+            head = (
+                f"fp16 layer {layer['module']!r} could not be converted"
+                if not layer["nodes"]
+                else f"fp16 layer {layer['module']!r} partly converted"
+            )
+            notes.append(f"{head}: {s['op_type']} {s['onnx_node']} stays fp32 ({s['reason']})")
+    return {
+        "layers": layers,
+        "onnx_nodes": dict(rewrite.nodes),
+        "casts": sorted(rewrite.owner),
+        "accumulator": "float32",
+        "widened_ops": widened,
+    }, notes
+
+
+def build_tvm(
+    onnx_path,
+    target,
+    out_dir,
+    fold_int8: bool = True,
+    progress: Progress | None = None,
+    check_cancelled: Callable[[], None] | None = None,
+    batch: int | None = None,
+    schedule: bool = True,
+    fp16=None,
+) -> dict:
+    """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
+    dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
+
+    fold_int8=False builds the importer's module as-is (Q/DQ lowered to fp32 math): the "TVM FP32"
+    baseline. schedule=False skips our default CPU schedule (schedule.py): TVM's unscheduled code.
+    fp16: the layers to run in float16 (mixed.py): regular expressions matched against the module
+    path each ONNX node's metadata names (as config overrides match), or a callable
+    module path -> the override that keeps it fp16 (None: not fp16). Raises ToolchainMissing (with
+    the install command) before any work when the target's compiler is missing."""
+    import tvm
+
+    progress = progress or _noop_progress
+    check_cancelled = check_cancelled or _noop_cancel
+    onnx_path, out_dir = Path(onnx_path), Path(out_dir)
+    t_start = time.perf_counter()
+
+    progress("target", "Checking the target's toolchain", 0.0)
+    resolved = resolve_target(target)
+    check_cancelled()
+
+    progress("import", f"Importing {onnx_path.name} with TVM {tvm_version()}", 0.05)
+    t0 = time.perf_counter()
+    import onnx
+
+    model = onnx.load(str(onnx_path))
+    matcher = _fp16_matcher(fp16)
+    fp16_section, fp16_notes, fp16_nodes = None, [], {}
+    if matcher is not None:
+        rewrite = mixedmod.convert_fp16_layers(model, matcher)
+        fp16_nodes = rewrite.nodes
+        mod, provenance, _ = import_onnx(rewrite.model, batch)
+        provenance = {v: rewrite.owner.get(n, n) for v, n in provenance.items()}
+        widened = 0
+        if fp16_nodes:
+            mod, widened = mixedmod.widen_accumulators(mod)
+        fp16_section, fp16_notes = _fp16_report(rewrite, widened)
+    else:
+        mod, provenance, _ = import_onnx(model, batch)
+    import_s = time.perf_counter() - t0
+    before = foldmod.count_ops(mod["main"])
+    check_cancelled()
+
+    fold_report = None
+    rows: list = []
+    fold_s = 0.0
+    if fold_int8:
+        progress("fold", "Folding Q/DQ patterns into int8 arithmetic", 0.2)
+        t0 = time.perf_counter()
+        res = foldmod.fold_qdq(mod, provenance)
+        fold_s = time.perf_counter() - t0
+        mod, rows = res.mod, res.bindings
+        fold_report = {"folded": res.folded, "notes": res.notes}
+        check_cancelled()
+    else:
+        rows = [
+            {
+                "var": b.var.name,
+                "op": foldmod.short_op(foldmod.op_name(b.value)),
+                "onnx_node": provenance.get(b.var),
+                "precision": "fp32",
+                "detail": None,
+                "group": None,
+                "reason": "fold disabled (fold_int8=False): Q/DQ lowered to fp32 math by LegalizeOps",
+            }
+            for block in mod["main"].body.blocks
+            for b in block.bindings
+        ]
+    after = foldmod.count_ops(mod["main"])
+    if fp16_nodes:
+        for row in rows:
+            if row["onnx_node"] in fp16_nodes:
+                row.update(
+                    precision="fp16",
+                    reason=None,
+                    group=None,
+                    detail=f"float16 (layer {fp16_nodes[row['onnx_node']]} kept fp16 by the config; "
+                    "float16 inputs and weights, float32 accumulation)",
+                )
+
+    progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
+    tvm_target = resolved.tvm_target()
+    capture: dict = {}
+    t0 = time.perf_counter()
+    saved_env = {k: os.environ.get(k) for k in resolved.env}
+    os.environ.update(resolved.env)
+    try:
+        executable = tvm.compile(mod, tvm_target, relax_pipeline=_pipeline(tvm_target, resolved, capture, schedule))
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    compile_s = time.perf_counter() - t0
+    kernels, kernel_counts = lowered_kernels(capture.get("mod"))
+    check_cancelled()
+
+    progress("export", f"Writing the library into {out_dir}", 0.8)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.mkdir()
+    try:
+        t0 = time.perf_counter()
+        fcompile = resolved.fcompile()
+        if fcompile is not None:
+            executable.export_library(str(tmp / ARTIFACT), fcompile=fcompile)
+        else:
+            executable.export_library(str(tmp / ARTIFACT))
+        export_s = time.perf_counter() - t0
+        machine = elf_machine(tmp / ARTIFACT)
+        if machine != resolved.arch:
+            raise TvmBuildError(f"The library is an ELF for {machine}, expected {resolved.arch}")
+        report = {
+            "onnx": str(onnx_path),
+            "target": json.dumps(resolved.target),
+            "target_str": str(tvm_target),
+            "preset": resolved.preset,
+            "device": resolved.device,
+            "arch": machine,
+            "runnable_here": resolved.runnable_here,
+            "cross_compiler": resolved.cross_compiler,
+            "tvm_version": tvm_version(),
+            "fold_int8": bool(fold_int8),
+            "scheduled": bool(schedule) and resolved.device == "cpu",
+            "batch": batch if batch is not None else "dynamic",
+            "artifact": str(out_dir / ARTIFACT),
+            "artifact_bytes": (tmp / ARTIFACT).stat().st_size,
+            "report_path": str(out_dir / REPORT),
+            "times_s": {
+                "import": round(import_s, 4),
+                "fold": round(fold_s, 4),
+                "compile": round(compile_s, 4),
+                "export": round(export_s, 4),
+            },
+            "ops_before": before,
+            "ops_after": after,
+            "ops_per_precision": after["per_precision"],
+            "kernels": kernels,
+            "kernels_per_precision": kernel_counts,
+            "ops": _onnx_ops(model, rows),
+            "relax_ops": rows,
+            "fold": fold_report,
+            "fp16": fp16_section,
+            "notes": list(resolved.notes) + fp16_notes,
+        }
+        report["build_time_s"] = round(time.perf_counter() - t_start, 4)
+        (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")
+        check_cancelled()
+        _replace_dir(tmp, out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    progress("done", f"Built {out_dir / ARTIFACT} ({report['artifact_bytes']} bytes)", 1.0)
+    return report

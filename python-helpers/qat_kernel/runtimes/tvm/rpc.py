@@ -1,0 +1,107 @@
+"""Running a built library on a board through TVM RPC (tvm.rpc, a `python -m tvm.exec.rpc_server`
+there): upload model.so, load it in the remote runtime's Relax VM, run it on numpy inputs and time
+it there with the VM's time_evaluator (the board's own clock: no network time in the numbers)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from qat_kernel.runtimes.tvm.errors import TvmBuildError
+
+ADDRESS = re.compile(r"^(?P<host>[^\s:]+):(?P<port>[0-9]{1,5})$")
+
+
+class RpcUnreachable(TvmBuildError):
+    """The RPC server did not answer (or refused the library)."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    m = ADDRESS.match(str(text).strip())
+    if not m or not 0 < int(m["port"]) < 65536:
+        raise ValueError(f"{text!r} is not host:port")
+    return m["host"], int(m["port"])
+
+
+def connect(address: str, timeout_s: float = 5.0):
+    """A tvm.rpc session; retried until `timeout_s` (a server that has just been started may not
+    listen yet)."""
+    from tvm import rpc
+
+    host, port = parse_address(address)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return rpc.connect(host, port, session_timeout=0)
+        except Exception as exc:  # noqa: BLE001 - TVMError/OSError: nothing listening yet, or refused
+            if time.monotonic() >= deadline:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise RpcUnreachable(
+                    f"No TVM RPC server answers at {address} ({first}). Start one on the board: "
+                    "python -m tvm.exec.rpc_server --host 0.0.0.0 --port "
+                    f"{port}"
+                ) from exc
+            time.sleep(0.25)
+
+
+class RemoteModel:
+    """model.so uploaded to the remote and loaded in its Relax VM on `device` (cpu or cuda)."""
+
+    def __init__(self, remote, artifact, device: str = "cpu"):
+        from tvm import relax
+
+        artifact = Path(artifact)
+        self.remote = remote
+        self.name = f"qat-{artifact.parent.name}-{artifact.stat().st_mtime_ns}.so"
+        started = time.perf_counter()
+        remote.upload(str(artifact), self.name)
+        self.upload_s = time.perf_counter() - started
+        self.bytes = artifact.stat().st_size
+        self.dev = remote.cuda(0) if device == "cuda" else remote.cpu(0)
+        self.vm = relax.VirtualMachine(remote.load_module(self.name), self.dev)
+
+    def __call__(self, inputs: np.ndarray) -> np.ndarray:
+        import tvm
+
+        out = self.vm["main"](tvm.runtime.tensor(np.ascontiguousarray(inputs), self.dev))
+        if not hasattr(out, "numpy"):
+            out = out[0]
+        return out.numpy()
+
+    def latency(self, inputs: np.ndarray, warmup: int, runs: int) -> dict:
+        """bench_latency's fields, measured on the remote device (one call per repeat)."""
+        import tvm
+
+        self.vm.set_input("main", tvm.runtime.tensor(np.ascontiguousarray(inputs), self.dev))
+        for _ in range(max(0, warmup)):
+            self.vm.invoke_stateful("main")
+        timer = self.vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=max(1, runs))
+        times = sorted(float(t) * 1e3 for t in timer("main").results)
+
+        def pct(p: float) -> float:
+            k = (len(times) - 1) * p
+            lo, hi = int(np.floor(k)), int(np.ceil(k))
+            return times[lo] + (times[hi] - times[lo]) * (k - lo)
+
+        median = statistics.median(times)
+        batch = int(np.shape(inputs)[0])
+        return {
+            "median_ms": median,
+            "p10_ms": pct(0.10),
+            "p90_ms": pct(0.90),
+            "min_ms": times[0],
+            "runs": len(times),
+            "warmup": warmup,
+            "batch": batch,
+            "throughput_per_s": batch / (median / 1e3) if median > 0 else None,
+        }
+
+    def close(self) -> None:
+        try:
+            self.remote.remove(self.name)
+        except Exception:  # noqa: BLE001 - a server that went away keeps nothing anyway
+            pass
