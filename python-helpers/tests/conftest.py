@@ -15,7 +15,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rpc_client import KernelClient  # noqa: E402
+from rpc_client import KernelClient
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = REPO / "protocol"

@@ -13,9 +13,9 @@ from rpc_client import RpcError
 
 torch = pytest.importorskip("torch")
 
-from qat_kernel.methods import bench_run, build_inductor  # noqa: E402
-from qat_kernel.rpc.context import RequestContext  # noqa: E402
-from qat_kernel.runtimes import cpu  # noqa: E402
+from qat_kernel.methods import bench_run, build_inductor
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import cpu
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from rpc_client import RpcError
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper
 
-from qat_kernel.runtimes.ort import as_executed  # noqa: E402
+from qat_kernel.runtimes.ort import as_executed
 
 
 @pytest.fixture(scope="module")

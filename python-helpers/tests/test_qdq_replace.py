@@ -16,11 +16,11 @@ import yaml
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from conftest import EXAMPLE  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from conftest import EXAMPLE
+from onnx import TensorProto, helper, numpy_helper
 
-from qat_kernel.runtimes.ort import as_executed, qdq_replace  # noqa: E402
-from qat_kernel.runtimes.ort.session import session as ort_session  # noqa: E402
+from qat_kernel.runtimes.ort import as_executed, qdq_replace
+from qat_kernel.runtimes.ort.session import session as ort_session
 
 RESIDUAL_MODEL = textwrap.dedent('''\
     """A small residual CNN for the 8x8 digits: stem, one basic block (the second conv feeds the Add),

@@ -16,8 +16,8 @@ tvm = pytest.importorskip("tvm")
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from qat_kernel.rpc.errors import Cancelled  # noqa: E402
-from qat_kernel.runtimes.tvm import (  # noqa: E402
+from qat_kernel.rpc.errors import Cancelled
+from qat_kernel.runtimes.tvm import (
     ToolchainMissing,
     TvmBuildError,
     bench_latency,
@@ -33,7 +33,7 @@ from qat_kernel.runtimes.tvm import (  # noqa: E402
     strip_qdq,
     verify_parity,
 )
-from qat_kernel.runtimes.tvm import targets as targets_mod  # noqa: E402
+from qat_kernel.runtimes.tvm import targets as targets_mod
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 

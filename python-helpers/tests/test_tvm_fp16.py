@@ -16,9 +16,9 @@ pytest.importorskip("tvm")
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from conftest import copy_example, edit_config  # noqa: E402
+from conftest import copy_example, edit_config
 
-from qat_kernel.runtimes.tvm import build_tvm, mixed, run_ort, run_tvm, strip_qdq  # noqa: E402
+from qat_kernel.runtimes.tvm import build_tvm, mixed, run_ort, run_tvm, strip_qdq
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 

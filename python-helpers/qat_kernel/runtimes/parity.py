@@ -1,0 +1,157 @@
+"""Parity of a runtime's outputs with a reference, in one vocabulary for every runtime (TVM, ONNX Runtime,
+Inductor, the C runner) and the RPC results (ArtifactParity and friends).
+
+compare(out, ref, step) over all samples:
+  maxAbsDiff, meanAbsDiff      |out - ref|
+  maxRelDiff                   maxAbsDiff relative to the largest |ref|
+  cosineMin, cosineMean        per-sample cosine similarity of the flattened outputs
+  maxDiffSteps, withinOneStep  |out - ref| in quantization steps of the output, and the fraction of samples
+                               whose every element is within one step (only where the step is known)
+  top1Agreement, top1Mismatches  argmax over the last axis (classification logits)
+
+The step of an output (onnx_output_step, torch_output_step) is its dequantize scale when the output is
+quantized; for a float output straight from a Conv/Gemm/MatMul of dequantized inputs it is one unit of that
+op's int32 accumulator, input scale x weight scale per output channel ("accumulator"). Two float32
+computations of the same quantized graph can round an intermediate activation one step apart, so an
+accumulator-step count is a detail; relative difference and top-1 agreement are what a user reads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qat_kernel.analysis import fused_groups
+from qat_kernel.rpc.errors import ConfigInvalid, KernelError
+
+# Ops an output passes through without changing its values.
+PASS_THROUGH = ("Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
+
+def compare(out, ref, step=None) -> dict:
+    out = np.asarray(out, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if out.shape != ref.shape:
+        raise KernelError(f"Output shapes differ: {out.shape} vs {ref.shape}")
+    diff = np.abs(out - ref)
+    n = out.shape[0] if out.ndim else 1
+    a, b = out.reshape(n, -1), ref.reshape(n, -1)
+    denom = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    cos = np.where(denom > 0, (a * b).sum(axis=1) / np.where(denom > 0, denom, 1), 1.0)
+    peak = float(np.abs(ref).max()) if ref.size else 0.0
+    max_abs = float(diff.max()) if diff.size else 0.0
+    result = {
+        "samples": int(n),
+        "maxAbsDiff": max_abs,
+        "meanAbsDiff": float(diff.mean()) if diff.size else 0.0,
+        "maxRelDiff": max_abs / peak if peak else 0.0,
+        "cosineMin": float(cos.min()),
+        "cosineMean": float(cos.mean()),
+    }
+    if step is not None:
+        s = np.asarray(step, dtype=np.float64)
+        steps = diff / (s if s.ndim == 0 else s.reshape((1,) * (diff.ndim - 1) + (-1,)))
+        result["maxDiffSteps"] = float(steps.max()) if steps.size else 0.0
+        # 1e-3: a one-step difference of two dequantized float32 values reads as 1.000003 steps
+        result["withinOneStep"] = float((steps.reshape(n, -1).max(axis=1) <= 1.0 + 1e-3).mean())
+    if out.ndim >= 2 and out.shape[-1] > 1:
+        agree = out.argmax(-1) == ref.argmax(-1)
+        result["top1Agreement"] = float(agree.mean())
+        result["top1Mismatches"] = int((~agree).sum())
+    return result
+
+
+def onnx_output_step(onnx_path) -> dict:
+    """{kind: quantized | accumulator | float | unknown, step: float, list of floats or None} of a QDQ
+    model's (first) output."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(onnx_path))
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute:
+            inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    node = producer.get(model.graph.output[0].name)
+    while node is not None and node.op_type in PASS_THROUGH:
+        node = producer.get(node.input[0])
+    if node is None:
+        return {"kind": "unknown", "step": None}
+    if node.op_type == "DequantizeLinear" and node.input[1] in inits:
+        s = inits[node.input[1]].astype(np.float64)
+        return {"kind": "quantized", "step": s.reshape(-1).tolist() if s.size > 1 else float(s)}
+    if node.op_type in ("Gemm", "MatMul", "Conv"):
+        dq = [producer.get(i) for i in node.input[:2]]
+        if all(d is not None and d.op_type == "DequantizeLinear" and d.input[1] in inits for d in dq):
+            s_x = inits[dq[0].input[1]].astype(np.float64).reshape(-1)
+            s_w = inits[dq[1].input[1]].astype(np.float64).reshape(-1)
+            if s_x.size == 1:
+                step = s_x[0] * s_w
+                return {"kind": "accumulator", "step": step.tolist() if step.size > 1 else float(step[0])}
+    return {"kind": "float", "step": None}
+
+
+def _attr(gm, target: str):
+    value = gm
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def torch_output_step(gm) -> dict:
+    """onnx_output_step's answer for a converted PT2E graph (step: a float or a per-channel float64 array)."""
+    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    node = out[0] if isinstance(out, (tuple, list)) else out
+    while fused_groups.op_name(node) in fused_groups.FOLLOW:
+        node = node.args[0]
+    name = fused_groups.op_name(node)
+    if name.startswith("dequantize_per_tensor"):
+        return {"kind": "quantized", "step": float(node.args[1])}
+    if name not in fused_groups.ANCHORS:
+        return {"kind": "unknown", "step": None}
+
+    def scale(n):
+        if fused_groups.op_name(n).startswith("dequantize_per_tensor"):
+            return np.asarray(float(n.args[1]), dtype=np.float64)
+        if fused_groups.op_name(n).startswith("dequantize_per_channel"):
+            s = n.args[1]
+            value = _attr(gm, s.target) if hasattr(s, "op") else s
+            return np.asarray(value.detach().double().numpy() if hasattr(value, "detach") else value, np.float64)
+        return None
+
+    sx, sw = scale(node.args[0]), scale(node.args[1])
+    if sx is None or sw is None:
+        return {"kind": "unknown", "step": None}
+    return {"kind": "accumulator", "step": sx * sw}
+
+
+def reference_outputs(trained, limit: int, converted, ctx):
+    """(inputs float32 [N,...], labels int64 [N], PyTorch INT8 outputs [N,...]) of the first `limit`
+    validation samples: what every runtime's parity is measured against."""
+    import torch
+
+    xs, ys, refs, have = [], [], [], 0
+    with torch.no_grad():
+        for x, y in trained.val:
+            ctx.check_cancelled()
+            x, y = x[: limit - have], y[: limit - have]
+            xs.append(x.float())
+            ys.append(y)
+            refs.append(converted(x).float())
+            have += len(y)
+            if have >= limit:
+                break
+    if not xs:
+        raise ConfigInvalid(f"data: the validation batches are empty; {ctx.method} verifies on them", path="data")
+    return (
+        np.ascontiguousarray(torch.cat(xs).numpy(), dtype=np.float32),
+        torch.cat(ys).numpy(),
+        torch.cat(refs).numpy(),
+    )
+
+
+def accuracy(outputs, labels) -> float | None:
+    """Top-1 accuracy of classification outputs ([N, classes]); None for other outputs."""
+    outputs = np.asarray(outputs)
+    if outputs.ndim != 2 or outputs.shape[-1] <= 1 or labels is None:
+        return None
+    return float((outputs.argmax(-1) == np.asarray(labels)).mean())
