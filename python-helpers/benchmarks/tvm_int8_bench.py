@@ -54,8 +54,9 @@ def _time(fns: dict, inputs: dict, runs: int, warmup: int = 3) -> dict:
 
 def main(argv: list[str]) -> int:
     from qat_kernel.runtimes.ort.as_executed import quantize_static_twin
-    from qat_kernel.runtimes.tvm import build_tvm, load_tvm, schedule
-    from qat_kernel.runtimes.tvm.run import ort_session, strip_qdq
+    from qat_kernel.runtimes.tvm import schedule
+    from qat_kernel.runtimes.tvm.build import build_tvm
+    from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
 
     fp32_rows = "--fp32" in argv
     argv = [a for a in argv if not a.startswith("--")]

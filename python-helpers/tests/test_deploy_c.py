@@ -100,7 +100,8 @@ def test_integer_bias_variant_matches_onnx_runtime(x86_deploy, tmp_path, compare
     then it agrees with ONNX Runtime (not PyTorch) to within one accumulator step."""
     from sklearn.datasets import load_digits
 
-    from qat_kernel.runtimes.tvm.run import compare, output_step, run_ort
+    from qat_kernel.runtimes.parity import compare, onnx_output_step
+    from qat_kernel.runtimes.tvm.run import run_ort
 
     _, result, config = x86_deploy
     binary = tmp_path / "runner-int"
@@ -110,8 +111,8 @@ def test_integer_bias_variant_matches_onnx_runtime(x86_deploy, tmp_path, compare
     subprocess.run([str(binary), str(tmp_path / "in.f32"), str(tmp_path / "out.f32")], check=True, timeout=120)
     mine = np.fromfile(tmp_path / "out.f32", np.float32).reshape(len(x), -1)
     onnx_file = config.parent / "out" / "digits.qdq.onnx"
-    m = compare(mine, run_ort(onnx_file, x), output_step(onnx_file)["step"])
-    assert m["within_one_step"] >= 0.99 and m["top1_agreement"] >= 0.995
+    m = compare(mine, run_ort(onnx_file, x), onnx_output_step(onnx_file)["step"])
+    assert m["withinOneStep"] >= 0.99 and m["top1Agreement"] >= 0.995
 
 
 def test_tvm_library_and_c_backend(x86_deploy):

@@ -17,23 +17,13 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from qat_kernel.rpc.errors import Cancelled
-from qat_kernel.runtimes.tvm import (
-    ToolchainMissing,
-    TvmBuildError,
-    bench_latency,
-    build_tvm,
-    compare_backends,
-    count_ops,
-    elf_machine,
-    fold_qdq,
-    import_onnx,
-    resolve_target,
-    run_ort,
-    run_tvm,
-    strip_qdq,
-    verify_parity,
-)
 from qat_kernel.runtimes.tvm import targets as targets_mod
+from qat_kernel.runtimes.tvm.bench import compare_backends
+from qat_kernel.runtimes.tvm.build import build_tvm, import_onnx
+from qat_kernel.runtimes.tvm.errors import ToolchainMissing, TvmBuildError
+from qat_kernel.runtimes.tvm.fold import count_ops, fold_qdq
+from qat_kernel.runtimes.tvm.run import bench_latency, run_ort, run_tvm, strip_qdq, verify_parity
+from qat_kernel.runtimes.tvm.targets import elf_machine, resolve_target
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 
@@ -167,21 +157,21 @@ def test_build_replaces_out_dir_atomically(tmp_path):
 def test_parity_int8_matches_ort_on_digits(int8_build, digits_x):
     report, _ = int8_build
     result = verify_parity(DIGITS_QDQ, report["artifact"], digits_x)
-    vs = result["vs_ort"]
+    vs = result["vsOrt"]
     assert vs["samples"] == len(digits_x) == 1797
-    assert result["output_kind"] == "accumulator"  # float logits straight from the last Gemm
-    assert vs["top1_agreement"] >= 0.999
-    assert vs["cosine_min"] > 0.9999
+    assert result["outputKind"] == "accumulator"  # float logits straight from the last Gemm
+    assert vs["top1Agreement"] >= 0.999
+    assert vs["cosineMin"] > 0.9999
     # one step = one unit of the last Gemm's int32 accumulator; an off-by-one uint8 input of that
     # Gemm (a requantize rounding tie) moves the logits by many of those units, on a few samples
-    assert vs["within_one_step"] >= 0.99
-    assert vs["max_abs_diff"] < 0.05
+    assert vs["withinOneStep"] >= 0.99
+    assert vs["maxAbsDiff"] < 0.05
     json.dumps(result)
     # a reference array (e.g. PyTorch INT8 outputs) is compared the same way
     ref = run_ort(DIGITS_QDQ, digits_x[:64])
     with_ref = verify_parity(DIGITS_QDQ, report["artifact"], digits_x[:64], reference_int8_outputs=ref)
-    assert with_ref["ort_vs_reference"]["max_abs_diff"] == 0.0
-    assert with_ref["vs_reference"]["top1_agreement"] >= 0.98
+    assert with_ref["ortVsReference"]["maxAbsDiff"] == 0.0
+    assert with_ref["vsReference"]["top1Agreement"] >= 0.98
 
 
 def test_parity_last_quantized_tensor_within_one_step(work, digits_x):
@@ -194,10 +184,10 @@ def test_parity_last_quantized_tensor_within_one_step(work, digits_x):
     onnx.utils.extract_model(str(DIGITS_QDQ), str(cut), ["x"], [last_dq])
     report = build_tvm(cut, "x86-64", work / "fc1")
     result = verify_parity(cut, report["artifact"], digits_x)
-    assert result["output_kind"] == "quantized"
-    vs = result["vs_ort"]
-    assert vs["max_diff_steps"] <= 1.0 + 1e-3
-    assert vs["within_one_step"] == 1.0
+    assert result["outputKind"] == "quantized"
+    vs = result["vsOrt"]
+    assert vs["maxDiffSteps"] <= 1.0 + 1e-3
+    assert vs["withinOneStep"] == 1.0
     exit_dq = [o for o in report["ops"] if o["op_type"] == "DequantizeLinear" and o["precision"] == "fp32"]
     assert exit_dq and "graph output" in exit_dq[-1]["reason"]
 
@@ -266,8 +256,8 @@ def test_fold_fallback_is_reported_and_correct(tmp_path):
     assert ops["conv"]["precision"] == "int8" and "zp-shifted" in ops["conv"]["detail"]
     assert ops["flatten"]["precision"] == "int8" and ops["fc"]["precision"] == "int8"
     x = np.random.default_rng(1).random((64, 4, 6, 6)).astype(np.float32) * 4 - 1
-    vs = verify_parity(src, report["artifact"], x)["vs_ort"]
-    assert vs["max_diff_steps"] <= 1.0 + 1e-3 and vs["top1_agreement"] == 1.0
+    vs = verify_parity(src, report["artifact"], x)["vsOrt"]
+    assert vs["maxDiffSteps"] <= 1.0 + 1e-3 and vs["top1Agreement"] == 1.0
 
 
 # ------------------------------------------------------------------------------------- targets

@@ -18,7 +18,9 @@ pytest.importorskip("onnxruntime")
 
 from conftest import copy_example, edit_config
 
-from qat_kernel.runtimes.tvm import build_tvm, mixed, run_ort, run_tvm, strip_qdq
+from qat_kernel.runtimes.tvm import mixed
+from qat_kernel.runtimes.tvm.build import build_tvm
+from qat_kernel.runtimes.tvm.run import run_ort, run_tvm, strip_qdq
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 

@@ -31,6 +31,14 @@ def op_name(node) -> str:
     return getattr(packet if packet is not None else target, "__name__", str(target))
 
 
+def attr(gm, target: str):
+    """The module attribute a get_attr node's `target` names (dotted path)."""
+    value = gm
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def module_path(node) -> str | None:
     """Path of the innermost module that produced `node`, e.g. `features.0`."""
     stack = node.meta.get("nn_module_stack")

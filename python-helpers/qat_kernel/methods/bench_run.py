@@ -74,7 +74,7 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
     """The Inductor INT8 row, compiled now; a compile that fails here leaves it out with a note."""
     import numpy as np
 
-    from qat_kernel.methods.export_onnx import model_bytes
+    from qat_kernel.analysis.model_size import model_bytes
 
     ctx.progress("build", "Inductor INT8: torch.compile with freezing")
     try:
@@ -102,12 +102,11 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
 def run(ctx: RequestContext) -> dict:
     import torch
 
-    from qat_kernel.methods.export_onnx import model_bytes
+    from qat_kernel.analysis.model_size import model_bytes
     from qat_kernel.pipeline.training import first_inputs
     from qat_kernel.runtimes.ort import as_executed
-    from qat_kernel.runtimes.tvm import build_tvm as tvm_build_fn
-    from qat_kernel.runtimes.tvm import load_tvm
-    from qat_kernel.runtimes.tvm.run import ort_session, strip_qdq
+    from qat_kernel.runtimes.tvm.build import build_tvm as tvm_build_fn
+    from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
 
     started = time.monotonic()
     params = ctx.params

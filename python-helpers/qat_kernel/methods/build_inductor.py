@@ -23,7 +23,7 @@ import time
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, KernelError
-from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes import cpu, parity
 
 BATCHES = (1, 16)
 PARITY_BATCH = 16
@@ -170,19 +170,12 @@ def padded_outputs(fn, x, batch: int = PARITY_BATCH, ctx: RequestContext | None 
     return np.concatenate(outs)
 
 
-def parity(out, torch_out, labels) -> tuple[dict, dict]:
+def compiled_parity(out, torch_out, labels) -> tuple[dict, dict]:
     """(compiled vs PyTorch INT8 metrics, accuracies) on the same samples."""
-    from qat_kernel.methods.build_tvm import _metrics
-    from qat_kernel.runtimes.tvm.run import compare
-
-    metrics = _metrics(compare(out, torch_out))
     accuracy = {}
-    if out.ndim == 2 and out.shape[-1] > 1:
-        accuracy = {
-            "inductorInt8": float((out.argmax(-1) == labels).mean()),
-            "torchInt8": float((torch_out.argmax(-1) == labels).mean()),
-        }
-    return metrics, accuracy
+    if parity.accuracy(out, labels) is not None:
+        accuracy = {"inductorInt8": parity.accuracy(out, labels), "torchInt8": parity.accuracy(torch_out, labels)}
+    return parity.compare(out, torch_out), accuracy
 
 
 def summary(result: dict) -> list[str]:
@@ -220,8 +213,8 @@ def summary(result: dict) -> list[str]:
 def run(ctx: RequestContext) -> dict:
     import torch
 
+    from qat_kernel.analysis.model_size import model_bytes
     from qat_kernel.methods import build_ort, build_tvm
-    from qat_kernel.methods.export_onnx import model_bytes
 
     started = time.monotonic()
     params = ctx.params
@@ -235,13 +228,13 @@ def run(ctx: RequestContext) -> dict:
     converted = session.convert(trained, ctx)
     limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
     ctx.progress("verify", "PyTorch INT8 on the validation samples", 0.0)
-    x, labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
+    x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
     want_bench = params.get("bench", True)
     batches = BATCHES if want_bench else (PARITY_BATCH,)
     fn, seconds, cxx = compile_int8(converted, x, batches, ctx)
     ctx.progress("verify", "Inductor INT8 against PyTorch INT8", 0.5)
     out = padded_outputs(fn, x, PARITY_BATCH, ctx)
-    metrics, accuracy = parity(out, torch_out, labels)
+    metrics, accuracy = compiled_parity(out, torch_out, labels)
     notes = [
         "Compiled once per batch size with static shapes (dynamic=False); another batch size compiles "
         "again on its first call. Inductor keeps compiled code in its cache folder "

@@ -32,7 +32,7 @@ from pathlib import Path
 from qat_kernel.methods import build_tvm
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes import cpu, parity
 
 OUT_NAME = "ort-cpu"
 REPORT = "build-report.json"
@@ -335,19 +335,17 @@ def _replace(
 
 def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
     """maxDiffSteps etc. vs PyTorch INT8 for before and after, both in the steps of our export's output."""
-    from qat_kernel.runtimes.tvm.run import compare, output_step
-
-    step = output_step(qdq)
+    step = parity.onnx_output_step(qdq)
     replacement["outputKind"] = step["kind"]
     by_name = {v["name"]: v for v in variants}
     for side, name in (("before", "ours"), ("after", "replaced")):
-        c = compare(outputs[name], torch_out, step["step"])
+        c = parity.compare(outputs[name], torch_out, step["step"])
         entry = replacement[side]
         entry.update(
             {
-                "maxAbsDiff": c["max_abs_diff"],
-                "maxDiffSteps": c["max_diff_steps"],
-                "withinOneStep": c["within_one_step"],
+                "maxAbsDiff": c["maxAbsDiff"],
+                "maxDiffSteps": c.get("maxDiffSteps"),
+                "withinOneStep": c.get("withinOneStep"),
             }
         )
         for key in ("accuracy", "top1AgreementVsTorchInt8"):
@@ -364,7 +362,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def run(ctx: RequestContext) -> dict:
     import onnxruntime
 
-    from qat_kernel.methods.export_onnx import model_bytes
+    from qat_kernel.analysis.model_size import model_bytes
     from qat_kernel.pipeline.training import first_inputs
     from qat_kernel.runtimes.ort import as_executed
     from qat_kernel.runtimes.tvm.build import _replace_dir
@@ -443,7 +441,7 @@ def run(ctx: RequestContext) -> dict:
 
         limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
         ctx.progress("verify", "PyTorch INT8 and ONNX Runtime on the validation samples", 0.0)
-        x, labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
+        x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
         outputs = {}
         for v, key in zip(variants, sessions):
             outputs[v["name"]] = out = _run_fn(sessions[key])(x)

@@ -40,7 +40,7 @@ from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
-from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes import cpu, parity
 
 BATCHES = (1, 16)
 DEFAULT_PARITY_SAMPLES = 1024
@@ -67,7 +67,7 @@ def parse_target_string(text: str):
     JSON text, or a TVM CLI string ("llvm -mcpu=cortex-a72 -mattr=+neon,+dotprod"), which TVM 0.27 no
     longer parses, converted to its dict form ({"kind": "llvm", "mcpu": ..., "mattr": [...]}).
     Raises ValueError when the string cannot be read."""
-    from qat_kernel.runtimes.tvm import PRESETS
+    from qat_kernel.runtimes.tvm.targets import PRESETS
 
     text = text.strip()
     if not text:
@@ -101,7 +101,7 @@ def parse_target_string(text: str):
 def config_target(cfg: Config, name: str):
     """(what to build for, where it came from, YAML path): a config `targets` entry named `name`
     first, else a preset. ConfigInvalid(path="targets") when it is neither."""
-    from qat_kernel.runtimes.tvm import PRESETS
+    from qat_kernel.runtimes.tvm.targets import PRESETS
 
     entries = cfg.get("targets") or []
     for i, entry in enumerate(entries):
@@ -147,8 +147,8 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
     this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
     import numpy as np
 
-    from qat_kernel.runtimes.tvm import run_tvm
     from qat_kernel.runtimes.tvm.rpc import RemoteModel
+    from qat_kernel.runtimes.tvm.run import run_tvm
 
     ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
     model = RemoteModel(remote, artifact, report["device"])
@@ -174,7 +174,8 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
 def resolve(cfg: Config, name: str):
     """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
     command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
-    from qat_kernel.runtimes.tvm import TvmBuildError, resolve_target
+    from qat_kernel.runtimes.tvm.errors import TvmBuildError
+    from qat_kernel.runtimes.tvm.targets import resolve_target
 
     spec, source, path = config_target(cfg, name)
     where = path or "targets"
@@ -259,57 +260,12 @@ def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path
 # ----------------------------------------------------------------------------------------- verify
 
 
-def _validation(trained, limit: int, converted, ctx: RequestContext):
-    """(inputs float32 [N,...], labels int64 [N], PyTorch INT8 outputs [N,...]) of the first
-    `limit` validation samples."""
-    import numpy as np
-    import torch
-
-    xs, ys, refs, have = [], [], [], 0
-    with torch.no_grad():
-        for x, y in trained.val:
-            ctx.check_cancelled()
-            x, y = x[: limit - have], y[: limit - have]
-            xs.append(x.float())
-            ys.append(y)
-            refs.append(converted(x).float())
-            have += len(y)
-            if have >= limit:
-                break
-    if not xs:
-        raise ConfigInvalid("data: the validation batches are empty; build/tvm verifies on them", path="data")
-    return (
-        np.ascontiguousarray(torch.cat(xs).numpy(), dtype=np.float32),
-        torch.cat(ys).numpy(),
-        torch.cat(refs).numpy(),
-    )
-
-
-def _metrics(c: dict | None) -> dict | None:
-    if c is None:
-        return None
-    out = {
-        "samples": c["samples"],
-        "maxAbsDiff": c["max_abs_diff"],
-        "meanAbsDiff": c["mean_abs_diff"],
-        "cosineMin": c["cosine_min"],
-        "cosineMean": c["cosine_mean"],
-    }
-    if c.get("max_diff_steps") is not None:
-        out["maxDiffSteps"] = c["max_diff_steps"]
-        out["withinOneStep"] = c["within_one_step"]
-    if "top1_agreement" in c:
-        out["top1Agreement"] = c["top1_agreement"]
-        out["top1Mismatches"] = c["top1_mismatches"]
-    return out
-
-
 def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, tvm_fn=None) -> dict:
     """tvm_build.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
 
-    from qat_kernel.runtimes.tvm import compare, output_step, run_ort, run_tvm
+    from qat_kernel.runtimes.tvm.run import run_ort, run_tvm
 
     where = " on the board (TVM RPC)" if tvm_fn is not None else ""
     ctx.progress("verify", f"running the TVM library{where} on {len(x)} validation samples", 0.1)
@@ -318,23 +274,20 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
     ctx.progress("verify", "running ONNX Runtime on the same samples", 0.5)
     ref = run_ort(onnx_file, x)
     ctx.check_cancelled()
-    step = output_step(onnx_file)
-    parity: dict = {"samples": int(len(x)), "outputKind": step["kind"]}
+    step = parity.onnx_output_step(onnx_file)
+    result: dict = {"samples": int(len(x)), "outputKind": step["kind"]}
     if step["step"] is not None:
-        parity["outputStep"] = float(np.min(step["step"]))
-    parity["vsOrt"] = _metrics(compare(out, ref, step["step"]))
+        result["outputStep"] = float(np.min(step["step"]))
+    result["vsOrt"] = parity.compare(out, ref, step["step"])
     if torch_out is not None:
-        parity["vsTorch"] = _metrics(compare(out, torch_out, step["step"]))
-        parity["ortVsTorch"] = _metrics(compare(ref, torch_out, step["step"]))
-    if out.ndim == 2 and out.shape[-1] > 1 and labels is not None:
-        parity["accuracy"] = {
-            "tvm": float((out.argmax(-1) == labels).mean()),
-            "ort": float((ref.argmax(-1) == labels).mean()),
-        }
+        result["vsTorch"] = parity.compare(out, torch_out, step["step"])
+        result["ortVsTorch"] = parity.compare(ref, torch_out, step["step"])
+    if parity.accuracy(out, labels) is not None:
+        result["accuracy"] = {"tvm": parity.accuracy(out, labels), "ort": parity.accuracy(ref, labels)}
         if torch_out is not None:
-            parity["accuracy"]["torch"] = float((torch_out.argmax(-1) == labels).mean())
+            result["accuracy"]["torch"] = parity.accuracy(torch_out, labels)
     ctx.progress("verify", "parity checked", 1.0)
-    return parity
+    return result
 
 
 # ------------------------------------------------------------------------------------------ bench
@@ -369,8 +322,9 @@ def bench(
     import numpy as np
     import torch
 
-    from qat_kernel.methods.export_onnx import model_bytes
-    from qat_kernel.runtimes.tvm import bench_latency, compare_backends, load_tvm
+    from qat_kernel.analysis.model_size import model_bytes
+    from qat_kernel.runtimes.tvm.bench import compare_backends
+    from qat_kernel.runtimes.tvm.run import bench_latency, load_tvm
 
     warmup = max(3, runs // 10)
     reps = int(np.ceil(max(BATCHES) / len(x)))
@@ -552,7 +506,7 @@ def _forget_vms(folder: Path) -> None:
 
 def run(ctx: RequestContext) -> dict:
     from qat_kernel.runtimes.tvm import build as tvm_build_mod
-    from qat_kernel.runtimes.tvm import build_tvm
+    from qat_kernel.runtimes.tvm.build import build_tvm
 
     started = time.monotonic()
     params = ctx.params
@@ -646,7 +600,7 @@ def run(ctx: RequestContext) -> dict:
         board = None
         if remote is not None:
             limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
-            x, labels, torch_out = _validation(trained, limit, converted, ctx)
+            x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
             board, result["rpc"] = on_board(
                 remote, artifact, report, rpc_address, x, params.get("benchRuns") or DEFAULT_BENCH_RUNS, ctx
             )
@@ -662,7 +616,7 @@ def run(ctx: RequestContext) -> dict:
         elif want_verify or want_bench:
             limit = params.get("samples") or DEFAULT_PARITY_SAMPLES
             ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
-            x, labels, torch_out = _validation(trained, limit, converted, ctx)
+            x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
             if want_verify:
                 result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx)
             if want_bench:

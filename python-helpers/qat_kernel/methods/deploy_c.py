@@ -33,6 +33,7 @@ from qat_kernel.methods import build_tvm
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
+from qat_kernel.runtimes import parity
 
 REPORT = "deploy-report.json"
 SAMPLE_COUNT = 16
@@ -131,7 +132,6 @@ def _verify(
     import numpy as np
 
     from qat_kernel.analysis import fused_groups
-    from qat_kernel.methods.verify_parity import metrics, torch_step
     from qat_kernel.runtimes.c import toolchain
 
     started = time.monotonic()
@@ -143,14 +143,15 @@ def _verify(
     )
     logits, trace, qemu = toolchain.run_runner(Path(binary["path"]), x, torch_out.shape[-1], work, arch, trace=True)
     ctx.check_cancelled()
-    step, kind = torch_step(converted)
+    output = parity.torch_output_step(converted)
+    step, kind = output["step"], output["kind"]
     result = {
         "samples": int(len(x)),
         "emulated": qemu is not None,
         "runner": qemu or "native",
         "binary": binary["path"],
         "outputKind": kind,
-        "vsTorchInt8": metrics(logits, torch_out, step),
+        "vsTorchInt8": parity.compare(logits, torch_out, step),
     }
     if step is not None:
         result["outputStep"] = float(np.min(step))
@@ -279,7 +280,7 @@ def run(ctx: RequestContext) -> dict:
         runner_src = stage / f"{stem}_runner.c"
         runner_src.write_text(cgen.runner(stem), encoding="utf-8")
         limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
-        x, labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
+        x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
         (stage / "samples").mkdir()
         x[:SAMPLE_COUNT].tofile(stage / "samples" / "input.f32")
         np.ascontiguousarray(torch_out[:SAMPLE_COUNT], dtype=np.float32).tofile(stage / "samples" / "expected.f32")
@@ -353,8 +354,8 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
     import numpy as np
 
     from qat_kernel.runtimes.c import tvm_c
-    from qat_kernel.runtimes.tvm import build_tvm as tvm_build_fn
-    from qat_kernel.runtimes.tvm import load_tvm
+    from qat_kernel.runtimes.tvm.build import build_tvm as tvm_build_fn
+    from qat_kernel.runtimes.tvm.run import load_tvm
 
     onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
     ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)

@@ -16,6 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
+from qat_kernel.analysis import fused_groups
 from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import load_config
 from qat_kernel.rpc.context import RequestContext
@@ -121,7 +122,7 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
         if node.op == "call_module" and str(node.target).startswith("_guards"):
             continue  # torch.export's shape-guard call, not part of the model
         if node.op == "get_attr":
-            value = _attr(gm, node.target)
+            value = fused_groups.attr(gm, node.target)
             if hasattr(value, "shape"):
                 tensors[node.name] = _tensor_info(value)
             continue
@@ -167,13 +168,6 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
     }
 
 
-def _attr(gm, target: str):
-    value = gm
-    for part in target.split("."):
-        value = getattr(value, part, None)
-    return value
-
-
 def _tensor_info(t) -> dict:
     dims = []
     for d in t.shape:
@@ -186,7 +180,7 @@ def _tensor_info(t) -> dict:
 
 def _op_name(gm, node) -> str:
     if node.op == "call_module":
-        return type(_attr(gm, node.target)).__name__
+        return type(fused_groups.attr(gm, node.target)).__name__
     if node.op == "call_function":
         name = str(node.target)
         return name if "." in name else getattr(node.target, "__name__", name)
@@ -250,7 +244,7 @@ def _number(gm, value):
     import torch.fx
 
     if isinstance(value, torch.fx.Node) and value.op == "get_attr":
-        value = _attr(gm, value.target)
+        value = fused_groups.attr(gm, value.target)
     if hasattr(value, "tolist"):
         value = value.tolist()
     return value

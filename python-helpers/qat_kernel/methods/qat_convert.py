@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from qat_kernel.methods.export_onnx import model_bytes
+from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from qat_kernel.methods import build_ort, build_tvm
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import parity
 
 LABELS = {
     "ort-int8": "ONNX Runtime INT8 (QDQ export)",
@@ -39,26 +40,6 @@ LABELS = {
 }
 INT8_ROWS = ("ort-int8", "ort-int8-optimized", "ort-qs-int8", "tvm-int8", "c-runner")
 FP32_ROWS = ("torch-fp32", "ort-fp32", "tvm-fp32")
-
-
-def metrics(out, ref, step) -> dict:
-    return build_tvm._metrics(_compare(out, ref, step))
-
-
-def _compare(out, ref, step):
-    from qat_kernel.runtimes.tvm.run import compare
-
-    return compare(out, ref, step)
-
-
-def torch_step(converted):
-    """export_onnx.output_step of the converted graph as what tvm_build.compare takes."""
-    from qat_kernel.methods.export_onnx import output_step
-
-    step = output_step(converted)
-    if step is None or isinstance(step, float):
-        return step, ("quantized" if isinstance(step, float) else "unknown")
-    return step.double().numpy(), "accumulator"
 
 
 def _ort(path):
@@ -75,8 +56,7 @@ def _newer_than(artifact: Path, source: Path) -> bool:
 
 def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) -> list[dict]:
     """(name, artifact, how to run it | None with status and note) for each row."""
-    from qat_kernel.runtimes.tvm import host_arch
-    from qat_kernel.runtimes.tvm.targets import elf_machine
+    from qat_kernel.runtimes.tvm.targets import elf_machine, host_arch
 
     rows = []
     ort_dir = build_ort.out_dir_for(cfg)
@@ -123,7 +103,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         if report.is_file():
             built_from = json.loads(report.read_text(encoding="utf-8")).get("onnx")
         stale = not _newer_than(lib, onnx_file) or (built_from is not None and built_from != str(onnx_file))
-        from qat_kernel.runtimes.tvm import load_tvm
+        from qat_kernel.runtimes.tvm.run import load_tvm
 
         row(
             name,
@@ -198,8 +178,9 @@ def run(ctx: RequestContext) -> dict:
     onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
     limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
     ctx.progress("verify", "PyTorch INT8 outputs on the validation samples", 0.0)
-    x, labels, torch_out = build_tvm._validation(trained, limit, converted, ctx)
-    step, kind = torch_step(converted)
+    x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+    output = parity.torch_output_step(converted)
+    step, kind = output["step"], output["kind"]
     notes: list = []
     with tempfile.TemporaryDirectory(prefix="qat-parity-") as tmp:
         rows = _candidates(cfg, target, onnx_file, params.get("includeFp32", False), Path(tmp))
@@ -220,7 +201,7 @@ def run(ctx: RequestContext) -> dict:
             except Exception as exc:  # noqa: BLE001 - one broken artifact must not hide the others
                 r["status"], r["note"] = "failed", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
                 continue
-            r["vsTorchInt8"] = metrics(out, torch_out, step)
+            r["vsTorchInt8"] = parity.compare(out, torch_out, step)
             if out.ndim == 2 and out.shape[-1] > 1:
                 r["accuracy"] = float((out.argmax(-1) == labels).mean())
     if any(r.get("stale") for r in rows):

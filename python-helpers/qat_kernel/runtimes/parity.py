@@ -90,13 +90,6 @@ def onnx_output_step(onnx_path) -> dict:
     return {"kind": "float", "step": None}
 
 
-def _attr(gm, target: str):
-    value = gm
-    for part in target.split("."):
-        value = getattr(value, part)
-    return value
-
-
 def torch_output_step(gm) -> dict:
     """onnx_output_step's answer for a converted PT2E graph (step: a float or a per-channel float64 array)."""
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
@@ -114,7 +107,7 @@ def torch_output_step(gm) -> dict:
             return np.asarray(float(n.args[1]), dtype=np.float64)
         if fused_groups.op_name(n).startswith("dequantize_per_channel"):
             s = n.args[1]
-            value = _attr(gm, s.target) if hasattr(s, "op") else s
+            value = fused_groups.attr(gm, s.target) if hasattr(s, "op") else s
             return np.asarray(value.detach().double().numpy() if hasattr(value, "detach") else value, np.float64)
         return None
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from qat_kernel.analysis.fused_groups import module_path, op_name
+from qat_kernel.analysis.fused_groups import attr, module_path, op_name
 from qat_kernel.runtimes.tvm.errors import TvmBuildError
 
 
@@ -56,13 +56,6 @@ class Layer:
 def _pair(v, n=2) -> tuple:
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return tuple(int(x) for x in (v * n if len(v) == 1 else v))
-
-
-def _attr(gm, node):
-    value = gm
-    for part in node.target.split("."):
-        value = getattr(value, part)
-    return value
 
 
 def _qparams(node) -> QParams:
@@ -139,9 +132,9 @@ def extract(gm, example) -> tuple[QParams, list[Layer]]:
             if int(axis) != 0:
                 raise UnsupportedForC(f"{where(n)}: per-channel weights on axis {axis} (the runner takes axis 0)")
             weights[n] = (
-                _attr(gm, q).detach().cpu().numpy().astype(np.int8),
-                _attr(gm, s).detach().cpu().numpy().astype(np.float32),
-                _attr(gm, zp).detach().cpu().numpy().astype(np.int32),
+                attr(gm, q.target).detach().cpu().numpy().astype(np.int8),
+                attr(gm, s.target).detach().cpu().numpy().astype(np.float32),
+                attr(gm, zp.target).detach().cpu().numpy().astype(np.int32),
             )
             continue
         if (
@@ -164,7 +157,7 @@ def extract(gm, example) -> tuple[QParams, list[Layer]]:
                 raise UnsupportedForC(f"{where(n)} has a float weight (a layer kept float?)")
             wq, ws, wz = weights[w]
             b = (
-                _attr(gm, bias).detach().cpu().numpy().astype(np.float32)
+                attr(gm, bias.target).detach().cpu().numpy().astype(np.float32)
                 if bias is not None
                 else np.zeros(wq.shape[0], np.float32)
             )

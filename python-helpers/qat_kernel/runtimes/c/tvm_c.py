@@ -21,8 +21,8 @@ def build_c_source(onnx_path, out_dir: Path, arch: str, cross_cxx: str | None) -
     import tvm
     from tvm.support import cc
 
-    from qat_kernel.runtimes.tvm import fold_qdq, import_onnx
-    from qat_kernel.runtimes.tvm.build import _pipeline, lowered_kernels
+    from qat_kernel.runtimes.tvm.build import _pipeline, import_onnx, lowered_kernels
+    from qat_kernel.runtimes.tvm.fold import fold_qdq
 
     out_dir.mkdir(parents=True, exist_ok=True)
     mod, provenance, _ = import_onnx(onnx_path)

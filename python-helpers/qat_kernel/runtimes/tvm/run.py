@@ -1,17 +1,4 @@
-"""Running a built library, parity against ONNX Runtime, and latency.
-
-Parity metrics (verify_parity): per compared pair, over all samples
-  max_abs_diff, mean_abs_diff        |tvm - ref|
-  max_diff_steps                     max |tvm - ref| / step, where step is the quantization step of
-                                     the output: its DequantizeLinear scale when the graph output is
-                                     quantized, else (a float output straight from a Conv/Gemm/MatMul
-                                     of dequantized inputs) one unit of that op's int32 accumulator,
-                                     input scale x weight scale per output channel (as export/onnx
-                                     reports it); None when neither is known
-  within_one_step                    fraction of samples whose every output is within one step
-  cosine_min, cosine_mean            per-sample cosine similarity of the flattened outputs
-  top1_agreement, top1_mismatches    argmax over the last axis (classification logits)
-"""
+"""Running a built library, parity against ONNX Runtime (runtimes.parity), and latency."""
 
 from __future__ import annotations
 
@@ -23,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.tvm.errors import TvmBuildError
 from qat_kernel.runtimes.tvm.targets import elf_machine, host_arch
 
@@ -104,69 +92,6 @@ def run_ort(onnx_path_or_session, inputs: np.ndarray) -> np.ndarray:
     return sess.run(None, {name: np.asarray(inputs)})[0]
 
 
-def output_step(onnx_path) -> dict:
-    """The quantization step of the model's (first) output; see the module docstring."""
-    import onnx
-    from onnx import numpy_helper
-
-    model = onnx.load(str(onnx_path))
-    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    producer = {o: n for n in model.graph.node for o in n.output}
-    for n in model.graph.node:
-        if n.op_type == "Constant" and n.attribute:
-            inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
-    node = producer.get(model.graph.output[0].name)
-    while node is not None and node.op_type in ("Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-        node = producer.get(node.input[0])
-    if node is None:
-        return {"kind": "unknown", "step": None}
-    if node.op_type == "DequantizeLinear" and node.input[1] in inits:
-        s = inits[node.input[1]].astype(np.float64)
-        return {"kind": "quantized", "step": s.reshape(-1).tolist() if s.size > 1 else float(s)}
-    if node.op_type in ("Gemm", "MatMul", "Conv"):
-        dq = [producer.get(i) for i in node.input[:2]]
-        if all(d is not None and d.op_type == "DequantizeLinear" and d.input[1] in inits for d in dq):
-            s_x = inits[dq[0].input[1]].astype(np.float64).reshape(-1)
-            s_w = inits[dq[1].input[1]].astype(np.float64).reshape(-1)
-            if s_x.size == 1:
-                step = s_x[0] * s_w
-                return {"kind": "accumulator", "step": step.tolist() if step.size > 1 else float(step[0])}
-    return {"kind": "float", "step": None}
-
-
-def compare(out: np.ndarray, ref: np.ndarray, step=None) -> dict:
-    out = np.asarray(out, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    if out.shape != ref.shape:
-        raise TvmBuildError(f"Output shapes differ: {out.shape} vs {ref.shape}")
-    diff = np.abs(out - ref)
-    n = out.shape[0] if out.ndim else 1
-    a, b = out.reshape(n, -1), ref.reshape(n, -1)
-    denom = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    cos = np.where(denom > 0, (a * b).sum(axis=1) / np.where(denom > 0, denom, 1), 1.0)
-    result = {
-        "samples": int(n),
-        "max_abs_diff": float(diff.max()) if diff.size else 0.0,
-        "mean_abs_diff": float(diff.mean()) if diff.size else 0.0,
-        "cosine_min": float(cos.min()),
-        "cosine_mean": float(cos.mean()),
-        "max_diff_steps": None,
-        "within_one_step": None,
-    }
-    if step is not None:
-        s = np.asarray(step, dtype=np.float64)
-        steps = diff / (s if s.ndim == 0 else s.reshape((1,) * (diff.ndim - 1) + (-1,)))
-        result["max_diff_steps"] = float(steps.max()) if steps.size else 0.0
-        # 1e-3: a one-step difference of two dequantized float32 values reads as 1.000003 steps
-        result["within_one_step"] = float((steps.reshape(n, -1).max(axis=1) <= 1.0 + 1e-3).mean())
-    if out.ndim >= 2 and out.shape[-1] > 1:
-        top_a, top_b = a.reshape(out.shape).argmax(-1), b.reshape(ref.shape).argmax(-1)
-        agree = top_a == top_b
-        result["top1_agreement"] = float(agree.mean())
-        result["top1_mismatches"] = int((~agree).sum())
-    return result
-
-
 def verify_parity(
     onnx_path,
     artifact,
@@ -186,19 +111,19 @@ def verify_parity(
     progress("run-ort", "Running ONNX Runtime", 0.5)
     ref = run_ort(onnx_path, inputs)
     check_cancelled()
-    step = output_step(onnx_path)
+    step = parity.onnx_output_step(onnx_path)
     result = {
         "artifact": str(artifact),
         "onnx": str(onnx_path),
-        "output_kind": step["kind"],
-        "output_step": step["step"],
-        "vs_ort": compare(out, ref, step["step"]),
-        "vs_reference": None,
-        "ort_vs_reference": None,
+        "outputKind": step["kind"],
+        "outputStep": step["step"],
+        "vsOrt": parity.compare(out, ref, step["step"]),
+        "vsReference": None,
+        "ortVsReference": None,
     }
     if reference_int8_outputs is not None:
-        result["vs_reference"] = compare(out, reference_int8_outputs, step["step"])
-        result["ort_vs_reference"] = compare(ref, reference_int8_outputs, step["step"])
+        result["vsReference"] = parity.compare(out, reference_int8_outputs, step["step"])
+        result["ortVsReference"] = parity.compare(ref, reference_int8_outputs, step["step"])
     progress("done", "Parity checked", 1.0)
     return result
 

@@ -1,0 +1,35 @@
+"""How many bytes of tensors a model computes with (the size reports compare FP32 with INT8)."""
+
+from __future__ import annotations
+
+from qat_kernel.analysis import fused_groups
+
+
+def _tensor_bytes(obj, seen: set) -> int:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        key = (
+            (obj.untyped_storage().data_ptr(), obj.untyped_storage().nbytes()) if not obj.is_quantized else (id(obj), 0)
+        )
+        if key in seen:
+            return 0
+        seen.add(key)
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (tuple, list)):
+        return sum(_tensor_bytes(o, seen) for o in obj)
+    return 0
+
+
+def model_bytes(model) -> int:
+    """Bytes of the tensors a model computes with: for an FX graph those its get_attr nodes read
+    (a converted graph keeps the unused FP32 parameters as attributes), else its state_dict."""
+    seen: set = set()
+    graph = getattr(model, "graph", None)
+    if graph is None:
+        return sum(_tensor_bytes(v, seen) for v in model.state_dict().values())
+    total = 0
+    for node in graph.nodes:
+        if node.op == "get_attr":
+            total += _tensor_bytes(fused_groups.attr(model, node.target), seen)
+    return total
