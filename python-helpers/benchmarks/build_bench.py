@@ -65,16 +65,14 @@ def write_resnet_workspace(folder: Path, side: int) -> Path:
 
 
 def bench(config: Path, runs: int, model: str, shape: str) -> dict:
-    from qat_kernel.methods import bench_run
-    from qat_kernel.rpc.context import RequestContext
+    from qat_kernel import methods
 
     def notify(_method, params):
         if params.get("stage") in ("build", "bench", "compile", "quantize"):
             print(f"  [{model}] {params.get('message')}", file=sys.stderr, flush=True)
 
-    ctx = RequestContext(0, "bench/run", {"config": str(config), "runs": runs}, notify)
     started = time.monotonic()
-    result = bench_run.run(ctx)
+    result = methods.call("bench/run", {"config": str(config), "runs": runs}, notify)
     rows = [
         {
             "name": r["name"],

@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     repeats = int(argv[2]) if len(argv) > 2 else 7
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ctx = RequestContext(0, "bench", {"config": config}, lambda method, params: None)
-    cfg = session.load({"config": config}, ctx)
+    cfg = session.load(config, ctx)
     trained, _ = session.get(cfg, ctx)
     converted = session.convert(trained, ctx)
     folder = str(cfg.folder)

@@ -22,14 +22,14 @@ import numpy as np
 def export(folder: Path, side: int) -> tuple[Path, list]:
     """(QDQ ONNX path, calibration batches) of the build benchmark's ResNet-18."""
     from benchmarks.build_bench import write_resnet_workspace
-    from qat_kernel.methods import build_tvm as method
     from qat_kernel.pipeline import session
     from qat_kernel.pipeline.training import first_inputs
     from qat_kernel.rpc.context import RequestContext
+    from qat_kernel.runtimes.tvm import job as method
 
     config = write_resnet_workspace(folder, side)
     ctx = RequestContext(0, "bench", {"config": str(config)}, lambda *_: None)
-    cfg = session.load({"config": str(config)}, ctx)
+    cfg = session.load(str(config), ctx)
     trained, _ = session.get(cfg, ctx)
     converted = session.convert(trained, ctx)
     onnx_file, _ = method.qdq_onnx(cfg, trained, converted, ctx)

@@ -13,9 +13,9 @@ from rpc_client import RpcError
 
 torch = pytest.importorskip("torch")
 
-from qat_kernel.methods import bench_run, build_inductor
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes import bench_job, cpu
+from qat_kernel.runtimes.inductor import job as inductor_job
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_freezing_is_restored():
 
     before = config.freezing, config.compile_threads
     with pytest.raises(ValueError):
-        with build_inductor.freezing():
+        with inductor_job.freezing():
             assert config.freezing is True and config.compile_threads == 1
             raise ValueError
     assert (config.freezing, config.compile_threads) == before
@@ -92,10 +92,10 @@ def no_compiler():
 
 
 def test_missing_compiler_is_package_missing_with_install(no_compiler):
-    with pytest.raises(build_inductor.KernelError) as err:
-        build_inductor.compiler()
+    with pytest.raises(inductor_job.KernelError) as err:
+        inductor_job.compiler()
     rpc = err.value.to_rpc()
-    assert rpc["code"] == -32003 and rpc["data"]["install"] == build_inductor.CXX_INSTALL
+    assert rpc["code"] == -32003 and rpc["data"]["install"] == inductor_job.CXX_INSTALL
     assert "C++ compiler" in rpc["message"] and "Traceback" not in rpc["message"]
 
 
@@ -104,9 +104,9 @@ def test_wrapped_compile_errors_name_their_cause():
 
     outer = RuntimeError("backend='inductor' raised: ...")
     outer.__cause__ = InvalidCxxCompiler()
-    err = build_inductor.failure(outer)
-    assert err.to_rpc()["data"]["kind"] == "packageMissing" and err.data["install"] == build_inductor.CXX_INSTALL
-    other = build_inductor.failure(AssertionError("stride mismatch\nmore"))
+    err = inductor_job.failure(outer)
+    assert err.to_rpc()["data"]["kind"] == "packageMissing" and err.data["install"] == inductor_job.CXX_INSTALL
+    other = inductor_job.failure(AssertionError("stride mismatch\nmore"))
     assert other.message.endswith("AssertionError: stride mismatch") and "traceback" in other.data
 
 
@@ -114,7 +114,7 @@ def test_bench_leaves_the_row_out_with_a_note(no_compiler):
     fns, sizes, notes = {"torch-fp32": (None, None)}, {"torch-fp32": 1}, []
     ctx = RequestContext(1, "bench/run", {}, lambda method, params: None)
     x = np.zeros((2, 1, 8, 8), np.float32)
-    bench_run._add_inductor(fns, sizes, torch.nn.Identity(), x, x, notes, ctx)
+    bench_job._add_inductor(fns, sizes, torch.nn.Identity(), x, x, notes, ctx)
     assert list(fns) == ["torch-fp32"] and "inductor-int8" not in sizes
     assert len(notes) == 1 and notes[0].startswith("Inductor INT8 (PT2E, freezing) left out: ")
-    assert build_inductor.CXX_INSTALL in notes[0]
+    assert inductor_job.CXX_INSTALL in notes[0]

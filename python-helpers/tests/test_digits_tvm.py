@@ -190,8 +190,8 @@ def test_bad_config_targets_are_config_invalid(kernel, tmp_path):
 
 
 def test_config_target_strings_and_dicts(tmp_path):
-    from qat_kernel.methods import build_tvm as method
     from qat_kernel.pipeline.config import load_config
+    from qat_kernel.runtimes.tvm import job as method
 
     assert method.parse_target_string("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod -num-cores=4") == {
         "kind": "llvm",

@@ -37,7 +37,7 @@ def test_clipped_fraction_counts_values_beyond_half_a_step():
     import torch
     from torch.ao.quantization import FakeQuantize, MinMaxObserver
 
-    from qat_kernel.methods.histograms import histogram
+    from qat_kernel.analysis.histograms import histogram
 
     fq = FakeQuantize(observer=MinMaxObserver, quant_min=0, quant_max=255, dtype=torch.quint8)
     fq(torch.linspace(0, 2.55, 100))  # observes [0, 2.55]: scale 0.01, zero point 0

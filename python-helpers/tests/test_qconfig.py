@@ -134,7 +134,7 @@ def test_example_configs_validate():
 
 
 def test_suggestion_keeps_the_most_helpful_layers_float():
-    from qat_kernel.methods.sensitivity import suggest
+    from qat_kernel.analysis.sensitivity import suggest
 
     rows = [
         {"module": m, "keptFloat": {"accuracy": a, "sqnr": 20}, "fakeQuants": [m]}

@@ -17,12 +17,13 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from qat_kernel.rpc.errors import Cancelled
+from qat_kernel.runtimes.bench import bench_latency
 from qat_kernel.runtimes.tvm import targets as targets_mod
 from qat_kernel.runtimes.tvm.bench import compare_backends
 from qat_kernel.runtimes.tvm.build import build_tvm, import_onnx
 from qat_kernel.runtimes.tvm.errors import ToolchainMissing, TvmBuildError
 from qat_kernel.runtimes.tvm.fold import count_ops, fold_qdq
-from qat_kernel.runtimes.tvm.run import bench_latency, run_ort, run_tvm, strip_qdq, verify_parity
+from qat_kernel.runtimes.tvm.run import run_ort, run_tvm, strip_qdq, verify_parity
 from qat_kernel.runtimes.tvm.targets import elf_machine, resolve_target
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
@@ -328,8 +329,8 @@ def test_bad_target_is_a_clear_error(tmp_path):
 
 def test_bench_latency_shape():
     result = bench_latency(lambda x: x * 2, np.ones((16, 3), np.float32), warmup=2, runs=25)
-    assert result["runs"] == 25 and result["batch"] == 16
-    assert 0 <= result["p10_ms"] <= result["median_ms"] <= result["p90_ms"]
+    assert result["runs"] == 25 and result["throughputPerS"] == pytest.approx(16 / (result["medianMs"] / 1e3))
+    assert 0 <= result["minMs"] <= result["p10Ms"] <= result["medianMs"] <= result["p90Ms"]
 
 
 def test_strip_qdq_is_the_fp32_twin(tmp_path, digits_x):
@@ -352,7 +353,7 @@ def test_compare_backends_digits(tmp_path, digits_x):
     rows = {r["name"]: r for r in result["rows"]}
     assert set(rows) == {"tvm-int8", "tvm-qdq-fp32", "ort-int8"}
     for r in rows.values():
-        assert set(r["latency"]) == {"1", "16"} and r["latency"]["16"]["median_ms"] > 0
+        assert set(r["latency"]) == {"1", "16"} and r["latency"]["16"]["medianMs"] > 0
     assert rows["tvm-int8"]["ops_per_precision"]["int8"] > 0
     assert set(result["fastest"]) == {"1", "16"}
     json.dumps(result)

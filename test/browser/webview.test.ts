@@ -318,7 +318,7 @@ test('weights kept in the extension host show their summary and histogram in the
 
 test('a compared layer shows its weight and input-activation histograms with the clipped fraction', async () => {
   const histograms = JSON.parse(
-    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'histograms.result.json'), 'utf8'),
+    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'HistogramsResult.json'), 'utf8'),
   ) as HistogramsResult;
   const { page, violations } = await openPage();
   await post(page, {
@@ -359,7 +359,7 @@ test('a compared layer shows its weight and input-activation histograms with the
 
 test('a compared layer shows how its observers drifted during QAT, epochs marked', async () => {
   const train = JSON.parse(
-    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'qat-train.result.json'), 'utf8'),
+    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'QatTrainResult.json'), 'utf8'),
   ) as QatTrainResult;
   const drift = train.drift!;
   const { page, violations } = await openPage();
@@ -414,7 +414,7 @@ test('a compared layer shows how its observers drifted during QAT, epochs marked
 
 test("precision as executed: ONNX Runtime's build report laid over the QDQ model it was given", async () => {
   const report = JSON.parse(
-    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8'),
+    readFileSync(path.join(repoRootDir, 'protocol', 'fixtures', 'rpc', 'BuildOrtResult.json'), 'utf8'),
   ) as BuildOrtResult;
   const executed = executedOverlayFor('/ws/out/ort-cpu/model.qdq.onnx', report)!;
   const { page, violations } = await openPage();

@@ -10,7 +10,7 @@ import type { BuildOrtResult, BuildTvmResult } from '../../protocol/kernel';
 import { repoRoot } from '../support/paths';
 
 const report = JSON.parse(
-  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8'),
+  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'BuildOrtResult.json'), 'utf8'),
 ) as BuildOrtResult;
 const ours = report.variants.find((v) => v.name === 'ours')!;
 
@@ -45,7 +45,7 @@ test('a file the report does not describe gets no overlay', () => {
 });
 
 const tvm = JSON.parse(
-  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'build-tvm.result.json'), 'utf8'),
+  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'BuildTvmResult.json'), 'utf8'),
 ) as BuildTvmResult;
 
 test('TVM: the export it compiled, each node with what ran it (int8 fold) or why it stayed fp32', () => {

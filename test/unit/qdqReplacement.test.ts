@@ -9,7 +9,7 @@ import type { BuildOrtResult, QdqReplacement } from '../../protocol/kernel';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const fixture = JSON.parse(
-  readFileSync(path.join(root, 'protocol', 'fixtures', 'rpc', 'build-ort.result.json'), 'utf8'),
+  readFileSync(path.join(root, 'protocol', 'fixtures', 'rpc', 'BuildOrtResult.json'), 'utf8'),
 ) as BuildOrtResult;
 
 test('the fixture renders a before/after table with counts, parity and latency', () => {

@@ -9,7 +9,7 @@ import type { QatTrainResult } from '../../protocol/kernel';
 import { repoRoot } from '../support/paths';
 
 const train = JSON.parse(
-  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'qat-train.result.json'), 'utf8'),
+  readFileSync(path.join(repoRoot, 'protocol', 'fixtures', 'rpc', 'QatTrainResult.json'), 'utf8'),
 ) as QatTrainResult;
 
 test('drift summary lists the layers whose scale moved most, largest first', () => {

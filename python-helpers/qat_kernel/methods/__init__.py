@@ -1,40 +1,45 @@
-"""Method table: RPC method name -> handler(ctx) returning the result object.
+"""The RPC table: one handler module per method of protocol/kernel-rpc.schema.json, named after it
+(`analyze/sensitivity` -> methods/analyze_sensitivity.py). A handler maps the request's params (schema
+defaults filled in) to one service call; handlers import services, never each other.
 
-Handler modules import only the standard library at load time; heavy packages are imported inside
-the handlers, so the kernel starts fast."""
+Handlers load on a method's first call, so the kernel starts fast and answers kernel/info on an
+interpreter without torch or numpy; a package a method needs is then reported missing, typed."""
 
-from qat_kernel.methods import (
-    bench_run,
-    build_inductor,
-    build_ort,
-    build_tvm,
-    compare_layers,
-    deploy_c,
-    eval_accuracy,
-    export_onnx,
-    graph_export,
-    histograms,
-    kernel_info,
-    qat_convert,
-    qat_train,
-    sensitivity,
-    verify_parity,
-)
+from __future__ import annotations
 
-METHODS = {
-    "kernel/info": kernel_info.run,
-    "compare/layers": compare_layers.run,
-    "qat/train": qat_train.run,
-    "eval/accuracy": eval_accuracy.run,
-    "export/onnx": export_onnx.run,
-    "analyze/sensitivity": sensitivity.run,
-    "build/tvm": build_tvm.run,
-    "build/ort": build_ort.run,
-    "build/inductor": build_inductor.run,
-    "verify/parity": verify_parity.run,
-    "deploy/c-artifact": deploy_c.run,
-    "bench/run": bench_run.run,
-    "graph/export": graph_export.run,
-    "qat/convert": qat_convert.run,
-    "analyze/histograms": histograms.run,
-}
+import importlib
+from collections.abc import Callable
+
+from qat_kernel.rpc import protocol
+
+
+def module_name(method: str) -> str:
+    return "qat_kernel.methods." + method.replace("/", "_").replace("-", "_")
+
+
+def _lazy(method: str) -> Callable:
+    def run(ctx):
+        return importlib.import_module(module_name(method)).run(ctx)
+
+    run.__qualname__ = f"run[{method}]"
+    return run
+
+
+def table() -> dict[str, Callable]:
+    """method name -> handler(ctx), for every method the schema declares (kernel/info alone when the schema
+    cannot be read, so the kernel still says what it is)."""
+    try:
+        names = protocol.method_names()
+    except OSError:
+        names = ["kernel/info"]
+    return {method: _lazy(method) for method in names}
+
+
+def call(method: str, params: dict, notify: Callable[[str, dict], None] = lambda *_: None):
+    """Run one method in this process as the server would (params checked, defaults filled): for benchmarks
+    and tests that time a method without the RPC round trip."""
+    from qat_kernel.rpc.context import RequestContext
+
+    protocol.validate_params(method, params)
+    ctx = RequestContext(0, method, protocol.with_defaults(method, params), notify)
+    return importlib.import_module(module_name(method)).run(ctx)

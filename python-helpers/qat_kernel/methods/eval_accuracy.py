@@ -1,30 +1,9 @@
-"""eval/accuracy: top-1 accuracy on the whole validation set of the FP32 model, the QAT-trained model
-with fake quantization off (qatFloat) and on (fakeQuant), and the converted INT8 model. Reuses the
-model this kernel trained for the config, else trains it first. With `ptq: true` (pt2e), also the
-post-training-quantized FP32 model (same qconfig, calibrated on 512 training samples, no QAT)."""
+"""eval/accuracy (protocol/kernel-rpc.schema.json): the request's params to pipeline.evaluate.accuracies."""
 
-from __future__ import annotations
-
-import time
-
-from qat_kernel.pipeline import session
+from qat_kernel.pipeline import evaluate
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
-    started = time.monotonic()
-    cfg = session.load(ctx.params, ctx)
-    trained, reused = session.get(cfg, ctx, steps=ctx.params.get("steps"))
-    ctx.progress("eval", "FP32, QAT float and fake-quant accuracy")
-    result = {"flow": trained.flow, "samples": trained.val_samples}
-    for kind in ("fp32", "qatFloat", "fakeQuant"):
-        result[kind] = trained.accuracy(kind, ctx)
-    session.convert(trained, ctx)
-    ctx.progress("eval", "INT8 accuracy")
-    result["int8"] = trained.accuracy("int8", ctx)
-    if ctx.params.get("ptq") and trained.flow == "pt2e":
-        ctx.progress("eval", "PTQ: prepare_pt2e, calibrate, convert_pt2e")
-        result["ptq"] = trained.accuracy("ptq", ctx)
-    result["reused"] = reused
-    result["seconds"] = round(time.monotonic() - started, 2)
-    return result
+    p = ctx.params
+    return evaluate.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"])

@@ -1,86 +1,9 @@
-"""qat/convert: the trained model converted to INT8 and saved as a deployable artifact, atomically.
+"""qat/convert (protocol/kernel-rpc.schema.json): the request's params to pipeline.convert.save_int8."""
 
-PT2E: the converted graph re-exported and written with torch.export.save (`out/<name>.int8.pt2`; load it
-with torch.export.load(path).module(), no pickled code, after `import torch.ao.quantization.fx._decomposed`,
-which registers the quantize/dequantize ops the graph calls). Eager: the converted model's state_dict
-(`out/<name>.int8.pt`): torch.save of the whole module loads but fails in forward, and a state_dict loads
-with torch.load(weights_only=True) into the same prepare + convert of the model."""
-
-from __future__ import annotations
-
-import os
-import time
-import uuid
-from pathlib import Path
-
-from qat_kernel.analysis.model_size import model_bytes
-from qat_kernel.pipeline import session
+from qat_kernel.pipeline import convert
 from qat_kernel.rpc.context import RequestContext
 
 
-def default_path(cfg, flow: str) -> Path:
-    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.int8.{'pt2' if flow == 'pt2e' else 'pt'}")
-
-
 def run(ctx: RequestContext) -> dict:
-    import torch
-
-    started = time.monotonic()
-    params = ctx.params
-    cfg = session.load(params, ctx)
-    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
-    converted = session.convert(trained, ctx)
-    path = Path(params["path"]) if params.get("path") else default_path(cfg, trained.flow)
-    if not path.is_absolute():
-        path = cfg.resolve(str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    ctx.progress("save", f"writing {path.name}")
-    try:
-        if trained.flow == "pt2e":
-            from qat_kernel.pipeline import pt2e_flow
-
-            program = torch.export.export(
-                _without_unused_tensors(converted), (trained.example,), dynamic_shapes=pt2e_flow.dynamic_batch()
-            )
-            torch.export.save(program, str(tmp))
-            kind = "exported-program"
-        else:
-            torch.save(converted.state_dict(), str(tmp))
-            kind = "state-dict"
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    int8_accuracy = trained.accuracy("int8", ctx)
-    fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)
-    return {
-        "path": str(path),
-        "flow": trained.flow,
-        "format": kind,
-        "reused": reused,
-        "accuracy": {"fp32": trained.fp32_accuracy, "int8": int8_accuracy, "samples": trained.val_samples},
-        "size": {
-            "fp32Bytes": fp32_bytes,
-            "int8Bytes": int8_bytes,
-            "ratio": fp32_bytes / int8_bytes if int8_bytes else 0.0,
-            "fileBytes": path.stat().st_size,
-        },
-        "seconds": round(time.monotonic() - started, 2),
-    }
-
-
-def _without_unused_tensors(gm):
-    """A copy of the converted graph without the FP32 parameters convert_pt2e leaves behind (the graph
-    reads frozen int8 weights instead); exporting the original would store both."""
-    import copy
-
-    gm = copy.deepcopy(gm)
-    used = {n.target for n in gm.graph.nodes if n.op == "get_attr"}
-    for name, _ in list(gm.named_parameters()) + list(gm.named_buffers()):
-        if name in used:
-            continue
-        owner_path, _, attr = name.rpartition(".")
-        owner = gm.get_submodule(owner_path) if owner_path else gm
-        delattr(owner, attr)
-    return gm
+    p = ctx.params
+    return convert.save_int8(ctx, config=p["config"], path=p.get("path"), steps=p.get("steps"))

@@ -1,140 +1,16 @@
-"""qat/train: QAT from the config (pt2e or eager), always training anew, with progress per step
-(stage `qat`: epoch, step, loss, lr) and per epoch (stage `epoch`: mean loss, fake-quant accuracy on
-the validation set, every layer's fake-quantizer scale/zero-point so drift can be plotted).
+"""qat/train (protocol/kernel-rpc.schema.json): the request's params to pipeline.train_job.train."""
 
-After each epoch the QAT model's state_dict is written to <config folder>/out/<name>.qat.pt through a
-temp file and a rename, so the file always holds the last finished epoch: a cancel stops at the next
-step and leaves it. The trained model stays in the kernel's cache, so compare/layers, eval/accuracy,
-export/onnx and analyze/sensitivity on the same config (same steps/epochs) reuse it.
-
-With train.distributed.nproc_per_node > 1 (or the request's nprocPerNode) the training runs under
-torchrun with DistributedDataParallel (qat_kernel.distributed) and the kernel then keeps the model it
-trained."""
-
-from __future__ import annotations
-
-import os
-import time
-from pathlib import Path
-
-from qat_kernel.pipeline import distributed, session
+from qat_kernel.pipeline import train_job
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
-    cfg = session.load(ctx.params, ctx)
-    processes, backend = distributed.settings(cfg, ctx.params)
-    if processes > 1 and session.DIST is None:
-        return _run_distributed(ctx, cfg, processes, backend)
-    return train_here(ctx, cfg)
-
-
-def _checkpoint_path(cfg):
-    return session.out_path(cfg, f"{cfg.path.name.split('.')[0]}.qat.pt")
-
-
-def _run_distributed(ctx: RequestContext, cfg, processes: int, backend: str) -> dict:
-    started = time.monotonic()
-    params = ctx.params
-    write = params.get("checkpoint", True)
-    # The kernel rebuilds the trained model from the checkpoint, so one is written even when none was
-    # asked for (then under a temporary name, removed afterwards).
-    checkpoint = _checkpoint_path(cfg) if write else session.out_path(cfg, f".ddp-{os.getpid()}.qat.pt")
-    args = ["--config", str(cfg.path), "--checkpoint", str(checkpoint)]
-    steps, epochs = params.get("steps"), params.get("epochs")
-    if steps:
-        args += ["--steps", str(steps)]
-    if epochs:
-        args += ["--epochs", str(epochs)]
-    try:
-        result = distributed.launch(cfg, ctx, processes, backend, args)
-        session.adopt(cfg, ctx, checkpoint, steps=steps, epochs=epochs)
-    finally:
-        if not write and checkpoint.exists():
-            checkpoint.unlink()
-    if not write:
-        result["checkpoint"] = None
-    result["distributed"] = {"processes": processes, "backend": backend}
-    result["seconds"] = round(time.monotonic() - started, 2)
-    return result
-
-
-def train_here(ctx: RequestContext, cfg=None) -> dict:
-    """QAT in this process (the kernel's own, or one torchrun rank of a distributed run)."""
-    started = time.monotonic()
-    params = ctx.params
-    cfg = cfg or session.load(params, ctx)
-    write = params.get("checkpoint", True)
-    checkpoint = None
-    if write:
-        checkpoint = _checkpoint_path(cfg) if "checkpointPath" not in params else Path(params["checkpointPath"])
-    saved: dict = {}
-    main = session.is_main()
-
-    def epoch_end(trained, row: dict) -> None:
-        if not main:
-            return
-        with session.evaluating(trained.qat, fake_quant=True) as model:
-            from qat_kernel.pipeline.training import accuracy
-
-            row["accuracy"], _ = accuracy(model, trained.val, ctx)
-        observers = session.observer_state(trained.qat)
-        if checkpoint is not None:
-            state = {
-                "epoch": row["epoch"],
-                "step": row["step"],
-                "flow": trained.flow,
-                "config": str(cfg.path),
-                "accuracy": row["accuracy"],
-                "state_dict": trained.qat.model.state_dict(),
-            }
-            if session.DIST is not None:
-                state.update(
-                    world_size=session.DIST.world,
-                    history=list(trained.history),
-                    drift=list(trained.drift),
-                    fp32_state_dict=trained.fp32.state_dict(),
-                )
-            session.atomic_save(state, checkpoint)
-            saved["epoch"] = row["epoch"]
-        ctx.progress(
-            "epoch",
-            f"epoch {row['epoch']}/{trained.epochs}: loss {row['loss']:.3f}, fake-quant accuracy {row['accuracy']:.4f}",
-            row["epoch"] / trained.epochs,
-            train={
-                "epoch": row["epoch"],
-                "epochs": trained.epochs,
-                "step": row["step"],
-                "steps": trained.steps,
-                "loss": row["loss"],
-                "accuracy": row["accuracy"],
-                "observers": observers,
-                "checkpoint": str(checkpoint) if checkpoint is not None else None,
-            },
-        )
-
-    trained, _ = session.get(
-        cfg, ctx, steps=params.get("steps"), epochs=params.get("epochs"), retrain=True, on_epoch_end=epoch_end
+    p = ctx.params
+    return train_job.train(
+        ctx,
+        config=p["config"],
+        steps=p.get("steps"),
+        epochs=p.get("epochs"),
+        checkpoint=p["checkpoint"],
+        processes=p.get("nprocPerNode"),
     )
-    result = {
-        "flow": trained.flow,
-        "epochs": trained.epochs,
-        "steps": trained.steps,
-        "history": trained.history,
-        "accuracy": {
-            "fp32": trained.fp32_accuracy,
-            "fakeQuant": trained.accuracy("fakeQuant", ctx),
-            "samples": trained.val_samples,
-        },
-        "observers": session.observer_state(trained.qat),
-        "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
-        "seconds": round(time.monotonic() - started, 2),
-    }
-    drift = session.drift_series(trained)
-    if drift is not None:
-        result["drift"] = drift
-    if trained.kept_float:
-        result["keptFloat"] = trained.kept_float
-    if trained.warnings:
-        result["warnings"] = list(trained.warnings)
-    return result

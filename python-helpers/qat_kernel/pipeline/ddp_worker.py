@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from qat_kernel.pipeline import session
 from qat_kernel.pipeline.distributed import MARK, Dist
@@ -43,17 +44,15 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             emit({"progress": params})
 
-    params = {"config": args.config, "checkpoint": True, "checkpointPath": args.checkpoint}
-    if args.steps:
-        params["steps"] = args.steps
-    if args.epochs:
-        params["epochs"] = args.epochs
-    ctx = RequestContext(f"rank{rank}", "qat/train", params, notify)
+    ctx = RequestContext(f"rank{rank}", "qat/train", {"config": args.config}, notify)
     code = 0
     try:
-        from qat_kernel.methods import qat_train
+        from qat_kernel.pipeline import train_job
 
-        result = qat_train.train_here(ctx)
+        cfg = session.load(args.config, ctx)
+        result = train_job.train_here(
+            ctx, cfg, steps=args.steps or None, epochs=args.epochs or None, checkpoint=Path(args.checkpoint)
+        )
         if rank == 0:
             emit({"result": result})
     except BaseException as exc:  # noqa: BLE001 - reported to the kernel, typed

@@ -83,10 +83,10 @@ class Shard:
                 yield batch
 
 
-def settings(cfg, params: dict) -> tuple[int, str]:
-    """(processes, backend) asked for by the request or the config's train.distributed."""
+def settings(cfg, processes: int | None) -> tuple[int, str]:
+    """(processes, backend): the request's `processes`, else the config's train.distributed."""
     spec = cfg.get("train.distributed") or {}
-    processes = params.get("nprocPerNode") or spec.get("nproc_per_node", 1)
+    processes = processes or spec.get("nproc_per_node", 1)
     return int(processes), spec.get("backend", "gloo")
 
 

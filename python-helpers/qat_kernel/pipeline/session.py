@@ -20,7 +20,6 @@ import contextlib
 import copy
 import logging
 import math
-import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -295,9 +294,10 @@ def _kept_float(qat, qplan, reference) -> list[dict]:
     return kept
 
 
-def load(params: dict, ctx: RequestContext) -> Config:
+def load(config: str, ctx: RequestContext) -> Config:
+    """The config at path `config`, checked, with ctx.workspace set to its folder."""
     ctx.progress("load", "reading config")
-    cfg = load_config(params["config"])
+    cfg = load_config(config)
     ctx.workspace = str(cfg.folder)
     if cfg.get("data.entry") is None:
         raise ConfigInvalid(f"data: {ctx.method} needs data.entry (train and validation batches)", path="data")
@@ -548,20 +548,6 @@ def out_path(cfg: Config, name: str) -> Path:
     folder = cfg.folder / "out"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / name
-
-
-def atomic_save(obj, path: Path) -> None:
-    import uuid
-
-    import torch
-
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def layer_source(trained: Trained, layer) -> dict | None:

@@ -13,7 +13,7 @@ import sys
 import threading
 from typing import BinaryIO
 
-from qat_kernel.rpc import errors, quiet
+from qat_kernel.rpc import errors, protocol, quiet
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ProtocolError
 from qat_kernel.rpc.framing import FramingError, MessageWriter, read_message
@@ -137,31 +137,9 @@ class Server:
 
     def _run(self, ctx: RequestContext):
         ctx.check_cancelled()  # cancelled while queued
-        _validate_params(ctx.method, ctx.params)
+        protocol.validate_params(ctx.method, ctx.params)
+        ctx.params = protocol.with_defaults(ctx.method, ctx.params)
         return self._methods[ctx.method](ctx)
-
-
-def _validate_params(method: str, params) -> None:
-    """-32602 when params do not match the method's params definition in the RPC schema."""
-    from qat_kernel.rpc import protocol
-
-    try:
-        name = protocol.params_definition(method)
-    except OSError:
-        name = None  # no schema on disk: the method checks what it needs
-    if name is None:
-        return
-    try:
-        import jsonschema
-    except ImportError:
-        return  # kernel/info must answer on a bare interpreter; compare/layers reports it missing
-
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft7Validator(protocol.definition_schema(name)).iter_errors(params)
-    )
-    if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "params"
-        raise ProtocolError(errors.INVALID_PARAMS, f"Invalid params ({where}): {error.message}")
 
 
 def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
@@ -187,10 +165,10 @@ def main() -> int:
     log.propagate = False
     quiet.install()
 
-    from qat_kernel.methods import METHODS
+    from qat_kernel import methods
 
     log.info("ready (python %s, pid %d)", sys.version.split()[0], os.getpid())
-    server = Server(rpc_in, MessageWriter(rpc_out), METHODS)
+    server = Server(rpc_in, MessageWriter(rpc_out), methods.table())
     code = server.serve()
     sys.stderr.flush()
     return code

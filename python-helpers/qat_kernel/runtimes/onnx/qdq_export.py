@@ -16,29 +16,22 @@ through the graph edges. Weights are INT8 initializers `_frozen_paramN` feeding 
 
 from __future__ import annotations
 
-import os
-import uuid
 from pathlib import Path
+
+from qat_kernel import atomic
 
 
 def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None) -> Path:
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Same folder, so os.replace is atomic; not mkstemp, whose 0600 mode would stick to the result.
-    tmp = str(path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"))
-    try:
+    with atomic.replacing(path) as tmp:
         torch.onnx.export(
             converted,
             (example,),
-            tmp,
+            str(tmp),
             dynamo=True,
             opset_version=opset,
             external_data=False,
             dynamic_shapes=dynamic_shapes,
         )
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -24,11 +24,9 @@ Layers the config keeps float (their weights are not dequantized int8) are left 
 
 from __future__ import annotations
 
-import os
-import uuid
-from pathlib import Path
-
 import numpy as np
+
+from qat_kernel import atomic
 
 COMPUTE = {"Conv", "ConvTranspose"}
 MATMUL = {"Gemm", "MatMul"}
@@ -398,15 +396,8 @@ def replace(src, dst, calibration: list | None = None) -> dict:
             item.update(scale=scale, zeroPoint=int(zp), dtype=str(zp.dtype), range=[lo, hi])
     out = apply(model, todo)
     onnx.checker.check_model(out)
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
+    with atomic.replacing(dst) as tmp:
         onnx.save(out, str(tmp))
-        os.replace(tmp, dst)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     samples = int(sum(len(b) for b in calibration)) if need and calibration else 0
     for item in todo:
         item.pop("quantized", None)

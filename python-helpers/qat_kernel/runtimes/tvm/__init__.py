@@ -5,7 +5,7 @@ Modules (plain functions, JSON-serialisable dict results; `progress(stage, messa
   build     build_tvm(onnx_path, target, out_dir, fold_int8=True, progress=None, check_cancelled=None,
             batch=None, schedule=True, fp16=None), import_onnx, tvm_version
   run       run_tvm(artifact, inputs), load_tvm(artifact), verify_parity(onnx_path, artifact, inputs,
-            reference_int8_outputs=None), run_ort, strip_qdq(onnx_path, out_path), bench_latency
+            reference_int8_outputs=None), run_ort, strip_qdq(onnx_path, out_path)
   bench     compare_backends(onnx_path, work_dir, inputs_by_batch, ...)
   targets   resolve_target(target), PRESETS, elf_machine(path), host_arch
   fold      fold_qdq(mod, provenance=None), count_ops(func);  schedule: the packed CPU schedule

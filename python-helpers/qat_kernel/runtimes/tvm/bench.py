@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.runtimes.bench import bench_latency
 from qat_kernel.runtimes.tvm.build import build_tvm
-from qat_kernel.runtimes.tvm.run import bench_latency, load_tvm, ort_session, strip_qdq
+from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
 
 ROWS = ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
 
@@ -71,7 +72,7 @@ def compare_backends(
         results.append(row)
     fastest = {}
     for batch in inputs_by_batch:
-        best = min(results, key=lambda r: r["latency"][str(batch)]["median_ms"])
+        best = min(results, key=lambda r: r["latency"][str(batch)]["medianMs"])
         fastest[str(batch)] = best["name"]
     progress("done", "Benchmarked", 1.0)
     return {"rows": results, "fastest": fastest}

@@ -12,10 +12,10 @@ import json
 import os
 import shutil
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from qat_kernel import atomic
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm.errors import TvmBuildError
@@ -196,22 +196,6 @@ def lowered_kernels(mod) -> tuple[list, dict]:
     return kernels, counts
 
 
-def _replace_dir(tmp: Path, out_dir: Path) -> None:
-    """Move tmp into place as out_dir; an existing out_dir is swapped out, then removed."""
-    old = None
-    if out_dir.exists():
-        old = out_dir.with_name(f".{out_dir.name}.old.{uuid.uuid4().hex[:8]}")
-        os.replace(out_dir, old)
-    try:
-        os.replace(tmp, out_dir)
-    except BaseException:
-        if old is not None:
-            os.replace(old, out_dir)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def _fp16_matcher(fp16):
     if fp16 is None or callable(fp16):
         return fp16
@@ -358,7 +342,7 @@ def build_tvm(
 
     progress("export", f"Writing the library into {out_dir}", 0.8)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = atomic.sibling(out_dir, "tmp")
     tmp.mkdir()
     try:
         t0 = time.perf_counter()
@@ -407,7 +391,7 @@ def build_tvm(
         report["build_time_s"] = round(time.perf_counter() - t_start, 4)
         (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")
         check_cancelled()
-        _replace_dir(tmp, out_dir)
+        atomic.replace_dir(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

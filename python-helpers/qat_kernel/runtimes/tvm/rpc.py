@@ -5,12 +5,12 @@ it there with the VM's time_evaluator (the board's own clock: no network time in
 from __future__ import annotations
 
 import re
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.runtimes import bench
 from qat_kernel.runtimes.tvm.errors import TvmBuildError
 
 ADDRESS = re.compile(r"^(?P<host>[^\s:]+):(?P<port>[0-9]{1,5})$")
@@ -73,32 +73,15 @@ class RemoteModel:
         return out.numpy()
 
     def latency(self, inputs: np.ndarray, warmup: int, runs: int) -> dict:
-        """bench_latency's fields, measured on the remote device (one call per repeat)."""
+        """runtimes.bench.stats of calls on the remote device (one call per repeat)."""
         import tvm
 
         self.vm.set_input("main", tvm.runtime.tensor(np.ascontiguousarray(inputs), self.dev))
         for _ in range(max(0, warmup)):
             self.vm.invoke_stateful("main")
         timer = self.vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=max(1, runs))
-        times = sorted(float(t) * 1e3 for t in timer("main").results)
-
-        def pct(p: float) -> float:
-            k = (len(times) - 1) * p
-            lo, hi = int(np.floor(k)), int(np.ceil(k))
-            return times[lo] + (times[hi] - times[lo]) * (k - lo)
-
-        median = statistics.median(times)
-        batch = int(np.shape(inputs)[0])
-        return {
-            "median_ms": median,
-            "p10_ms": pct(0.10),
-            "p90_ms": pct(0.90),
-            "min_ms": times[0],
-            "runs": len(times),
-            "warmup": warmup,
-            "batch": batch,
-            "throughput_per_s": batch / (median / 1e3) if median > 0 else None,
-        }
+        times = [float(t) * 1e3 for t in timer("main").results]
+        return bench.stats(times, int(np.shape(inputs)[0]))
 
     def close(self) -> None:
         try:

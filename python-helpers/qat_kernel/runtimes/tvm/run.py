@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -126,36 +124,6 @@ def verify_parity(
         result["ortVsReference"] = parity.compare(ref, reference_int8_outputs, step["step"])
     progress("done", "Parity checked", 1.0)
     return result
-
-
-def bench_latency(fn: Callable, inputs, warmup: int = 10, runs: int = 100) -> dict:
-    """Median and spread (p10/p90) of `runs` timed calls fn(inputs) after `warmup` calls, in ms."""
-    for _ in range(max(0, warmup)):
-        fn(inputs)
-    times = []
-    for _ in range(max(1, runs)):
-        t0 = time.perf_counter()
-        fn(inputs)
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-
-    def pct(p: float) -> float:
-        k = (len(times) - 1) * p
-        lo, hi = int(np.floor(k)), int(np.ceil(k))
-        return times[lo] + (times[hi] - times[lo]) * (k - lo)
-
-    batch = int(np.shape(inputs)[0]) if np.ndim(inputs) else 1
-    median = statistics.median(times)
-    return {
-        "median_ms": median,
-        "p10_ms": pct(0.10),
-        "p90_ms": pct(0.90),
-        "min_ms": times[0],
-        "runs": len(times),
-        "warmup": warmup,
-        "batch": batch,
-        "throughput_per_s": batch / (median / 1e3) if median > 0 else None,
-    }
 
 
 def strip_qdq(onnx_path, out_path) -> Path:

@@ -26,21 +26,21 @@ import os
 import shutil
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
-from qat_kernel.methods import build_tvm
+from qat_kernel import atomic
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import parity
+from qat_kernel.runtimes.tvm import job as tvm_job
 
 REPORT = "deploy-report.json"
 SAMPLE_COUNT = 16
 
 
 def out_dir_for(cfg, name: str) -> Path:
-    return cfg.folder / "out" / ("deploy-" + build_tvm.out_dir_for(cfg, name).name[len("tvm-") :])
+    return cfg.folder / "out" / ("deploy-" + tvm_job.out_dir_for(cfg, name).name[len("tvm-") :])
 
 
 def stem_of(cfg) -> str:
@@ -233,43 +233,43 @@ def summary(result: dict) -> list[str]:
     return lines
 
 
-def run(ctx: RequestContext) -> dict:
+def deploy(
+    ctx: RequestContext, *, config: str, target: str, want_verify: bool, want_tvm: bool, samples: int, steps: int | None
+) -> dict:
+    """The INT8 model as a dependency-free C header and runner, compiled and checked."""
     import numpy as np
 
     from qat_kernel.runtimes.c import cgen, toolchain
     from qat_kernel.runtimes.c import layers as layers_mod
-    from qat_kernel.runtimes.tvm.build import _replace_dir
 
     started = time.monotonic()
-    params = ctx.params
-    cfg = session.load(params, ctx)
+    cfg = session.load(config, ctx)
     session.require_pt2e(cfg, "deploy/c-artifact reads the PT2E converted graph; use flow: pt2e")
-    name = params.get("target", "x86-64")
-    want_verify, want_tvm = params.get("verify", True), params.get("tvm", True)
+    name = target
     ctx.progress("target", f"resolving target {name}")
     if want_tvm:
-        spec, _source, resolved = build_tvm.resolve(cfg, name)  # TVM's own toolchain checks
+        spec, _source, resolved = tvm_job.resolve(cfg, name)  # TVM's own toolchain checks
         arch = resolved.arch
         if resolved.device != "cpu":
             raise ConfigInvalid(
                 f"targets: deploy/c-artifact builds for CPUs; {name} is {resolved.device}", path="targets"
             )
     else:
-        spec, _source, _path = build_tvm.config_target(cfg, name)
+        spec, _source, _path = tvm_job.config_target(cfg, name)
         arch = _arch_of(spec)
     toolchain.c_compiler(arch)
     if want_verify:
         toolchain.emulator(arch)
     ctx.check_cancelled()
 
-    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
+    trained, reused = session.get(cfg, ctx, steps=steps)
     converted = session.convert(trained, ctx)
     ctx.progress("generate", "reading the layers of the converted model")
     input_q, layers = layers_mod.extract(converted, trained.example)
     stem = stem_of(cfg)
     out_dir = out_dir_for(cfg, name)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = out_dir.with_name(f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.staging")
+    stage = atomic.sibling(out_dir, "staging")
     stage.mkdir()
     notes: list = []
     try:
@@ -279,7 +279,7 @@ def run(ctx: RequestContext) -> dict:
         )
         runner_src = stage / f"{stem}_runner.c"
         runner_src.write_text(cgen.runner(stem), encoding="utf-8")
-        limit = params.get("samples") or build_tvm.DEFAULT_PARITY_SAMPLES
+        limit = samples
         x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
         (stage / "samples").mkdir()
         x[:SAMPLE_COUNT].tofile(stage / "samples" / "input.f32")
@@ -323,18 +323,18 @@ def run(ctx: RequestContext) -> dict:
                 result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted, Path(tmp), ctx)
         result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
         if tvm_result is not None:
-            result["tvm"] = build_tvm._rebase(tvm_result, str(stage), str(out_dir))
+            result["tvm"] = tvm_job._rebase(tvm_result, str(stage), str(out_dir))
         (stage / "README.md").write_text(readme(stem, arch, result["binary"], tvm_result), encoding="utf-8")
         result["notes"] = notes
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
-        (stage / REPORT).write_text(json.dumps(result, indent=2), encoding="utf-8")
+        atomic.write_json(stage / REPORT, result, indent=2)
         ctx.check_cancelled()
-        build_tvm._forget_vms(stage)
-        _replace_dir(stage, out_dir)
+        tvm_job._forget_vms(stage)
+        atomic.replace_dir(stage, out_dir)
     finally:
         if stage.exists():
-            build_tvm._forget_vms(stage)
+            tvm_job._forget_vms(stage)
             shutil.rmtree(stage, ignore_errors=True)
     return result
 
@@ -357,7 +357,7 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
     from qat_kernel.runtimes.tvm.build import build_tvm as tvm_build_fn
     from qat_kernel.runtimes.tvm.run import load_tvm
 
-    onnx_file, _ = build_tvm.qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, _ = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
     ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)
     report = tvm_build_fn(onnx_file, spec, folder, check_cancelled=ctx.check_cancelled)
     ctx.progress("tvm", "TVM C backend (target c)", 0.5)

@@ -17,18 +17,20 @@ DEFAULT_BINS = 64
 DEFAULT_SAMPLES = 256
 
 
-def run(ctx: RequestContext) -> dict:
+def histograms(
+    ctx: RequestContext, *, config: str, layers: list | None, bins: int, samples: int, steps: int | None
+) -> dict:
+    """Weight and input-activation histograms per quantized layer."""
     import torch
 
     from qat_kernel.pipeline.training import first_inputs
 
     started = time.monotonic()
-    params = ctx.params
-    cfg = session.load(params, ctx)
-    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
-    bins = params.get("bins") or DEFAULT_BINS
-    wanted = set(params.get("layers") or [])
-    inputs = first_inputs(trained.val, params.get("samples") or DEFAULT_SAMPLES)
+    cfg = session.load(config, ctx)
+    trained, reused = session.get(cfg, ctx, steps=steps)
+    bins = bins
+    wanted = set(layers or [])
+    inputs = first_inputs(trained.val, samples)
     fqs = trained.qat.fake_quants()
     layers = [(layer, found) for layer, found in trained.qat.layers() if not wanted or layer.module in wanted]
     seen: dict = {}

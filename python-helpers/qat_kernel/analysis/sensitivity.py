@@ -49,14 +49,16 @@ def suggest(rows: list, everything: dict, target: float, measure) -> tuple[list,
     return chosen, current
 
 
-def run(ctx: RequestContext) -> dict:
+def analyze(
+    ctx: RequestContext, *, config: str, budget: float, precision: str, samples: int | None, steps: int | None
+) -> dict:
+    """Rank the quantized layers by the accuracy their quantization costs; suggest the fewest to keep float."""
     started = time.monotonic()
-    params = ctx.params
-    cfg = session.load(params, ctx)
-    budget = params.get("budget", DEFAULT_BUDGET)
-    precision = params.get("precision", DEFAULT_PRECISION)
-    limit = params.get("samples")
-    trained, reused = session.get(cfg, ctx, steps=params.get("steps"))
+    cfg = session.load(config, ctx)
+    budget = budget
+    precision = precision
+    limit = samples
+    trained, reused = session.get(cfg, ctx, steps=steps)
 
     from qat_kernel.pipeline.training import predict
 

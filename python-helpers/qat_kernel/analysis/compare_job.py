@@ -1,0 +1,119 @@
+"""compare/layers: QAT the user's model (pt2e or eager flow, or reuse the model this kernel trained
+for the same config), then compare every quantized layer's fused-group output, FP32 vs INT8, on real
+validation samples (propagated and local, against the FP32 and the QAT-float reference; see
+layer_compare); export the INT8 model to QDQ ONNX (pt2e).
+
+Stages (the `stage` of each $/progress): load, fp32, export, qat, convert, compare, onnx."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from qat_kernel import atomic
+from qat_kernel.pipeline import packages, session
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.context import RequestContext
+
+log = logging.getLogger("qat_kernel")
+
+DEFAULT_SAMPLES = 32
+DEFAULT_THRESHOLD = 0.99
+DEFAULT_OPSET = 18
+
+
+def onnx_path(cfg: Config):
+    relative = cfg.get("export.onnx.path") or f"out/{cfg.path.name.split('.')[0]}.qdq.onnx"
+    return relative, cfg.resolve(relative)
+
+
+def export_onnx(cfg: Config, converted, example, ctx: RequestContext, opset: int | None = None, path=None) -> dict:
+    from qat_kernel.pipeline import pt2e_flow
+    from qat_kernel.runtimes.onnx import qdq_export
+
+    relative, default_path = onnx_path(cfg)
+    path = path or default_path
+    opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
+    try:
+        qdq_export.export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
+    except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
+        log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
+        error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ModuleNotFoundError) and exc.name:  # e.g. onnxscript
+            error += f" (install: {packages.install_command(exc.name.split('.')[0])})"
+        return {"path": None, "error": error}
+    return {"path": str(path)}
+
+
+def _write_fp32_graph(cfg: Config, trained) -> None:
+    """The float model's graph beside the config (out/<name>.fp32.qatgraph.json): once the kernel has run,
+    the language server knows the model's module names (override completion, QCFG015)."""
+    from qat_kernel.analysis import model_graph
+
+    try:
+        graph = model_graph.model_graph(trained.fp32_graph, trained.fp32, cfg, "fp32")
+        atomic.write_json(model_graph.default_path(cfg, "fp32"), graph)
+    except Exception as exc:  # noqa: BLE001 - the comparison is what was asked for
+        log.warning("could not write the fp32 graph: %s: %s", type(exc).__name__, exc)
+
+
+def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, steps: int | None) -> dict:
+    """Compare every quantized layer of the config's model, FP32 vs INT8."""
+    started = time.monotonic()
+    cfg = session.load(config, ctx)
+    samples = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
+    trained, reused = session.get(cfg, ctx, steps=steps)
+
+    from qat_kernel.analysis import comparison
+    from qat_kernel.pipeline.training import first_inputs
+
+    converted = session.convert(trained, ctx)
+    int8_accuracy = trained.accuracy("int8", ctx)
+    ctx.progress("convert", f"INT8 accuracy {int8_accuracy:.4f}", 1.0)
+
+    ctx.progress("compare", f"comparing layers on {samples} validation samples")
+    inputs = first_inputs(trained.val, samples)
+    compared = sum(len(x) for x in inputs)
+    compare = comparison.compare_pt2e if trained.flow == "pt2e" else comparison.compare_eager
+    layers = compare(trained, inputs, str(cfg.folder), ctx)
+    ctx.check_cancelled()
+
+    if trained.flow == "pt2e":
+        opset = cfg.get("export.onnx.opset", DEFAULT_OPSET)
+        onnx = export_onnx(cfg, converted, trained.example, ctx, opset)
+        if onnx["path"] is not None:
+            session.record_export(trained, onnx["path"], opset)
+    else:
+        onnx = {
+            "path": None,
+            "error": "ONNX export of eager INT8 models is not supported (the dynamo "
+            "exporter cannot flatten packed params); use flow: pt2e",
+        }
+
+    _write_fp32_graph(cfg, trained)
+
+    result = {
+        "flow": trained.flow,
+        "reference": "fp32",
+        "mode": "propagated",
+        "samples": compared,
+        "threshold": cfg.get("compare.threshold.cosine", DEFAULT_THRESHOLD),
+        "layers": layers,
+        "accuracy": {"fp32": trained.fp32_accuracy, "int8": int8_accuracy, "samples": trained.val_samples},
+        "onnx": onnx,
+        "seconds": round(time.monotonic() - started, 2),
+        "references": list(comparison.REFERENCES),
+        "modes": list(comparison.MODES),
+        "reused": reused,
+    }
+    if cfg.get("compare.threshold.sqnr") is not None:
+        result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")
+    drift = session.drift_series(trained)
+    if drift is not None:
+        result["drift"] = drift
+    if trained.kept_float:
+        result["keptFloat"] = trained.kept_float
+    if trained.warnings:
+        result["warnings"] = list(trained.warnings)
+    return result

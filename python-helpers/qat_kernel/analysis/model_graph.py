@@ -1,0 +1,343 @@
+"""graph/export: the model's graph as the graph view's JSON (protocol ModelGraph, *.qatgraph.json).
+
+Stages: fp32 (the float model, exported with torch.export; no training needed), prepared (the QAT
+model with its fake quantizers) and converted (INT8: quantize/dequantize around integer layers).
+Nodes carry the module path from `nn_module_stack`, the user's source line from `stack_trace`, the
+output shape/dtype, Q/DQ parameters and the precision a compute node runs in; `modules` lists the
+model's named modules with the line that assigns each one. The eager flow's prepared and converted
+models are traced with torch.fx (their quantized modules are leaves). The file is written atomically."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from pathlib import Path
+
+from qat_kernel import atomic
+from qat_kernel.analysis import fused_groups
+from qat_kernel.pipeline import session
+from qat_kernel.pipeline.config import load_config
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
+
+STAGES = ("fp32", "prepared", "converted")
+_QUANT = ("quantize_per_tensor", "quantize_per_channel")
+_DEQUANT = ("dequantize_per_tensor", "dequantize_per_channel")
+
+
+def default_path(cfg, stage: str) -> Path:
+    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.qatgraph.json")
+
+
+def export_graph(ctx: RequestContext, *, config: str, stage: str, path: str | None, steps: int | None) -> dict:
+    """Write the model's graph at one stage as a *.qatgraph.json file."""
+    started = time.monotonic()
+    stage = stage
+    if stage == "fp32":
+        ctx.progress("load", "reading config")
+        cfg = load_config(config)
+        ctx.workspace = str(cfg.folder)
+        gm, model = _fp32(cfg, ctx)
+    else:
+        cfg = session.load(config, ctx)
+        trained, _ = session.get(cfg, ctx, steps=steps)
+        model = trained.fp32
+        gm = trained.qat.model if stage == "prepared" else session.convert(trained, ctx)
+        if not hasattr(gm, "graph"):
+            gm = _trace(gm, stage)
+    ctx.check_cancelled()
+    ctx.progress("graph", f"writing the {stage} graph")
+    graph = model_graph(gm, model, cfg, stage)
+    path = Path(path) if path else default_path(cfg, stage)
+    if not path.is_absolute():
+        path = cfg.resolve(str(path))
+    atomic.write_json(path, graph)
+    ctx.progress("graph", f"{len(graph['nodes'])} nodes -> {path} in {time.monotonic() - started:.1f} s", 1.0)
+    return {"path": str(path), "stage": stage, "nodes": len(graph["nodes"]), "modules": graph["modules"]}
+
+
+def _fp32(cfg, ctx):
+    """The float model and its exported graph: the trained one when this kernel has it, else built now."""
+    trained = session.cached(session.cache_key(cfg, None, None))
+    if trained is not None:
+        return trained.fp32_graph, trained.fp32
+    import torch  # noqa: F401  (a missing torch is reported before user code runs)
+
+    from qat_kernel.pipeline import pt2e_flow, usercode
+
+    with usercode.workspace(cfg.folder):
+        ctx.progress("load", "building the model")
+        make_model = usercode.load_entry(cfg.folder, cfg.get("model.entry"), "model.entry")
+        model = make_model()
+        if not hasattr(model, "forward") or not hasattr(model, "state_dict"):
+            raise ConfigInvalid(f"model.entry returned {type(model).__name__}, not an nn.Module", path="model.entry")
+        model.eval()
+        ctx.progress("export", "torch.export")
+        return pt2e_flow.export(model, session.example_input(cfg)), model
+
+
+def _trace(module, stage: str):
+    """Eager prepared/converted models as module-level graphs: every torch module (fused QAT modules,
+    quantized modules, fake quantizers) is one node; the user's modules are traced through."""
+    import torch.fx
+
+    class Tracer(torch.fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return type(m).__module__.startswith("torch.") and type(m) is not torch.nn.Sequential
+
+    tracer = Tracer()
+    tracer.record_stack_traces = True  # node.meta["stack_trace"]: the line in the user's forward
+    try:
+        return torch.fx.GraphModule(module, tracer.trace(module))
+    except Exception as exc:  # eager models with data-dependent control flow
+        raise ConfigInvalid(
+            f"the {stage} eager model cannot be traced into a graph ({type(exc).__name__}: {exc}); "
+            "use flow: pt2e or the fp32 stage",
+            path="flow",
+        ) from exc
+
+
+def model_graph(gm, model, cfg, stage: str) -> dict:
+    from qat_kernel.pipeline import userpaths
+
+    folder = str(cfg.folder)
+    nodes, tensors, precision = [], {}, {}
+    for node in gm.graph.nodes:
+        if node.op == "call_module" and str(node.target).startswith("_guards"):
+            continue  # torch.export's shape-guard call, not part of the model
+        if node.op == "get_attr":
+            value = fused_groups.attr(gm, node.target)
+            if hasattr(value, "shape"):
+                tensors[node.name] = _tensor_info(value)
+            continue
+        val = node.meta.get("val")
+        if hasattr(val, "shape") and hasattr(val, "dtype"):
+            tensors[node.name] = _tensor_info(val)
+        entry = {
+            "id": node.name,
+            "name": node.name,
+            "op": _op_name(gm, node),
+            "kind": "input" if node.op == "placeholder" else "output" if node.op == "output" else "op",
+            "inputs": [a.name for a in node.all_input_nodes],
+            "outputs": [] if node.op == "output" else [node.name],
+        }
+        scopes = _scopes(node) if node.op not in ("placeholder", "output") else []
+        if not scopes and node.op == "call_module":
+            parts = str(node.target).split(".")
+            scopes = [".".join(parts[: i + 1]) for i in range(len(parts))]
+        if scopes:
+            entry["scopes"] = scopes
+            entry["module"] = scopes[-1]
+        source = userpaths.stack_trace_location(node.meta.get("stack_trace"), folder)
+        if source:
+            entry["source"] = source
+        attributes = _attributes(node)
+        if attributes:
+            entry["attributes"] = attributes
+        qparams = _qparams(gm, node)
+        if qparams:
+            entry["qparams"] = qparams
+        elif node.op in ("call_function", "call_module", "call_method"):
+            precision[node] = entry["precision"] = _precision(node, stage, precision)
+        nodes.append(entry)
+    return {
+        "format": "qat-studio.graph/1",
+        "name": type(model).__name__,
+        "config": str(cfg.path),
+        "stage": stage,
+        "flow": cfg.get("flow", "pt2e"),
+        "nodes": nodes,
+        "tensors": tensors,
+        "modules": modules_of(model, folder),
+    }
+
+
+def _tensor_info(t) -> dict:
+    dims = []
+    for d in t.shape:
+        try:
+            dims.append(int(d))
+        except (TypeError, ValueError):  # a symbolic (dynamic) dimension
+            dims.append(-1)
+    return {"dtype": str(t.dtype).replace("torch.", ""), "dims": dims}
+
+
+def _op_name(gm, node) -> str:
+    if node.op == "call_module":
+        return type(fused_groups.attr(gm, node.target)).__name__
+    if node.op == "call_function":
+        name = str(node.target)
+        return name if "." in name else getattr(node.target, "__name__", name)
+    return str(node.target) if node.op == "call_method" else node.op
+
+
+def _scopes(node) -> list:
+    stack = node.meta.get("nn_module_stack") or {}
+    paths = []
+    for value in stack.values():
+        path = value[0] if isinstance(value, (tuple, list)) else str(value)
+        path = _clean_path(path)
+        if path and path not in paths:
+            paths.append(path)
+    return paths
+
+
+def _clean_path(path: str) -> str:
+    # torch.export names nested modules like L['self'].layer1[0].conv1 in some versions
+    return path.replace("L['self'].", "").replace("L['self']", "").replace("[", ".").replace("]", "").strip(".")
+
+
+def _attributes(node) -> dict:
+    import torch.fx
+
+    out = {}
+    if node.op != "call_function":
+        return out
+    for i, arg in enumerate(node.args):
+        if not isinstance(arg, torch.fx.Node) and not _has_node(arg):
+            out[f"arg{i}"] = _short(arg)
+    for key, value in node.kwargs.items():
+        if not isinstance(value, torch.fx.Node) and not _has_node(value):
+            out[key] = _short(value)
+    return out
+
+
+def _has_node(value) -> bool:
+    import torch.fx
+
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, torch.fx.Node) or _has_node(v) for v in value)
+    return False
+
+
+def _short(value) -> str:
+    text = str(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _kind(node) -> str | None:
+    name = str(node.target) if node.op == "call_function" else ""
+    if any(q in name for q in _DEQUANT):
+        return "dequantize"
+    if any(q in name for q in _QUANT):
+        return "quantize"
+    return None
+
+
+def _number(gm, value):
+    import torch.fx
+
+    if isinstance(value, torch.fx.Node) and value.op == "get_attr":
+        value = fused_groups.attr(gm, value.target)
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return value
+
+
+def _qparams(gm, node) -> dict | None:
+    kind = _kind(node)
+    if kind is None:
+        return None
+    name = str(node.target)
+    args = list(node.args)
+    per_channel = "per_channel" in name
+    try:
+        if per_channel:  # (input, scales, zero_points, axis, quant_min, quant_max, dtype)
+            scale, zero_point, axis, qmin, qmax, dtype = (_number(gm, a) for a in args[1:7])
+        else:  # (input, scale, zero_point, quant_min, quant_max, dtype)
+            scale, zero_point, qmin, qmax, dtype = (_number(gm, a) for a in args[1:6])
+            axis = None
+    except ValueError:
+        return None
+    if not isinstance(scale, (int, float, list)) or not isinstance(zero_point, (int, float, list)):
+        return None  # computed at run time (dynamic quantization)
+    out = {"dtype": str(dtype).replace("torch.", ""), "scale": _floats(scale), "zero_point": _ints(zero_point)}
+    if axis is not None:
+        out["axis"] = int(axis)
+    if isinstance(qmin, int) and isinstance(qmax, int):
+        out["quant_min"], out["quant_max"] = qmin, qmax
+    return out
+
+
+def _floats(v):
+    return [float(x) for x in v] if isinstance(v, list) else float(v)
+
+
+def _ints(v):
+    return [int(x) for x in v] if isinstance(v, list) else int(v)
+
+
+def _precision(node, stage: str, known: dict) -> str:
+    """int8 when the node reads a dequantized (converted) or fake-quantized (prepared) value, or continues
+    an int8 node straight into a quantize (the ReLU a backend fuses into its conv)."""
+    if stage == "fp32":
+        return "fp32"
+    if node.op == "call_module":  # eager: the module class says it
+        m = node.graph.owning_module.get_submodule(node.target)
+        cls = type(m).__module__
+        if ".quantized" in cls or (stage == "prepared" and hasattr(m, "weight_fake_quant")):
+            return "int8"
+    users = list(node.users)
+    if (
+        users
+        and all(_kind(u) == "quantize" for u in users)
+        and any(known.get(a) == "int8" for a in node.all_input_nodes)
+    ):
+        return "int8"
+    for arg in node.all_input_nodes:
+        if _kind(arg) == "dequantize":
+            return "int8"
+        if stage == "prepared" and (
+            arg.op == "call_module" and "activation_post_process" in str(arg.target) or "fake_quant" in str(arg.target)
+        ):
+            return "int8"
+    return "fp32"
+
+
+def modules_of(model, folder: str) -> list:
+    """named_modules() with the class name and the line in user code that assigns each module."""
+    from qat_kernel.pipeline import userpaths
+
+    rows = []
+    owners = dict(model.named_modules())
+    for path, module in owners.items():
+        if not path:
+            continue
+        row = {"path": path, "type": type(module).__name__}
+        parent_path, _, attr = path.rpartition(".")
+        source = _assignment_line(type(owners.get(parent_path, model)), attr, folder, userpaths)
+        if source:
+            row["source"] = source
+        rows.append(row)
+    return rows
+
+
+_SOURCE_CACHE: dict = {}
+
+
+def _assignment_line(cls, attr: str, folder: str, userpaths) -> dict | None:
+    """Where `self.<attr> = ...` is written in the class (or a base class) defined in the user's files."""
+    for klass in inspect.getmro(cls):
+        key = (klass, attr)
+        if key not in _SOURCE_CACHE:
+            _SOURCE_CACHE[key] = _find_assignment(klass, attr, folder, userpaths)
+        if _SOURCE_CACHE[key]:
+            return _SOURCE_CACHE[key]
+    return None
+
+
+def _find_assignment(klass, attr: str, folder: str, userpaths) -> dict | None:
+    import re
+
+    try:
+        file = inspect.getsourcefile(klass)
+        lines, start = inspect.getsourcelines(klass)
+    except (OSError, TypeError):
+        return None
+    if not file or not userpaths.is_user_file(file, folder):
+        return None
+    pattern = re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]*)?=(?!=)")
+    for offset, line in enumerate(lines):
+        if pattern.search(line):
+            return {"file": file, "line": start + offset}
+    return None

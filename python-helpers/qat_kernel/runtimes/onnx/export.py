@@ -1,0 +1,131 @@
+"""export/onnx: the PT2E INT8 model as a QDQ ONNX file, checked in ONNX Runtime.
+
+Verification runs the file in ONNX Runtime twice (as deployed, with its int8 kernel fusions, and
+with graph optimizations off, i.e. the file's Q/DQ ops as written) and the PyTorch INT8 graph on the
+same validation batches, and reports the largest output difference in absolute terms and in
+quantization steps. The model output is
+usually not quantized itself (the x86 recipe leaves the last linear's output float); its step is
+then one unit of that layer's int32 accumulator, input scale x weight scale of each output channel
+(an error of one step = one rounding of the integer result). Sizes: bytes of the tensors each model
+holds (FP32 state_dict vs INT8 graph constants: int8 weights, float biases, scales, zero points)
+and the ONNX file's own size."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from qat_kernel.analysis import compare_job
+from qat_kernel.analysis.model_size import model_bytes
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import parity
+
+
+def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None) -> dict:
+    """ORT as deployed (default graph optimizations: QLinearConv/QGemm int8 kernels, integer
+    rounding of biases and requantization) and ORT running the file's Q/DQ ops as written
+    (optimizations off), each against the PyTorch INT8 graph."""
+    import numpy as np
+    import torch
+
+    from qat_kernel.runtimes.ort.session import session
+
+    deployed = session(path)
+    as_written = session(path, level="disabled")
+    name = deployed.get_inputs()[0].name
+    output = parity.torch_output_step(converted)
+    ours, theirs, written, labels = [], [], [], []
+    total = 0
+    with torch.no_grad():
+        for x, y in val:
+            ctx.check_cancelled()
+            if samples is not None:
+                x, y = x[: samples - total], y[: samples - total]
+            ours.append(converted(x).float().numpy())
+            theirs.append(np.asarray(deployed.run(None, {name: x.numpy()})[0]))
+            written.append(np.asarray(as_written.run(None, {name: x.numpy()})[0]))
+            labels.append(y.numpy())
+            total += len(y)
+            if samples is not None and total >= samples:
+                break
+    ours, theirs, written = (np.concatenate(v) for v in (ours, theirs, written))
+    labels = np.concatenate(labels)
+    deployed_diff = parity.compare(theirs, ours, output["step"])
+    written_diff = parity.compare(written, ours, output["step"])
+
+    def difference(c: dict) -> dict:
+        d = {"maxAbs": c["maxAbsDiff"], "maxRel": c["maxRelDiff"]}
+        if "maxDiffSteps" in c:
+            d["maxSteps"] = c["maxDiffSteps"]
+        return d
+
+    result = {
+        "samples": total,
+        **difference(deployed_diff),
+        "predictionsEqual": deployed_diff.get("top1Agreement", 1.0),
+        "ortAccuracy": parity.accuracy(theirs, labels) or 0.0,
+        "torchAccuracy": parity.accuracy(ours, labels) or 0.0,
+        "unoptimized": difference(written_diff),
+    }
+    if output["step"] is not None:
+        result["step"] = float(np.min(output["step"]))
+        result["stepKind"] = "output" if output["kind"] == "quantized" else "accumulator"
+    return result
+
+
+def export(
+    ctx: RequestContext,
+    *,
+    config: str,
+    path: str | None,
+    opset: int | None,
+    want_verify: bool,
+    samples: int | None,
+    steps: int | None,
+) -> dict:
+    """The INT8 model exported to QDQ ONNX, checked and verified in ONNX Runtime."""
+    import onnx
+
+    started = time.monotonic()
+    cfg = session.load(config, ctx)
+    session.require_pt2e(
+        cfg, "export/onnx supports the pt2e flow (an eager INT8 model's packed params do not pass the dynamo exporter)"
+    )
+    trained, reused = session.get(cfg, ctx, steps=steps)
+    converted = session.convert(trained, ctx)
+    path = Path(path) if path else None
+    if path is not None and not path.is_absolute():
+        path = cfg.resolve(str(path))
+    opset = opset or cfg.get("export.onnx.opset", compare_job.DEFAULT_OPSET)
+    exported = compare_job.export_onnx(cfg, converted, trained.example, ctx, opset, path)
+    if exported["path"] is None:
+        return {
+            "path": None,
+            "error": exported["error"],
+            "opset": opset,
+            "reused": reused,
+            "seconds": round(time.monotonic() - started, 2),
+        }
+    path = Path(exported["path"])
+    session.record_export(trained, path, opset)
+    model = onnx.load(str(path))
+    ops = [n.op_type for n in model.graph.node]
+    fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)
+    result = {
+        "path": str(path),
+        "opset": opset,
+        "reused": reused,
+        "qdq": {"quantizeLinear": ops.count("QuantizeLinear"), "dequantizeLinear": ops.count("DequantizeLinear")},
+        "size": {
+            "fp32Bytes": fp32_bytes,
+            "int8Bytes": int8_bytes,
+            "ratio": fp32_bytes / int8_bytes if int8_bytes else 0.0,
+            "onnxFileBytes": path.stat().st_size,
+        },
+    }
+    if want_verify:
+        ctx.progress("verify", "running the QDQ file in ONNX Runtime")
+        result["verify"] = verify(path, converted, trained.val, ctx, samples)
+    result["seconds"] = round(time.monotonic() - started, 2)
+    return result

@@ -1,0 +1,489 @@
+"""build/ort: the config's QDQ ONNX export in ONNX Runtime's CPU EP, as deployed.
+
+Flow: load the config -> the trained model (session cache, else trained) -> its QDQ ONNX export
+(reused when this model wrote it) -> an ORT session that saves the graph it optimised
+(SessionOptions.optimized_model_filepath) -> "precision as executed" of that graph (ort_build) ->
+the Q/DQ re-placement of our export (qdq_replace: the trained scales kept, Q/DQ pairs added where
+ORT's fusion needs them, int32 bias for a float-output Gemm), analysed the same way, with before/after
+counts, latency and parity vs PyTorch INT8 -> optionally ORT's own quantize_static on the FP32 twin
+(same weights, Q/DQ removed) with the config's training inputs as calibration data, analysed the same
+way, so the report shows our Q/DQ placement next to ORT's -> top-1 accuracy of each on the validation
+samples -> latency at batch 1 and 16 against PyTorch FP32 (`bench`, default on) -> build-report.json and
+build-report.md.
+
+Everything goes to a staging folder beside <config folder>/out/ort-cpu/ that replaces it when the
+request succeeds. Files: model.qdq.onnx (the deployable QDQ file), model.optimized.onnx (ORT's graph
+for this CPU), with replaceQdq: model.qdq.replaced.onnx, model.replaced.optimized.onnx (the re-placed
+file is also written beside the export, <export>.replaced.onnx), and with quantizeStatic: fp32.onnx,
+model.qs.onnx, model.qs.optimized.onnx.
+
+Stages (`stage` of $/progress): load, fp32, export, qat, convert, onnx, optimize, replace, quantize,
+verify, bench."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from qat_kernel import atomic
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import cpu, parity
+from qat_kernel.runtimes.bench import time_rows
+from qat_kernel.runtimes.tvm import job as tvm_job
+
+OUT_NAME = "ort-cpu"
+REPORT = "build-report.json"
+MARKDOWN = "build-report.md"
+CALIBRATION_SAMPLES = 512
+
+LABELS = {
+    "torch-fp32": "PyTorch FP32 (eager)",
+    "torch-int8": "PyTorch INT8 (PT2E converted)",
+    "ort-fp32": "ONNX Runtime FP32 (Q/DQ stripped)",
+    "ort-int8": "ONNX Runtime INT8 (our QDQ export)",
+    "ort-replaced-int8": "ONNX Runtime INT8 (our QDQ, re-placed)",
+    "ort-qs-int8": "ONNX Runtime INT8 (quantize_static)",
+}
+
+
+def out_dir_for(cfg) -> Path:
+    return cfg.folder / "out" / OUT_NAME
+
+
+def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dict, final: Path) -> dict:
+    def moved(p: Path) -> str:
+        return str(final / p.name)
+
+    return {
+        "name": name,
+        "label": label,
+        "onnx": moved(source),
+        "optimized": moved(optimized),
+        "bytes": {"onnx": source.stat().st_size, "optimized": optimized.stat().st_size},
+        "perPrecision": analysis["perPrecision"],
+        "computePerPrecision": analysis["computePerPrecision"],
+        "convMatmulPerPrecision": analysis["convMatmulPerPrecision"],
+        "opTypes": analysis["opTypes"],
+        "ops": analysis["ops"],
+    }
+
+
+def _run_fn(sess):
+    name = sess.get_inputs()[0].name
+    return lambda a: sess.run(None, {name: a})[0]
+
+
+def _accuracy(out, labels, torch_out) -> dict:
+    result = {"accuracy": float((out.argmax(-1) == labels).mean())}
+    if torch_out is not None:
+        result["top1AgreementVsTorchInt8"] = float((out.argmax(-1) == torch_out.argmax(-1)).mean())
+    return result
+
+
+def _counts(d: dict) -> str:
+    order = ["int8", "fp32", "fp16", "bf16", "conversion", "other"]
+    return ", ".join(f"{k} {d[k]}" for k in order + sorted(set(d) - set(order)) if k in d)
+
+
+def summary(result: dict) -> list[str]:
+    lines = [
+        f"ONNX Runtime {result['ortVersion']} ({result['provider']}, optimisation level "
+        f"{result['optimization']}): {result['onnx']}"
+    ]
+    for v in result["variants"]:
+        lines.append(
+            f"{v['label']}: conv/matmul ops {_counts(v['convMatmulPerPrecision'])}; all ops "
+            f"{_counts(v['perPrecision'])}"
+        )
+        fp32 = [o for o in v["ops"] if o["precision"] == "fp32"]
+        for o in fp32[:5]:
+            lines.append(f"  fp32: {o['opType']} {o['name']}: {o.get('reason', '')}")
+        if len(fp32) > 5:
+            lines.append(f"  ... and {len(fp32) - 5} more fp32 ops (see the report)")
+        if "accuracy" in v:
+            text = f"  top-1 accuracy {v['accuracy'] * 100:.2f}%"
+            if "top1AgreementVsTorchInt8" in v:
+                text += f", same prediction as PyTorch INT8 on {v['top1AgreementVsTorchInt8'] * 100:.2f}%"
+            lines.append(text + f" of {result['samples']} validation samples")
+    rq = result.get("qdqReplacement")
+    if rq is not None:
+        lines.append(f"Q/DQ re-placement of our export ({_inserted_text(rq)}), before -> after:")
+        for label, before, after in replacement_table(rq):
+            lines.append(f"  {label}: {before} -> {after}")
+    bench = result.get("bench")
+    if bench is not None:
+        width = max(len(r["label"]) for r in bench["rows"])
+        lines.append(
+            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
+            f"{'vs FP32':>8}  {'size':>11}"
+        )
+        for r in bench["rows"]:
+            cells = [
+                f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x" for k in ("b1", "b16")
+            ]
+            lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
+    lines.append(f"Folder: {result['outDir']} (report {result['reportPath']})")
+    for note in result.get("notes", []):
+        lines.append(f"Note: {note}")
+    return lines
+
+
+def _inserted_text(rq: dict) -> str:
+    kinds = [i["kind"] for i in rq["inserted"]]
+    parts = []
+    for kind, word in (("activation", "Q/DQ pair"), ("bias", "int32 bias"), ("op", "op rewrite")):
+        n = kinds.count(kind)
+        if n:
+            parts.append(f"{n} {word}{'s' if n > 1 else ''}")
+    calibrated = sum(1 for i in rq["inserted"] if i.get("source") == "calibration")
+    text = ", ".join(parts) + "; the export's trained scales kept"
+    if calibrated:
+        plural = "s" if calibrated > 1 else ""
+        text += f"; {calibrated} new scale{plural} from {rq['calibrationSamples']} calibration samples"
+    return text
+
+
+def replacement_table(rq: dict) -> list[tuple[str, str, str]]:
+    """(row label, before, after) for the Q/DQ re-placement: precision as executed, parity, latency."""
+
+    def counts(side, key, prec):
+        return str(side[key].get(prec, 0))
+
+    def num(v, fmt):
+        return "n/a" if v is None else format(v, fmt)
+
+    b, a = rq["before"], rq["after"]
+    rows = [
+        (
+            "conv/matmul ops int8",
+            counts(b, "convMatmulPerPrecision", "int8"),
+            counts(a, "convMatmulPerPrecision", "int8"),
+        ),
+        (
+            "conv/matmul ops fp32",
+            counts(b, "convMatmulPerPrecision", "fp32"),
+            counts(a, "convMatmulPerPrecision", "fp32"),
+        ),
+        ("compute ops int8", counts(b, "computePerPrecision", "int8"), counts(a, "computePerPrecision", "int8")),
+        ("compute ops fp32", counts(b, "computePerPrecision", "fp32"), counts(a, "computePerPrecision", "fp32")),
+        ("Q/DQ and casts left", counts(b, "perPrecision", "conversion"), counts(a, "perPrecision", "conversion")),
+        (
+            "max diff vs PyTorch INT8 (output steps)",
+            num(b.get("maxDiffSteps"), ".2f"),
+            num(a.get("maxDiffSteps"), ".2f"),
+        ),
+        ("within one step", num(b.get("withinOneStep"), ".2%"), num(a.get("withinOneStep"), ".2%")),
+        (
+            "top-1 agreement vs PyTorch INT8",
+            num(b.get("top1AgreementVsTorchInt8"), ".2%"),
+            num(a.get("top1AgreementVsTorchInt8"), ".2%"),
+        ),
+        ("top-1 accuracy", num(b.get("accuracy"), ".2%"), num(a.get("accuracy"), ".2%")),
+    ]
+    if "latencyMs" in b and "latencyMs" in a:
+        for k, label in (("b1", "latency batch 1, median ms"), ("b16", "latency batch 16, median ms")):
+            rows.append((label, f"{b['latencyMs'][k]:.3f}", f"{a['latencyMs'][k]:.3f}"))
+    return rows
+
+
+def markdown(result: dict) -> str:
+    out = [f"# ONNX Runtime build: {Path(result['onnx']).name}", "", *[f"    {line}" for line in result["summary"]], ""]
+    rq = result.get("qdqReplacement")
+    if rq is not None:
+        out += [
+            "## Q/DQ re-placement",
+            "",
+            f"`{rq['onnx']}`: {_inserted_text(rq)}.",
+            "",
+            "| | before (our export) | after (re-placed) |",
+            "|---|---|---|",
+            *[f"| {label} | {b} | {a} |" for label, b, a in replacement_table(rq)],
+            "",
+            "| inserted | on | for | scale | why |",
+            "|---|---|---|---|---|",
+        ]
+        for i in rq["inserted"]:
+            where = {"calibration": "calibrated", "neighbour": f"from {i.get('neighbour', '')}"}.get(
+                i.get("source"), ""
+            )
+            scale = f"{i['scale']:.6g} {where}".strip() if "scale" in i else ""
+            out.append(
+                f"| {i['kind']} | {i['tensor']} | {i['opType']} {i['node']} | {scale} | {i['why'].replace('|', '/')} |"
+            )
+        out.append("")
+    for v in result["variants"]:
+        out += [
+            f"## {v['label']}: precision as executed",
+            "",
+            f"Optimised graph: `{v['optimized']}` ({v['bytes']['optimized']:,} bytes; source "
+            f"{v['bytes']['onnx']:,} bytes)",
+            "",
+            "| node | op | precision | role | why fp32 |",
+            "|---|---|---|---|---|",
+        ]
+        for o in v["ops"]:
+            why = (o.get("reason") or "").replace("|", "\\|")
+            out.append(f"| {o['name']} | {o['opType']} | {o['precision']} | {o['role']} | {why} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def replaced_path(export: Path) -> Path:
+    """Where the re-placed model goes beside the export: out/digits.qdq.onnx -> out/digits.qdq.replaced.onnx."""
+    stem = export.name[:-5] if export.name.endswith(".onnx") else export.name
+    return export.with_name(f"{stem}.replaced.onnx")
+
+
+def _replace(
+    qdq: Path,
+    export: Path,
+    stage: Path,
+    calibration,
+    level: str,
+    out_dir: Path,
+    variants: list,
+    sessions: dict,
+    notes: list,
+) -> dict | None:
+    """The re-placed model of our export in the staging folder, its ORT session and variant; the
+    replacement record without parity/latency (added later). None, with a note, when there is
+    nothing to re-place or the pass fails."""
+    from qat_kernel.runtimes.ort import as_executed, qdq_replace
+
+    target = stage / "model.qdq.replaced.onnx"
+    optimized = stage / "model.replaced.optimized.onnx"
+    try:
+        record = qdq_replace.replace(qdq, target, calibration)
+        if record["inserted"]:
+            session = as_executed.optimized_session(target, optimized, level)
+            analysis = as_executed.precision_as_executed(optimized, target)
+    except Exception as err:  # noqa: BLE001 - the rest of the build stands without it
+        notes.append(f"Q/DQ re-placement not done: {type(err).__name__}: {err}")
+        target.unlink(missing_ok=True)
+        optimized.unlink(missing_ok=True)
+        return None
+    if not record["inserted"]:
+        notes.append(
+            "Q/DQ re-placement: no float tensor between quantized ops and no float-output Gemm bias "
+            "in our export; nothing to change"
+        )
+        target.unlink(missing_ok=True)
+        return None
+    sessions["ort-replaced-int8"] = session
+    variant = _variant("replaced", LABELS["ort-replaced-int8"], target, optimized, analysis, out_dir)
+    variants.insert(1, variant)
+    # sessions keep the variants' order: ours, replaced, quantize_static
+    ours = variants[0]
+
+    def side(v):
+        return {
+            "variant": v["name"],
+            "perPrecision": v["perPrecision"],
+            "computePerPrecision": v["computePerPrecision"],
+            "convMatmulPerPrecision": v["convMatmulPerPrecision"],
+            "fp32Ops": [o["name"] for o in v["ops"] if o["precision"] == "fp32" and o["role"] == "compute"],
+        }
+
+    return {
+        "onnx": str(replaced_path(export)),
+        "artifact": str(out_dir / target.name),
+        "inserted": record["inserted"],
+        "calibrationSamples": record["calibrationSamples"],
+        "activationDtype": record["activationDtype"],
+        "before": side(ours),
+        "after": side(variant),
+    }
+
+
+def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
+    """maxDiffSteps etc. vs PyTorch INT8 for before and after, both in the steps of our export's output."""
+    step = parity.onnx_output_step(qdq)
+    replacement["outputKind"] = step["kind"]
+    by_name = {v["name"]: v for v in variants}
+    for side, name in (("before", "ours"), ("after", "replaced")):
+        c = parity.compare(outputs[name], torch_out, step["step"])
+        entry = replacement[side]
+        entry.update(
+            {
+                "maxAbsDiff": c["maxAbsDiff"],
+                "maxDiffSteps": c.get("maxDiffSteps"),
+                "withinOneStep": c.get("withinOneStep"),
+            }
+        )
+        for key in ("accuracy", "top1AgreementVsTorchInt8"):
+            if key in by_name[name]:
+                entry[key] = by_name[name][key]
+
+
+def build(
+    ctx: RequestContext,
+    *,
+    config: str,
+    optimization: str,
+    want_qs: bool,
+    want_bench: bool,
+    want_replace: bool,
+    bench_runs: int,
+    samples: int,
+    steps: int | None,
+) -> dict:
+    """The config's QDQ export in ONNX Runtime as deployed, with precision as executed."""
+    import onnxruntime
+
+    from qat_kernel.analysis.model_size import model_bytes
+    from qat_kernel.pipeline.training import first_inputs
+    from qat_kernel.runtimes.ort import as_executed
+    from qat_kernel.runtimes.tvm.run import ort_session, strip_qdq
+
+    started = time.monotonic()
+    cfg = session.load(config, ctx)
+    session.require_pt2e(cfg, "build/ort runs the QDQ ONNX export, which needs the pt2e flow")
+    level = optimization
+    trained, reused = session.get(cfg, ctx, steps=steps)
+    converted = session.convert(trained, ctx)
+    onnx_file, onnx_reused = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
+
+    out_dir = out_dir_for(cfg)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = atomic.sibling(out_dir, "staging")
+    stage.mkdir()
+    notes: list = []
+    try:
+        ctx.progress("optimize", f"ONNX Runtime {onnxruntime.__version__}: optimising the QDQ graph", 0.0)
+        qdq = stage / "model.qdq.onnx"
+        shutil.copyfile(onnx_file, qdq)
+        sess = as_executed.optimized_session(qdq, stage / "model.optimized.onnx", level)
+        variants = [
+            _variant(
+                "ours",
+                LABELS["ort-int8"],
+                qdq,
+                stage / "model.optimized.onnx",
+                as_executed.precision_as_executed(stage / "model.optimized.onnx", qdq),
+                out_dir,
+            )
+        ]
+        sessions = {"ort-int8": sess}
+        ctx.check_cancelled()
+
+        calibration = None
+        if want_qs or want_replace:
+            calibration = [b.float().numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
+        replacement = None
+        if want_replace:
+            ctx.progress("replace", "re-placing Q/DQ of our export where ORT's QDQ fusion needs them")
+            replacement = _replace(qdq, onnx_file, stage, calibration, level, out_dir, variants, sessions, notes)
+            ctx.check_cancelled()
+        fp32 = None
+        if want_qs or want_bench:
+            fp32 = strip_qdq(qdq, stage / "fp32.onnx")
+        if want_qs:
+            ctx.progress("quantize", f"quantize_static on the FP32 twin, {CALIBRATION_SAMPLES} calibration samples")
+            qs = as_executed.quantize_static_twin(fp32, stage / "model.qs.onnx", calibration)
+            ctx.check_cancelled()
+            sessions["ort-qs-int8"] = as_executed.optimized_session(qs, stage / "model.qs.optimized.onnx", level)
+            variants.append(
+                _variant(
+                    "quantize_static",
+                    LABELS["ort-qs-int8"],
+                    qs,
+                    stage / "model.qs.optimized.onnx",
+                    as_executed.precision_as_executed(stage / "model.qs.optimized.onnx", qs),
+                    out_dir,
+                )
+            )
+            notes.append(
+                f"quantize_static: QDQ format, uint8 activations, int8 per-channel weights, MinMax "
+                f"calibration on {sum(len(b) for b in calibration)} training samples"
+            )
+        if level == "all":
+            notes.append(
+                "model.optimized.onnx holds layout transforms for this CPU (level all): deploy "
+                "model.qdq.onnx elsewhere and let ONNX Runtime optimise it there"
+            )
+
+        limit = samples
+        ctx.progress("verify", "PyTorch INT8 and ONNX Runtime on the validation samples", 0.0)
+        x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+        outputs = {}
+        for v, key in zip(variants, sessions):
+            outputs[v["name"]] = out = _run_fn(sessions[key])(x)
+            if out.ndim == 2 and out.shape[-1] > 1:
+                v.update(_accuracy(out, labels, torch_out))
+        ctx.check_cancelled()
+
+        result: dict = {
+            "ortVersion": onnxruntime.__version__,
+            "provider": "CPUExecutionProvider",
+            "optimization": level,
+            "onnx": str(onnx_file),
+            "onnxReused": onnx_reused,
+            "reused": reused,
+            "outDir": str(out_dir),
+            "reportPath": str(out_dir / REPORT),
+            "markdownPath": str(out_dir / MARKDOWN),
+            "samples": int(len(x)),
+            "variants": variants,
+        }
+        if replacement is not None:
+            result["qdqReplacement"] = replacement
+            _replacement_parity(replacement, variants, outputs, torch_out, qdq)
+        if want_bench:
+            import torch
+
+            fp32_sess = ort_session(fp32)
+            with torch.no_grad():
+                fns = {
+                    "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
+                    "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+                    "ort-fp32": (_run_fn(fp32_sess), out_dir / fp32.name),
+                    "ort-int8": (_run_fn(sessions["ort-int8"]), out_dir / qdq.name),
+                }
+                sizes = {
+                    "torch-fp32": model_bytes(trained.fp32),
+                    "torch-int8": model_bytes(converted),
+                    "ort-fp32": fp32.stat().st_size,
+                    "ort-int8": qdq.stat().st_size,
+                }
+                if "ort-replaced-int8" in sessions:
+                    fns["ort-replaced-int8"] = (
+                        _run_fn(sessions["ort-replaced-int8"]),
+                        out_dir / "model.qdq.replaced.onnx",
+                    )
+                    sizes["ort-replaced-int8"] = (stage / "model.qdq.replaced.onnx").stat().st_size
+                if "ort-qs-int8" in sessions:
+                    fns["ort-qs-int8"] = (_run_fn(sessions["ort-qs-int8"]), out_dir / "model.qs.onnx")
+                    sizes["ort-qs-int8"] = (stage / "model.qs.onnx").stat().st_size
+                runs = bench_runs
+                result["bench"] = time_rows(fns, x, sizes, runs, ctx, LABELS)
+            if replacement is not None:
+                rows = {r["name"]: r for r in result["bench"]["rows"]}
+                for side, name in (("before", "ort-int8"), ("after", "ort-replaced-int8")):
+                    replacement[side]["latencyMs"] = {k: rows[name]["latency"][k]["medianMs"] for k in ("b1", "b16")}
+        result["cpu"] = cpu.summary()
+        result["notes"] = notes + cpu.notes("ort")
+        result["summary"] = summary(result)
+        result["seconds"] = round(time.monotonic() - started, 2)
+        report = {
+            **result,
+            "request": {
+                "config": str(cfg.path),
+                "optimization": level,
+                "quantizeStatic": bool(want_qs),
+                "bench": bool(want_bench),
+                "replaceQdq": bool(want_replace),
+            },
+        }
+        atomic.write_json(stage / REPORT, report, indent=2)
+        atomic.write_text(stage / MARKDOWN, markdown(result))
+        ctx.check_cancelled()
+        del sess, sessions
+        atomic.replace_dir(stage, out_dir)
+        if replacement is not None:
+            atomic.copy_file(out_dir / "model.qdq.replaced.onnx", replacement["onnx"])
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+    return result

@@ -1,0 +1,654 @@
+"""build/tvm: the config's INT8 model compiled with TVM (Relax) for a target, checked and timed.
+
+Flow: load the config -> resolve the target (a preset of tvm_build.PRESETS or the `name` of an entry
+of the config's `targets`; a missing toolchain fails here, before any training) -> the trained model
+(reused from the session cache, else trained) -> its QDQ ONNX export (the file compare/layers or
+export/onnx wrote for this very model is reused, else exported now to export.onnx.path) ->
+tvm_build.build_tvm with our int8 fold (layers the config's overrides keep in `precision: fp16` run
+in float16: their ONNX nodes, found by module scope, get float16 inputs, weights and outputs and a
+float32 accumulator; `fp16Layers` and the per-node `fp16` precision report them) -> parity on real
+validation samples against ONNX Runtime and the PyTorch INT8 model (`verify`, default on; only where
+the library runs on this machine) -> latency of TVM INT8 against TVM FP32, ONNX Runtime and PyTorch
+FP32/INT8 at batch 1 and 16 (`bench`, default off).
+
+Everything is written into a staging folder next to <config folder>/out/tvm-<target name>/ and moved
+into place when the request succeeds, so a cancelled or failed request leaves no folder (and an
+earlier build untouched). The folder: model.so, build-report.json (build_tvm's report plus parity,
+bench and summary) and, with bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed).
+
+A config target with `rpc: host:port` names a TVM RPC server on the board: the connection is made
+before any training, the library is uploaded there, parity runs on the board's outputs, and `rpc`
+holds the board's latency (timed there) and, when the library also runs here, the largest
+difference between the board's outputs and this machine's.
+
+Stages (`stage` of $/progress): load, fp32, export, qat, convert (training, when not reused),
+target, onnx, build, rpc, verify, bench."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import time
+from pathlib import Path
+
+from qat_kernel import atomic
+from qat_kernel.analysis import compare_job
+from qat_kernel.pipeline import session
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
+from qat_kernel.runtimes import cpu, parity
+from qat_kernel.runtimes.bench import BATCHES
+
+DEFAULT_PARITY_SAMPLES = 1024
+DEFAULT_BENCH_RUNS = 100
+# TVM target options whose value is a list (TVM 0.27 rejects a plain string for them).
+LIST_OPTIONS = {"mattr", "keys", "libs", "cl-opt"}
+
+ROW_LABELS = {
+    "torch-fp32": "PyTorch FP32 (eager)",
+    "torch-int8": "PyTorch INT8 (PT2E converted)",
+    "tvm-int8": "TVM INT8 (int8 fold)",
+    "tvm-qdq-fp32": "TVM QDQ, no fold (fp32 math)",
+    "tvm-fp32": "TVM FP32",
+    "ort-int8": "ONNX Runtime INT8 (QDQ)",
+    "ort-fp32": "ONNX Runtime FP32",
+}
+
+
+# ------------------------------------------------------------------------------------- targets
+
+
+def parse_target_string(text: str):
+    """A config's `tvm` string -> what tvm_build.resolve_target takes: a preset name, "llvm"/"cuda",
+    JSON text, or a TVM CLI string ("llvm -mcpu=cortex-a72 -mattr=+neon,+dotprod"), which TVM 0.27 no
+    longer parses, converted to its dict form ({"kind": "llvm", "mcpu": ..., "mattr": [...]}).
+    Raises ValueError when the string cannot be read."""
+    from qat_kernel.runtimes.tvm.targets import PRESETS
+
+    text = text.strip()
+    if not text:
+        raise ValueError("empty target")
+    if text in PRESETS or text in ("x86_64", "arm64") or text.startswith("{"):
+        return text
+    tokens = shlex.split(text)
+    kind, options = tokens[0], tokens[1:]
+    if kind.startswith("-"):
+        raise ValueError(f"{text!r} does not start with a target kind (llvm, cuda, ...)")
+    spec: dict = {"kind": kind}
+    for token in options:
+        if not token.startswith("-"):
+            raise ValueError(f"{token!r} in {text!r} is not a -key=value option")
+        key, eq, value = token.lstrip("-").partition("=")
+        if not key:
+            raise ValueError(f"empty option in {text!r}")
+        if not eq:
+            spec[key] = True
+        elif key in LIST_OPTIONS:
+            spec[key] = [v for v in value.split(",") if v]
+        elif re.fullmatch(r"-?\d+", value):
+            spec[key] = int(value)
+        elif value.lower() in ("true", "false"):
+            spec[key] = value.lower() == "true"
+        else:
+            spec[key] = value
+    return spec if len(spec) > 1 else kind
+
+
+def config_target(cfg: Config, name: str):
+    """(what to build for, where it came from, YAML path): a config `targets` entry named `name`
+    first, else a preset. ConfigInvalid(path="targets") when it is neither."""
+    from qat_kernel.runtimes.tvm.targets import PRESETS
+
+    entries = cfg.get("targets") or []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("name") == name:
+            value = entry.get("tvm")
+            path = f"targets.{i}.tvm"
+            if isinstance(value, dict):
+                return dict(value), "config", path
+            try:
+                return parse_target_string(str(value)), "config", path
+            except ValueError as exc:
+                raise ConfigInvalid(f"{path}: cannot read target {value!r}: {exc}", path=path) from exc
+    if name in PRESETS:
+        return name, "preset", None
+    names = [e.get("name") for e in entries if isinstance(e, dict)]
+    known = f"targets in {cfg.path.name}: {', '.join(names)}" if names else f"no targets in {cfg.path.name}"
+    raise ConfigInvalid(
+        f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under targets ({known})",
+        path="targets",
+    )
+
+
+def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
+    """(host:port, YAML path) of the `rpc` of the config's target entry named `name`, else (None, None)."""
+    for i, entry in enumerate(cfg.get("targets") or []):
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return (str(entry["rpc"]), f"targets.{i}.rpc") if entry.get("rpc") else (None, None)
+    return None, None
+
+
+def connect_rpc(address: str, path: str):
+    """A TVM RPC session; ConfigInvalid at the target's `rpc` when nothing answers there."""
+    from qat_kernel.runtimes.tvm import rpc as tvm_rpc
+
+    try:
+        return tvm_rpc.connect(address)
+    except (ValueError, tvm_rpc.RpcUnreachable) as exc:
+        raise ConfigInvalid(f"{path}: {getattr(exc, 'message', exc)}", path=path) from exc
+
+
+def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, ctx: RequestContext):
+    """(RemoteModel, result `rpc`): the library uploaded and run on the board; its outputs against
+    this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
+    import numpy as np
+
+    from qat_kernel.runtimes.tvm.rpc import RemoteModel
+    from qat_kernel.runtimes.tvm.run import run_tvm
+
+    ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
+    model = RemoteModel(remote, artifact, report["device"])
+    info: dict = {
+        "address": address,
+        "device": report["device"],
+        "uploadBytes": model.bytes,
+        "uploadSeconds": round(model.upload_s, 4),
+    }
+    reps = int(np.ceil(max(BATCHES) / len(x)))
+    pool = np.concatenate([x] * reps) if reps > 1 else x
+    if report["runnable_here"]:
+        ctx.progress("rpc", "comparing the board's outputs with this machine's", 0.3)
+        info["maxAbsDiffVsLocal"] = float(np.abs(model(x) - run_tvm(artifact, x)).max())
+    info["latency"] = {}
+    for b in BATCHES:
+        ctx.check_cancelled()
+        ctx.progress("rpc", f"timing batch {b} on the board", 0.5)
+        info["latency"][f"b{b}"] = model.latency(np.ascontiguousarray(pool[:b]), max(3, runs // 10), runs)
+    return model, info
+
+
+def resolve(cfg: Config, name: str):
+    """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
+    command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
+    from qat_kernel.runtimes.tvm.errors import TvmBuildError
+    from qat_kernel.runtimes.tvm.targets import resolve_target
+
+    spec, source, path = config_target(cfg, name)
+    where = path or "targets"
+    try:
+        resolved = resolve_target(spec)  # ToolchainMissing (a PackageMissing) goes out as it is
+    except TvmBuildError as exc:
+        raise ConfigInvalid(f"{where}: {exc.message}", path=where) from exc
+    try:
+        resolved.tvm_target()  # TVM's own check of the options (names and types)
+    except Exception as exc:  # noqa: BLE001 - tvm.target.Target rejecting an option
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigInvalid(f"{where}: TVM rejects the target {json.dumps(spec)}: {first}", path=where) from exc
+    return spec, source, resolved
+
+
+def fp16_matcher(cfg: Config):
+    """module path -> "overrides.<i> (match <regex>)" for the layers the config keeps in fp16 (the
+    first override that matches a path or a parent path wins, as in training); None when no
+    override asks for fp16."""
+    from qat_kernel.pipeline import qconfig
+
+    plan = qconfig.plan(cfg)
+    if not any(layer.precision == "fp16" for _, _, layer in plan.overrides):
+        return None
+    overrides = cfg.get("overrides") or []
+
+    def match(module: str) -> str | None:
+        layer = plan.for_module(module)
+        if layer.precision != "fp16" or layer.override is None:
+            return None
+        return f"overrides.{layer.override} (match {overrides[layer.override].get('match')!r})"
+
+    return match
+
+
+def fp16_layers(report: dict) -> list:
+    """The result's fp16Layers: per layer the config keeps fp16, its ONNX nodes run in float16 and
+    the ones that could not be converted (with why)."""
+    section = report.get("fp16") or {}
+    out = []
+    for layer in section.get("layers") or []:
+        out.append(
+            {
+                "module": layer["module"],
+                "override": layer["match"],
+                "onnxNodes": list(layer["onnx_nodes"]),
+                "converted": bool(layer["onnx_nodes"]),
+                "skipped": [
+                    {"onnxNode": s["onnx_node"], "opType": s["op_type"], "reason": s["reason"]}
+                    for s in layer["skipped"]
+                ],
+            }
+        )
+    return out
+
+
+def out_dir_for(cfg: Config, name: str) -> Path:
+    return cfg.folder / "out" / ("tvm-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name))
+
+
+# ------------------------------------------------------------------------------------------ ONNX
+
+
+def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path, bool]:
+    """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
+    model was exported there (same opset) and the file is unchanged since."""
+    from qat_kernel.pipeline import pt2e_flow
+    from qat_kernel.runtimes.onnx import qdq_export
+
+    relative, path = compare_job.onnx_path(cfg)
+    opset = cfg.get("export.onnx.opset", compare_job.DEFAULT_OPSET)
+    if session.exported(trained, path, opset):
+        ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
+        return path, True
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
+    qdq_export.export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
+    session.record_export(trained, path, opset)
+    ctx.check_cancelled()
+    return path, False
+
+
+# ----------------------------------------------------------------------------------------- verify
+
+
+def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, tvm_fn=None) -> dict:
+    """tvm_build.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
+    INT8) plus each one's top-1 accuracy against the labels."""
+    import numpy as np
+
+    from qat_kernel.runtimes.tvm.run import run_ort, run_tvm
+
+    where = " on the board (TVM RPC)" if tvm_fn is not None else ""
+    ctx.progress("verify", f"running the TVM library{where} on {len(x)} validation samples", 0.1)
+    out = tvm_fn(x) if tvm_fn is not None else run_tvm(artifact, x)
+    ctx.check_cancelled()
+    ctx.progress("verify", "running ONNX Runtime on the same samples", 0.5)
+    ref = run_ort(onnx_file, x)
+    ctx.check_cancelled()
+    step = parity.onnx_output_step(onnx_file)
+    result: dict = {"samples": int(len(x)), "outputKind": step["kind"]}
+    if step["step"] is not None:
+        result["outputStep"] = float(np.min(step["step"]))
+    result["vsOrt"] = parity.compare(out, ref, step["step"])
+    if torch_out is not None:
+        result["vsTorch"] = parity.compare(out, torch_out, step["step"])
+        result["ortVsTorch"] = parity.compare(ref, torch_out, step["step"])
+    if parity.accuracy(out, labels) is not None:
+        result["accuracy"] = {"tvm": parity.accuracy(out, labels), "ort": parity.accuracy(ref, labels)}
+        if torch_out is not None:
+            result["accuracy"]["torch"] = parity.accuracy(torch_out, labels)
+    ctx.progress("verify", "parity checked", 1.0)
+    return result
+
+
+# ------------------------------------------------------------------------------------------ bench
+
+
+def time_build(
+    onnx_file: Path,
+    artifact: Path,
+    report: dict,
+    spec,
+    work: Path,
+    x,
+    trained,
+    converted,
+    runs: int,
+    ctx: RequestContext,
+) -> dict:
+    """compare_backends' rows (TVM without the fold, TVM FP32, ONNX Runtime INT8/FP32) plus the
+    library just built and PyTorch FP32/INT8 of the session's model, each at batch 1 and 16 on real
+    validation inputs; speedups against PyTorch FP32."""
+    import numpy as np
+    import torch
+
+    from qat_kernel.analysis.model_size import model_bytes
+    from qat_kernel.runtimes.bench import bench_latency, with_ratios
+    from qat_kernel.runtimes.tvm.bench import compare_backends
+    from qat_kernel.runtimes.tvm.run import load_tvm
+
+    warmup = max(3, runs // 10)
+    reps = int(np.ceil(max(BATCHES) / len(x)))
+    pool = np.concatenate([x] * reps) if reps > 1 else x
+    inputs = {b: np.ascontiguousarray(pool[:b]) for b in BATCHES}
+    main_name = "tvm-int8" if report["fold_int8"] else "tvm-qdq-fp32"
+    others = tuple(
+        r for r in ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32") if r not in (main_name, "tvm-int8")
+    )
+    rows: list = []
+
+    def timed(name, fn, nbytes, artifact_path=None, ops=None):
+        ctx.progress("bench", f"timing {ROW_LABELS[name]}")
+        row = {"name": name, "label": ROW_LABELS[name], "bytes": int(nbytes)}
+        if artifact_path is not None:
+            row["artifact"] = str(artifact_path)
+        if ops is not None:
+            row["opsPerPrecision"] = ops
+        row["latency"] = {}
+        for b in BATCHES:
+            ctx.check_cancelled()
+            row["latency"][f"b{b}"] = bench_latency(fn, inputs[b], warmup, runs)
+        rows.append(row)
+
+    with torch.no_grad():
+        timed("torch-fp32", lambda a: trained.fp32(torch.from_numpy(a)), model_bytes(trained.fp32))
+        timed("torch-int8", lambda a: converted(torch.from_numpy(a)), model_bytes(converted))
+    timed(main_name, load_tvm(artifact), report["artifact_bytes"], artifact, report["ops_per_precision"])
+
+    def progress(stage, message, fraction):
+        ctx.progress("bench", message, fraction)
+
+    compared = compare_backends(
+        onnx_file,
+        work,
+        inputs,
+        target=spec,
+        warmup=warmup,
+        runs=runs,
+        rows=others,
+        progress=progress,
+        check_cancelled=ctx.check_cancelled,
+    )
+    for r in compared["rows"]:
+        row = {"name": r["name"], "label": ROW_LABELS[r["name"]], "bytes": int(r["bytes"]), "artifact": r["artifact"]}
+        if r.get("ops_per_precision") is not None:
+            row["opsPerPrecision"] = r["ops_per_precision"]
+        row["latency"] = {f"b{b}": r["latency"][str(b)] for b in BATCHES}
+        rows.append(row)
+    with_ratios(rows)
+    fastest = {f"b{b}": min(rows, key=lambda r: r["latency"][f"b{b}"]["medianMs"])["name"] for b in BATCHES}
+    ctx.progress("bench", "benchmarked", 1.0)
+    return {"baseline": "torch-fp32", "warmup": warmup, "runs": runs, "rows": rows, "fastest": fastest}
+
+
+# ---------------------------------------------------------------------------------------- summary
+
+
+def _precision_counts(counts: dict) -> str:
+    order = ["int8", "int16", "int32", "float16", "float32"]
+    keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
+    return ", ".join(f"{k} {counts[k]}" for k in keys)
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.2f}%"
+
+
+def _parity_line(title: str, m: dict) -> str:
+    parts = [f"{title} ({m['samples']} validation samples):"]
+    if "top1Agreement" in m:
+        parts.append(f"top-1 agreement {_pct(m['top1Agreement'])},")
+    if "maxDiffSteps" in m:
+        parts.append(f"max diff {m['maxDiffSteps']:.2f} steps ({_pct(m['withinOneStep'])} of samples within one step),")
+    parts.append(f"max |diff| {m['maxAbsDiff']:.3g}, cosine min {m['cosineMin']:.6f}")
+    return " ".join(parts)
+
+
+def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
+    """The lines the VS Code task prints, as they are."""
+    runs_here = "runs on this machine" if report["runnable_here"] else "cross-built: does not run on this machine"
+    where = "preset" if source == "preset" else "from the config's targets"
+    lines = [
+        f"TVM {report['tvm_version']} build for {name} ({where}): {report['target']} "
+        f"[{report['arch']}, {report['device']}, {runs_here}]"
+    ]
+    before, after = result["opsPerPrecision"]["before"], result["opsPerPrecision"]["after"]
+    a_before, a_after = result["anchorsPerPrecision"]["before"], result["anchorsPerPrecision"]["after"]
+    lines.append(
+        f"Compute ops before the int8 fold: {_precision_counts(before)} (conv/matmul: {_precision_counts(a_before)})"
+    )
+    fold = "after the int8 fold" if report["fold_int8"] else "built without the fold (foldInt8: false)"
+    lines.append(f"Compute ops {fold}: {_precision_counts(after)} (conv/matmul: {_precision_counts(a_after)})")
+    ops = result["ops"]
+    per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "fp16", "folded", "fp32")}
+    fp16 = f", {per['fp16']} in fp16" if per["fp16"] else ""
+    lines.append(f"ONNX nodes: {per['int8']} run in int8{fp16}, {per['folded']} folded away, {per['fp32']} stay fp32")
+    for layer in result.get("fp16Layers") or []:
+        if layer["converted"]:
+            lines.append(
+                f"fp16 layer {layer['module']} ({layer['override']}): {', '.join(layer['onnxNodes'])} run in "
+                "float16 (float32 accumulation)"
+            )
+    fp32 = [o for o in ops if o["precision"] == "fp32"]
+    for o in fp32[:5]:
+        lines.append(f"  fp32: {o['opType']} {o['onnxNode']}: {o.get('reason') or 'no reason given'}")
+    if len(fp32) > 5:
+        lines.append(f"  ... and {len(fp32) - 5} more fp32 nodes (see the report)")
+    parity = result.get("parity")
+    if parity is not None:
+        lines.append(_parity_line("Parity vs ONNX Runtime", parity["vsOrt"]))
+        if "vsTorch" in parity:
+            lines.append(_parity_line("Parity vs PyTorch INT8", parity["vsTorch"]))
+        acc = parity.get("accuracy")
+        if acc:
+            text = f"Top-1 accuracy: TVM {_pct(acc['tvm'])}, ONNX Runtime {_pct(acc['ort'])}"
+            if "torch" in acc:
+                text += f", PyTorch INT8 {_pct(acc['torch'])}"
+            lines.append(text)
+    bench_result = result.get("bench")
+    if bench_result is not None:
+        width = max(len(r["label"]) for r in bench_result["rows"])
+        lines.append(
+            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
+            f"{'vs FP32':>8}  {'size':>11}"
+        )
+        for r in bench_result["rows"]:
+            cells = []
+            for k in ("b1", "b16"):
+                cells.append(f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x")
+            lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
+        fastest = bench_result["fastest"]
+        lines.append(f"Fastest: batch 1 {ROW_LABELS[fastest['b1']]}, batch 16 {ROW_LABELS[fastest['b16']]}")
+    board = result.get("rpc")
+    if board is not None:
+        text = (
+            f"On the board through TVM RPC {board['address']}: uploaded {board['uploadBytes']:,} bytes; median "
+            f"{board['latency']['b1']['medianMs']:.3f} ms at batch 1, {board['latency']['b16']['medianMs']:.3f} ms "
+            "at batch 16 (timed there)"
+        )
+        if "maxAbsDiffVsLocal" in board:
+            text += f"; outputs vs this machine: max |diff| {board['maxAbsDiffVsLocal']:.3g}"
+        lines.append(text + ("; parity above ran on the board" if result.get("parity") else ""))
+    lines.append(
+        f"Artifact: {result['artifact']} ({result['artifactBytes']:,} bytes), built in "
+        f"{result['buildSeconds']:.1f} s; report {result['reportPath']}"
+    )
+    for note in result.get("notes", []):
+        lines.append(f"Note: {note}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------- run
+
+
+def _rebase(obj, old: str, new: str):
+    """Every string under obj that is a path inside `old`, moved to `new`."""
+    if isinstance(obj, str):
+        return new + obj[len(old) :] if obj == old or obj.startswith(old + os.sep) else obj
+    if isinstance(obj, dict):
+        return {k: _rebase(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rebase(v, old, new) for v in obj]
+    return obj
+
+
+def _forget_vms(folder: Path) -> None:
+    """Drop the Relax VMs load_tvm cached for libraries in `folder` (a staging folder that is moved)."""
+    from qat_kernel.runtimes.tvm import run as tvm_run
+
+    prefix = str(folder.resolve()) + os.sep
+    for key in [k for k in tvm_run._VMS if str(k[0]).startswith(prefix)]:
+        tvm_run._VMS.pop(key, None)
+
+
+def build(
+    ctx: RequestContext,
+    *,
+    config: str,
+    target: str,
+    fold_int8: bool,
+    want_verify: bool,
+    want_bench: bool,
+    samples: int,
+    bench_runs: int,
+    steps: int | None,
+) -> dict:
+    """The config's INT8 model built with TVM for a target, checked and timed."""
+    from qat_kernel.runtimes.tvm import build as tvm_build_mod
+    from qat_kernel.runtimes.tvm.build import build_tvm
+
+    started = time.monotonic()
+    cfg = session.load(config, ctx)
+    name = target
+    fold_int8 = fold_int8
+    ctx.progress("target", f"resolving target {name}")
+    spec, source, resolved = resolve(cfg, name)
+    session.require_pt2e(cfg, "build/tvm compiles the QDQ ONNX export, which needs the pt2e flow")
+    rpc_address, rpc_path = config_rpc(cfg, name)
+    remote = None
+    if rpc_address:  # before any training: a board that does not answer fails fast
+        ctx.progress("target", f"connecting to the TVM RPC server at {rpc_address}")
+        remote = connect_rpc(rpc_address, rpc_path)
+    ctx.check_cancelled()
+
+    trained, reused = session.get(cfg, ctx, steps=steps)
+    converted = session.convert(trained, ctx)
+    onnx_file, onnx_reused = qdq_onnx(cfg, trained, converted, ctx)
+
+    out_dir = out_dir_for(cfg, name)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = atomic.sibling(out_dir, "staging")
+    notes: list = []
+    try:
+
+        def build_progress(_stage: str, message: str, fraction: float) -> None:
+            ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
+
+        fp16 = fp16_matcher(cfg)
+        report = build_tvm(
+            onnx_file,
+            spec,
+            stage,
+            fold_int8=fold_int8,
+            progress=build_progress,
+            check_cancelled=ctx.check_cancelled,
+            fp16=fp16,
+        )
+        artifact = stage / tvm_build_mod.ARTIFACT
+        result: dict = {
+            "target": name,
+            "targetSource": source,
+            "tvmTarget": report["target"],
+            "arch": report["arch"],
+            "device": report["device"],
+            "runnableHere": bool(report["runnable_here"]),
+            "tvmVersion": report["tvm_version"],
+            "foldInt8": bool(fold_int8),
+            "onnx": str(onnx_file),
+            "onnxReused": onnx_reused,
+            "reused": reused,
+            "artifact": str(artifact),
+            "artifactBytes": report["artifact_bytes"],
+            "outDir": str(out_dir),
+            "reportPath": str(out_dir / tvm_build_mod.REPORT),
+            "buildSeconds": report["build_time_s"],
+            "times": {k: report["times_s"][k] for k in ("import", "fold", "compile", "export")},
+            "opsPerPrecision": {
+                "before": report["ops_before"]["per_precision"],
+                "after": report["ops_after"]["per_precision"],
+            },
+            "anchorsPerPrecision": {
+                "before": report["ops_before"]["anchors_per_precision"],
+                "after": report["ops_after"]["anchors_per_precision"],
+            },
+            "kernelsPerPrecision": report["kernels_per_precision"],
+            "ops": [
+                {
+                    "onnxNode": o["onnx_node"],
+                    "opType": o["op_type"],
+                    "precision": o["precision"],
+                    **({"detail": o["detail"]} if o.get("detail") else {}),
+                    **({"reason": o["reason"]} if o.get("reason") else {}),
+                }
+                for o in report["ops"]
+            ],
+        }
+        if report.get("cross_compiler"):
+            result["crossCompiler"] = report["cross_compiler"]
+        notes.extend(report.get("notes") or [])
+        if fp16 is not None:
+            result["fp16Layers"] = fp16_layers(report)
+            if not result["fp16Layers"] and not any(n.startswith("fp16 overrides not applied") for n in notes):
+                notes.append(
+                    f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
+                    "match, so every layer keeps the precision of the export"
+                )
+
+        board = None
+        if remote is not None:
+            limit = samples
+            x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+            board, result["rpc"] = on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
+        if want_verify and board is not None:
+            result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, tvm_fn=board)
+            want_verify = False
+        if (want_verify or want_bench) and not report["runnable_here"]:
+            skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
+            notes.append(
+                f"{skipped} not measured: the {report['arch']} library does not run on this machine "
+                "(run it on the board through TVM RPC: an `rpc` in the config's target, or under qemu-user)"
+            )
+        elif want_verify or want_bench:
+            limit = samples
+            ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
+            x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+            if want_verify:
+                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx)
+            if want_bench:
+                runs = bench_runs
+                result["bench"] = time_build(
+                    onnx_file, artifact, report, spec, stage / "bench", x, trained, converted, runs, ctx
+                )
+        if board is not None:
+            board.close()
+        ctx.check_cancelled()
+
+        result = _rebase(result, str(stage), str(out_dir))
+        result["cpu"] = cpu.summary()
+        result["notes"] = notes
+        result["summary"] = summary(name, source, report, result)
+        result["seconds"] = round(time.monotonic() - started, 2)
+        full = _rebase(report, str(stage), str(out_dir))
+        full.update(
+            {
+                "request": {
+                    "target": name,
+                    "targetSource": source,
+                    "foldInt8": bool(fold_int8),
+                    "config": str(cfg.path),
+                },
+                "parity": result.get("parity"),
+                "bench": result.get("bench"),
+                "rpc": result.get("rpc"),
+                "notes": notes,
+                "summary": result["summary"],
+            }
+        )
+        atomic.write_json(stage / tvm_build_mod.REPORT, full, indent=2)
+        ctx.check_cancelled()
+        _forget_vms(stage)
+        atomic.replace_dir(stage, out_dir)
+    finally:
+        if stage.exists():
+            _forget_vms(stage)
+            shutil.rmtree(stage, ignore_errors=True)
+    return result

@@ -1,0 +1,237 @@
+"""verify/parity: every deployable artifact of the config run on the same real validation inputs and
+compared with the PyTorch INT8 model (the PT2E converted graph) of the session.
+
+Artifacts, each a row (absent files are rows with status "missing", so the table says what to build):
+  ort-int8            ONNX Runtime CPU EP on the QDQ export (exported now if this model has none)
+  ort-int8-optimized  out/ort-cpu/model.optimized.onnx, the graph build/ort saved
+  ort-qs-int8         out/ort-cpu/model.qs.onnx, ORT's quantize_static (other scales: expect drift)
+  tvm-int8            out/tvm-<target>/model.so (build/tvm)
+  c-runner            out/deploy-<target>/ portable C runner (deploy/c-artifact), compiled for this machine
+  and with includeFp32: torch-fp32, ort-fp32 (the QDQ file with Q/DQ stripped), tvm-fp32
+  (out/tvm-<target>/bench/tvm-fp32/model.so when build/tvm ran with bench).
+
+Metrics per row (tvm_build.compare): max |diff| in quantization steps of the output (the PyTorch
+graph's own step: the output's scale, or one unit of the last layer's int32 accumulator, input scale x
+weight scale per channel, as export/onnx reports it), the fraction of samples within one step, per-sample
+cosine, top-1 agreement, and top-1 accuracy against the labels. A file older than the QDQ export it
+should come from is run anyway and flagged stale."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from qat_kernel.pipeline import session
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import parity
+from qat_kernel.runtimes.ort import job as ort_job
+from qat_kernel.runtimes.tvm import job as tvm_job
+
+LABELS = {
+    "ort-int8": "ONNX Runtime INT8 (QDQ export)",
+    "ort-int8-optimized": "ONNX Runtime INT8 (build/ort optimised graph)",
+    "ort-qs-int8": "ONNX Runtime INT8 (quantize_static)",
+    "tvm-int8": "TVM INT8 (int8 fold)",
+    "c-runner": "Portable C runner (deploy/c-artifact)",
+    "torch-fp32": "PyTorch FP32 (eager)",
+    "ort-fp32": "ONNX Runtime FP32 (Q/DQ stripped)",
+    "tvm-fp32": "TVM FP32",
+}
+INT8_ROWS = ("ort-int8", "ort-int8-optimized", "ort-qs-int8", "tvm-int8", "c-runner")
+FP32_ROWS = ("torch-fp32", "ort-fp32", "tvm-fp32")
+
+
+def _ort(path):
+    from qat_kernel.runtimes.tvm.run import ort_session
+
+    sess = ort_session(path)
+    name = sess.get_inputs()[0].name
+    return lambda a: sess.run(None, {name: a})[0]
+
+
+def _newer_than(artifact: Path, source: Path) -> bool:
+    return artifact.stat().st_mtime_ns >= source.stat().st_mtime_ns
+
+
+def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) -> list[dict]:
+    """(name, artifact, how to run it | None with status and note) for each row."""
+    from qat_kernel.runtimes.tvm.targets import elf_machine, host_arch
+
+    rows = []
+    ort_dir = ort_job.out_dir_for(cfg)
+    tvm_dir = tvm_job.out_dir_for(cfg, target)
+    qdq_bytes = onnx_file.read_bytes()
+    ort_stale = (ort_dir / "model.qdq.onnx").is_file() and (ort_dir / "model.qdq.onnx").read_bytes() != qdq_bytes
+
+    def row(name, artifact, runner=None, status="ok", note=None, stale=False):
+        r = {"name": name, "label": LABELS[name], "status": status, "run": runner}
+        if artifact is not None:
+            r["artifact"] = str(artifact)
+        if note:
+            r["note"] = note
+        if stale:
+            r["stale"] = True
+        rows.append(r)
+
+    row("ort-int8", onnx_file, lambda: _ort(onnx_file))
+    for name, file, how in (
+        ("ort-int8-optimized", ort_dir / "model.optimized.onnx", "build/ort"),
+        ("ort-qs-int8", ort_dir / "model.qs.onnx", "build/ort (quantizeStatic)"),
+    ):
+        if file.is_file():
+            row(
+                name,
+                file,
+                (lambda f: lambda: _ort(f))(file),
+                stale=ort_stale,
+                note="built from an earlier QDQ export: run build/ort again" if ort_stale else None,
+            )
+        else:
+            row(name, file, status="missing", note=f"not built: run {how}")
+
+    def tvm_row(name, lib, how):
+        if not lib.is_file():
+            row(name, lib, status="missing", note=f"not built: run {how} for target {target}")
+            return
+        machine = elf_machine(lib)
+        if machine is not None and machine != host_arch():
+            row(name, lib, status="skipped", note=f"built for {machine}: runs on the board (TVM RPC), not here")
+            return
+        report = lib.parent / "build-report.json"
+        built_from = None
+        if report.is_file():
+            built_from = json.loads(report.read_text(encoding="utf-8")).get("onnx")
+        stale = not _newer_than(lib, onnx_file) or (built_from is not None and built_from != str(onnx_file))
+        from qat_kernel.runtimes.tvm.run import load_tvm
+
+        row(
+            name,
+            lib,
+            lambda: load_tvm(lib),
+            stale=stale,
+            note="built from an earlier QDQ export: run build/tvm again" if stale else None,
+        )
+
+    tvm_row("tvm-int8", tvm_dir / "model.so", "build/tvm")
+    deploy_dir = cfg.folder / "out" / ("deploy-" + tvm_dir.name[len("tvm-") :])
+    from qat_kernel.runtimes.c import job as c_job
+
+    runner = c_job.host_runner(deploy_dir)
+    if runner is None:
+        row("c-runner", deploy_dir, status="missing", note=f"not built: run deploy/c-artifact for target {target}")
+    else:
+        stale = not _newer_than(runner["header"], onnx_file)
+        row(
+            "c-runner",
+            runner["source"],
+            lambda: c_job.runner_fn(runner, work),
+            stale=stale,
+            note="written from an earlier model: run deploy/c-artifact again" if stale else None,
+        )
+    if want_fp32:
+        from qat_kernel.runtimes.tvm.run import strip_qdq
+
+        row("torch-fp32", None, None)  # run by the caller: it needs the session's model
+        fp32 = strip_qdq(onnx_file, work / "fp32.onnx")
+        row("ort-fp32", None, lambda: _ort(fp32), note="the QDQ export with its Q/DQ stripped (same weights)")
+        tvm_row("tvm-fp32", tvm_dir / "bench" / "tvm-fp32" / "model.so", "build/tvm with bench")
+    return rows
+
+
+def summary(result: dict) -> list[str]:
+    step = result.get("outputStep")
+    lines = [
+        f"Parity against PyTorch INT8 on {result['samples']} validation samples (output "
+        f"{result['outputKind']}{f', step {step:.3g}' if step is not None else ''}); PyTorch INT8 "
+        f"accuracy {result['torchInt8Accuracy'] * 100:.2f}%"
+    ]
+    for r in result["rows"]:
+        if r["status"] != "ok":
+            lines.append(f"{r['label']}: {r['status']} ({r.get('note', '')})")
+            continue
+        m = r["vsTorchInt8"]
+        text = f"{r['label']}: top-1 agreement {m.get('top1Agreement', 0) * 100:.2f}%"
+        if "maxDiffSteps" in m:
+            text += f", max diff {m['maxDiffSteps']:.2f} steps ({m['withinOneStep'] * 100:.1f}% of samples within one)"
+        text += f", cosine min {m['cosineMin']:.6f}"
+        if "accuracy" in r:
+            text += f", accuracy {r['accuracy'] * 100:.2f}%"
+        if r.get("stale"):
+            text += " [stale]"
+        lines.append(text)
+    return lines
+
+
+def verify(
+    ctx: RequestContext,
+    *,
+    config: str,
+    target: str,
+    artifacts: list | None,
+    include_fp32: bool,
+    samples: int,
+    steps: int | None,
+) -> dict:
+    """Every built artifact of the config against PyTorch INT8 on the same samples."""
+    import numpy as np
+    import torch
+
+    started = time.monotonic()
+    cfg = session.load(config, ctx)
+    session.require_pt2e(cfg, "verify/parity compares the QDQ ONNX artifacts, which need the pt2e flow")
+    target = target
+    wanted = artifacts
+    trained, reused = session.get(cfg, ctx, steps=steps)
+    converted = session.convert(trained, ctx)
+    onnx_file, _ = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
+    limit = samples
+    ctx.progress("verify", "PyTorch INT8 outputs on the validation samples", 0.0)
+    x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+    output = parity.torch_output_step(converted)
+    step, kind = output["step"], output["kind"]
+    notes: list = []
+    with tempfile.TemporaryDirectory(prefix="qat-parity-") as tmp:
+        rows = _candidates(cfg, target, onnx_file, include_fp32, Path(tmp))
+        if wanted:
+            rows = [r for r in rows if r["name"] in wanted]
+        for i, r in enumerate(rows):
+            run_fn = r.pop("run")
+            if r["status"] != "ok":
+                continue
+            ctx.check_cancelled()
+            ctx.progress("verify", f"running {r['label']}", (i + 1) / (len(rows) + 1))
+            try:
+                if r["name"] == "torch-fp32":
+                    with torch.no_grad():
+                        out = trained.fp32(torch.from_numpy(x)).float().numpy()
+                else:
+                    out = np.asarray(run_fn()(x))
+            except Exception as exc:  # noqa: BLE001 - one broken artifact must not hide the others
+                r["status"], r["note"] = "failed", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
+                continue
+            r["vsTorchInt8"] = parity.compare(out, torch_out, step)
+            if out.ndim == 2 and out.shape[-1] > 1:
+                r["accuracy"] = float((out.argmax(-1) == labels).mean())
+    if any(r.get("stale") for r in rows):
+        notes.append(
+            "stale rows were built from an earlier model or export: their differences say so, not "
+            "that the runtime is wrong"
+        )
+    result = {
+        "reference": "torch-int8",
+        "target": target,
+        "onnx": str(onnx_file),
+        "reused": reused,
+        "samples": int(len(x)),
+        "outputKind": kind,
+        "torchInt8Accuracy": float((torch_out.argmax(-1) == labels).mean()),
+        "rows": rows,
+        "notes": notes,
+    }
+    if step is not None:
+        result["outputStep"] = float(np.min(step))
+    result["summary"] = summary(result)
+    result["seconds"] = round(time.monotonic() - started, 2)
+    return result
