@@ -1,6 +1,7 @@
 """bench/run (protocol/kernel-rpc.schema.json): the request's params to runtimes.bench_job.bench."""
 
 from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes import bench_job
 
 
 def run(ctx: RequestContext) -> dict:
