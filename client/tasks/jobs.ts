@@ -13,7 +13,6 @@ import type {
   SensitivityResult,
 } from '../../protocol/kernel';
 import type { BuildOrtResult, HistogramsResult, QatConvertResult, VerifyParityResult } from '../../protocol/kernel';
-import { replacementMarkdown } from './qdqReplacement';
 import type { Ctx } from '../ctx';
 import { driftLines } from './drift';
 
@@ -208,7 +207,8 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
       '',
     );
   }
-  if (ort?.qdqReplacement) out.push(...replacementMarkdown(ort.qdqReplacement));
+  // The kernel renders this section; the report shows its lines as they are.
+  out.push(...(ort?.qdqReplacement?.markdown ?? []));
   out.push(
     '## Precision of each op as built (TVM)',
     '',

@@ -32,16 +32,12 @@ export async function benchBuild(): Promise<void> {
   console.log('\n## bench/run: latency per runtime (median ms, ratio to PyTorch FP32 eager; CPU, batch 1 and 16)');
   const config = path.join(repoRoot, 'examples', 'digits', 'digits.qat.yaml');
   const started = Date.now();
-  const run = spawnSync(
-    venvPython,
-    ['-m', 'benchmarks.build_bench', config, RESNET_SIDE, DIGITS_RUNS, RESNET_RUNS],
-    {
-      cwd: path.join(repoRoot, 'python-helpers'),
-      encoding: 'utf8',
-      timeout: 1_200_000,
-      maxBuffer: 16 << 20,
-    },
-  );
+  const run = spawnSync(venvPython, ['-m', 'benchmarks.build_bench', config, RESNET_SIDE, DIGITS_RUNS, RESNET_RUNS], {
+    cwd: path.join(repoRoot, 'python-helpers'),
+    encoding: 'utf8',
+    timeout: 1_200_000,
+    maxBuffer: 16 << 20,
+  });
   if (run.status !== 0)
     throw new Error(`build benchmark failed (${run.status ?? run.signal}):\n${run.stderr.slice(-4000)}`);
   const tables = run.stdout

@@ -183,7 +183,7 @@ def bench(
         with torch.no_grad():
             bench = time_rows(fns, x, sizes, runs, ctx, LABELS)
         tvm_job._forget_vms(work)
-    fastest = {k: min(bench["rows"], key=lambda r: r["latency"][k]["medianMs"])["target"] for k in ("b1", "b16")}
+    fastest = {k: min(bench["rows"], key=lambda r: r["latency"][k]["medianMs"])["name"] for k in ("b1", "b16")}
     notes.append(
         f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "
         f"eager mode with {torch.get_num_threads()} threads"

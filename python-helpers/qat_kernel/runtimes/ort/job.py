@@ -31,6 +31,7 @@ from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import time_rows
+from qat_kernel.runtimes.ort.report import markdown, replacement_markdown, summary
 from qat_kernel.runtimes.tvm import job as tvm_job
 
 OUT_NAME = "ort-cpu"
@@ -80,154 +81,6 @@ def _accuracy(out, labels, torch_out) -> dict:
     if torch_out is not None:
         result["top1AgreementVsTorchInt8"] = float((out.argmax(-1) == torch_out.argmax(-1)).mean())
     return result
-
-
-def _counts(d: dict) -> str:
-    order = ["int8", "fp32", "fp16", "bf16", "conversion", "other"]
-    return ", ".join(f"{k} {d[k]}" for k in order + sorted(set(d) - set(order)) if k in d)
-
-
-def summary(result: dict) -> list[str]:
-    lines = [
-        f"ONNX Runtime {result['ortVersion']} ({result['provider']}, optimisation level "
-        f"{result['optimization']}): {result['onnx']}"
-    ]
-    for v in result["variants"]:
-        lines.append(
-            f"{v['label']}: conv/matmul ops {_counts(v['convMatmulPerPrecision'])}; all ops "
-            f"{_counts(v['perPrecision'])}"
-        )
-        fp32 = [o for o in v["ops"] if o["precision"] == "fp32"]
-        for o in fp32[:5]:
-            lines.append(f"  fp32: {o['opType']} {o['name']}: {o.get('reason', '')}")
-        if len(fp32) > 5:
-            lines.append(f"  ... and {len(fp32) - 5} more fp32 ops (see the report)")
-        if "accuracy" in v:
-            text = f"  top-1 accuracy {v['accuracy'] * 100:.2f}%"
-            if "top1AgreementVsTorchInt8" in v:
-                text += f", same prediction as PyTorch INT8 on {v['top1AgreementVsTorchInt8'] * 100:.2f}%"
-            lines.append(text + f" of {result['samples']} validation samples")
-    rq = result.get("qdqReplacement")
-    if rq is not None:
-        lines.append(f"Q/DQ re-placement of our export ({_inserted_text(rq)}), before -> after:")
-        for label, before, after in replacement_table(rq):
-            lines.append(f"  {label}: {before} -> {after}")
-    bench = result.get("bench")
-    if bench is not None:
-        width = max(len(r["label"]) for r in bench["rows"])
-        lines.append(
-            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
-            f"{'vs FP32':>8}  {'size':>11}"
-        )
-        for r in bench["rows"]:
-            cells = [
-                f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x" for k in ("b1", "b16")
-            ]
-            lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
-    lines.append(f"Folder: {result['outDir']} (report {result['reportPath']})")
-    for note in result.get("notes", []):
-        lines.append(f"Note: {note}")
-    return lines
-
-
-def _inserted_text(rq: dict) -> str:
-    kinds = [i["kind"] for i in rq["inserted"]]
-    parts = []
-    for kind, word in (("activation", "Q/DQ pair"), ("bias", "int32 bias"), ("op", "op rewrite")):
-        n = kinds.count(kind)
-        if n:
-            parts.append(f"{n} {word}{'s' if n > 1 else ''}")
-    calibrated = sum(1 for i in rq["inserted"] if i.get("source") == "calibration")
-    text = ", ".join(parts) + "; the export's trained scales kept"
-    if calibrated:
-        plural = "s" if calibrated > 1 else ""
-        text += f"; {calibrated} new scale{plural} from {rq['calibrationSamples']} calibration samples"
-    return text
-
-
-def replacement_table(rq: dict) -> list[tuple[str, str, str]]:
-    """(row label, before, after) for the Q/DQ re-placement: precision as executed, parity, latency."""
-
-    def counts(side, key, prec):
-        return str(side[key].get(prec, 0))
-
-    def num(v, fmt):
-        return "n/a" if v is None else format(v, fmt)
-
-    b, a = rq["before"], rq["after"]
-    rows = [
-        (
-            "conv/matmul ops int8",
-            counts(b, "convMatmulPerPrecision", "int8"),
-            counts(a, "convMatmulPerPrecision", "int8"),
-        ),
-        (
-            "conv/matmul ops fp32",
-            counts(b, "convMatmulPerPrecision", "fp32"),
-            counts(a, "convMatmulPerPrecision", "fp32"),
-        ),
-        ("compute ops int8", counts(b, "computePerPrecision", "int8"), counts(a, "computePerPrecision", "int8")),
-        ("compute ops fp32", counts(b, "computePerPrecision", "fp32"), counts(a, "computePerPrecision", "fp32")),
-        ("Q/DQ and casts left", counts(b, "perPrecision", "conversion"), counts(a, "perPrecision", "conversion")),
-        (
-            "max diff vs PyTorch INT8 (output steps)",
-            num(b.get("maxDiffSteps"), ".2f"),
-            num(a.get("maxDiffSteps"), ".2f"),
-        ),
-        ("within one step", num(b.get("withinOneStep"), ".2%"), num(a.get("withinOneStep"), ".2%")),
-        (
-            "top-1 agreement vs PyTorch INT8",
-            num(b.get("top1AgreementVsTorchInt8"), ".2%"),
-            num(a.get("top1AgreementVsTorchInt8"), ".2%"),
-        ),
-        ("top-1 accuracy", num(b.get("accuracy"), ".2%"), num(a.get("accuracy"), ".2%")),
-    ]
-    if "latencyMs" in b and "latencyMs" in a:
-        for k, label in (("b1", "latency batch 1, median ms"), ("b16", "latency batch 16, median ms")):
-            rows.append((label, f"{b['latencyMs'][k]:.3f}", f"{a['latencyMs'][k]:.3f}"))
-    return rows
-
-
-def markdown(result: dict) -> str:
-    out = [f"# ONNX Runtime build: {Path(result['onnx']).name}", "", *[f"    {line}" for line in result["summary"]], ""]
-    rq = result.get("qdqReplacement")
-    if rq is not None:
-        out += [
-            "## Q/DQ re-placement",
-            "",
-            f"`{rq['onnx']}`: {_inserted_text(rq)}.",
-            "",
-            "| | before (our export) | after (re-placed) |",
-            "|---|---|---|",
-            *[f"| {label} | {b} | {a} |" for label, b, a in replacement_table(rq)],
-            "",
-            "| inserted | on | for | scale | why |",
-            "|---|---|---|---|---|",
-        ]
-        for i in rq["inserted"]:
-            where = {"calibration": "calibrated", "neighbour": f"from {i.get('neighbour', '')}"}.get(
-                i.get("source"), ""
-            )
-            scale = f"{i['scale']:.6g} {where}".strip() if "scale" in i else ""
-            out.append(
-                f"| {i['kind']} | {i['tensor']} | {i['opType']} {i['node']} | {scale} | {i['why'].replace('|', '/')} |"
-            )
-        out.append("")
-    for v in result["variants"]:
-        out += [
-            f"## {v['label']}: precision as executed",
-            "",
-            f"Optimised graph: `{v['optimized']}` ({v['bytes']['optimized']:,} bytes; source "
-            f"{v['bytes']['onnx']:,} bytes)",
-            "",
-            "| node | op | precision | role | why fp32 |",
-            "|---|---|---|---|---|",
-        ]
-        for o in v["ops"]:
-            why = (o.get("reason") or "").replace("|", "\\|")
-            out.append(f"| {o['name']} | {o['opType']} | {o['precision']} | {o['role']} | {why} |")
-        out.append("")
-    return "\n".join(out) + "\n"
 
 
 def replaced_path(export: Path) -> Path:
@@ -464,6 +317,8 @@ def build(
                     replacement[side]["latencyMs"] = {k: rows[name]["latency"][k]["medianMs"] for k in ("b1", "b16")}
         result["cpu"] = cpu.summary()
         result["notes"] = notes + cpu.notes("ort")
+        if result.get("qdqReplacement") is not None:
+            result["qdqReplacement"]["markdown"] = replacement_markdown(result["qdqReplacement"])
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
         report = {
