@@ -30,6 +30,33 @@ const rpcTypes = await compile(rpcSchema, 'KernelRpc', {
 });
 writeIfChanged(path.join(gen, 'kernel-rpc.ts'), rpcTypes);
 
+// The method map, notification names and error codes, from the same schema: nothing of the contract is
+// written twice. A method's params/result types are the definitions its schema entry refers to.
+const refName = (node) => node.$ref.split('/').pop();
+const methodLines = Object.entries(rpcSchema.properties.methods.properties).map(
+  ([name, spec]) =>
+    `  '${name}': { params: T.${refName(spec.properties.params)}; result: T.${refName(spec.properties.result)} };`,
+);
+const codes = rpcSchema.definitions.KernelErrorData.properties.kind['x-codes'];
+writeIfChanged(
+  path.join(gen, 'kernel-protocol.ts'),
+  [
+    '/* Generated from protocol/kernel-rpc.schema.json by scripts/build.mjs. Do not edit. */',
+    "import type * as T from './kernel-rpc';",
+    '',
+    'export interface KernelMethods {',
+    ...methodLines,
+    '}',
+    '',
+    '/** Notification method names, by the name the schema gives their params. */',
+    `export const KernelNotificationNames = ${JSON.stringify(Object.keys(rpcSchema.properties.notifications.properties))} as const;`,
+    '',
+    '/** error.code of a failed kernel request by its KernelErrorData kind. */',
+    `export const KernelErrorCode = ${JSON.stringify(codes, null, 2)} as const;`,
+    '',
+  ].join('\n'),
+);
+
 // The graph view checks *.qatgraph.json files against the same schema. The webview's CSP forbids the eval ajv
 // compiles with, so the validator is generated here as plain code.
 const graphAjv = new Ajv({ allErrors: false, strict: false, code: { source: true, esm: true } });

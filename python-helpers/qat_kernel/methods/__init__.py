@@ -38,8 +38,9 @@ def table() -> dict[str, Callable]:
 def call(method: str, params: dict, notify: Callable[[str, dict], None] = lambda *_: None):
     """Run one method in this process as the server would (params checked, defaults filled): for benchmarks
     and tests that time a method without the RPC round trip."""
+    from qat_kernel.rpc import params as rpc_params
     from qat_kernel.rpc.context import RequestContext
 
-    protocol.validate_params(method, params)
-    ctx = RequestContext(0, method, protocol.with_defaults(method, params), notify)
+    rpc_params.validate(method, params)
+    ctx = RequestContext(0, method, rpc_params.with_defaults(method, params), notify)
     return importlib.import_module(module_name(method)).run(ctx)

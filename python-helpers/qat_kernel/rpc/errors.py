@@ -9,7 +9,9 @@ import traceback
 from typing import Any
 
 from qat_kernel.pipeline import packages, userpaths
+from qat_kernel.rpc import protocol
 
+# JSON-RPC 2.0's own codes (protocol errors, no KernelErrorData)
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -17,10 +19,15 @@ INVALID_PARAMS = -32602
 
 
 class KernelError(Exception):
-    """An error with a JSON-RPC code and KernelErrorData."""
+    """An error with a JSON-RPC code and KernelErrorData. A subclass names its `kind`; its code is the schema's
+    (KernelErrorData.kind x-codes)."""
 
-    code = -32603
     kind = "internal"
+    code = protocol.error_codes()["internal"]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.code = protocol.error_codes()[cls.kind]
 
     def __init__(self, message: str, **data: Any):
         super().__init__(message)
@@ -32,30 +39,30 @@ class KernelError(Exception):
 
 
 class Cancelled(KernelError):
-    code, kind = -32800, "cancelled"
+    kind = "cancelled"
 
 
 class ConfigInvalid(KernelError):
-    code, kind = -32001, "configInvalid"
+    kind = "configInvalid"
 
     def __init__(self, message: str, path: str = ""):
         super().__init__(message, path=path)
 
 
 class UserCodeError(KernelError):
-    code, kind = -32002, "userCode"
+    kind = "userCode"
 
 
 class PackageMissing(KernelError):
-    code, kind = -32003, "packageMissing"
+    kind = "packageMissing"
 
 
 class OutOfMemory(KernelError):
-    code, kind = -32004, "outOfMemory"
+    kind = "outOfMemory"
 
 
 class InternalError(KernelError):
-    code, kind = -32603, "internal"
+    kind = "internal"
 
 
 class ProtocolError(Exception):

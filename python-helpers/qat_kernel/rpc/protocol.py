@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 from qat_kernel import HELPERS_DIR
-from qat_kernel.rpc import errors
 
 ENV_VAR = "QAT_STUDIO_PROTOCOL_DIR"
 
@@ -43,6 +42,11 @@ def definition_schema(name: str) -> dict:
     return {"$ref": f"#/definitions/{name}", "definitions": defs}
 
 
+def error_codes() -> dict[str, int]:
+    """KernelErrorData kind -> JSON-RPC error code (the schema's x-codes)."""
+    return rpc_schema()["definitions"]["KernelErrorData"]["properties"]["kind"]["x-codes"]
+
+
 def method_names() -> list[str]:
     """Every method the RPC schema declares, in its order."""
     return list(rpc_schema()["properties"]["methods"]["properties"])
@@ -55,36 +59,3 @@ def params_definition(method: str) -> str | None:
     except (KeyError, OSError):
         return None
     return ref.rsplit("/", 1)[-1]
-
-
-def with_defaults(method: str, params: dict) -> dict:
-    """`params` with the schema's `default` of each top-level property it leaves out: the one home of the
-    methods' defaults (the TypeScript types carry them as documentation)."""
-    name = params_definition(method)
-    if name is None or not isinstance(params, dict):
-        return params
-    props = rpc_schema()["definitions"][name].get("properties", {})
-    filled = dict(params)
-    for key, prop in props.items():
-        if key not in filled and "default" in prop:
-            filled[key] = prop["default"]
-    return filled
-
-
-def validate_params(method: str, params) -> None:
-    """-32602 when params do not match the method's params definition in the RPC schema."""
-    try:
-        name = params_definition(method)
-    except OSError:
-        name = None  # no schema on disk: the method checks what it needs
-    if name is None:
-        return
-    try:
-        import jsonschema
-    except ImportError:
-        return  # kernel/info must answer on a bare interpreter; compare/layers reports it missing
-
-    error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(definition_schema(name)).iter_errors(params))
-    if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "params"
-        raise errors.ProtocolError(errors.INVALID_PARAMS, f"Invalid params ({where}): {error.message}")

@@ -13,7 +13,8 @@ import sys
 import threading
 from typing import BinaryIO
 
-from qat_kernel.rpc import errors, protocol, quiet
+from qat_kernel.rpc import errors, quiet
+from qat_kernel.rpc import params as request_params
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ProtocolError
 from qat_kernel.rpc.framing import FramingError, MessageWriter, read_message
@@ -137,8 +138,8 @@ class Server:
 
     def _run(self, ctx: RequestContext):
         ctx.check_cancelled()  # cancelled while queued
-        protocol.validate_params(ctx.method, ctx.params)
-        ctx.params = protocol.with_defaults(ctx.method, ctx.params)
+        request_params.validate(ctx.method, ctx.params)
+        ctx.params = request_params.with_defaults(ctx.method, ctx.params)
         return self._methods[ctx.method](ctx)
 
 

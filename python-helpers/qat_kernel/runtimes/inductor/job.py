@@ -36,7 +36,7 @@ CXX_INSTALL = "apt-get install -y g++"
 class InductorCompileFailed(KernelError):
     """torch.compile could not build the INT8 model (not a bug of the kernel: the message says why)."""
 
-    code, kind = -32603, "internal"
+    kind = "internal"
 
 
 def compiler() -> str:

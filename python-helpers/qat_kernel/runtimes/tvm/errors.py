@@ -20,4 +20,4 @@ class ToolchainMissing(PackageMissing):
 class TvmBuildError(KernelError):
     """A target or model the TVM build cannot handle (not a bug: the message says what to change)."""
 
-    code, kind = -32603, "internal"
+    kind = "internal"
