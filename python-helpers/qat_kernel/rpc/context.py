@@ -15,6 +15,7 @@ class RequestContext:
         self.params = params
         self._notify = notify
         self._cancelled = threading.Event()
+        self.finished = threading.Event()  # set by the server once the request has ended
         # Folder of the user's workspace once known: errors are located in files under it.
         self.workspace: str | None = None
 

@@ -4,37 +4,50 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 from typing import Any, BinaryIO
+
+# Largest body accepted (the kernel's messages are small; a model never travels over RPC).
+MAX_BODY = 64 * 1024 * 1024
+_LENGTH = re.compile(rb"content-length\s*:\s*(\S*)", re.IGNORECASE)
 
 
 class FramingError(Exception):
     """The stream held something that is not a well-formed message (answered with -32700)."""
 
 
+class EndOfStream(Exception):
+    """stdin closed: the client is gone."""
+
+
 def read_message(stream: BinaryIO) -> Any:
-    """The next decoded message, or None at end of stream."""
+    """The next decoded message (any JSON value, `null` included). Raises EndOfStream at the end of the
+    stream and FramingError on a bad header or body, after which reading goes on with the next header: the
+    Content-Length is looked for anywhere in a line, so a body that had no length lets the next frame through."""
     length = None
     while True:
-        line = stream.readline()
+        line = stream.readline(MAX_BODY)
         if not line:
-            return None
-        line = line.strip()
-        if not line:
-            if length is not None:
-                break
-            continue  # tolerate stray blank lines between messages
-        name, _, value = line.decode("ascii", "replace").partition(":")
-        if name.strip().lower() == "content-length":
-            try:
-                length = int(value.strip())
-            except ValueError as exc:
-                raise FramingError(f"Bad Content-Length: {value.strip()!r}") from exc
+            raise EndOfStream
+        found = _LENGTH.findall(line)
+        if found:
+            value = found[-1].decode("ascii", "replace")
+            if not value.isdigit():
+                raise FramingError(f"Bad Content-Length: {value!r}")
+            length = int(value)
+            if length > MAX_BODY:
+                raise FramingError(f"Content-Length {length} is over the {MAX_BODY}-byte limit")
+            continue
+        if not line.strip() and length is not None:
+            break  # the blank line after the headers; stray blank lines before them are tolerated
     body = stream.read(length)
     if len(body) < length:
-        return None
+        raise EndOfStream
     try:
         return json.loads(body.decode("utf-8"))
+    except RecursionError as exc:  # JSON nested deeper than the interpreter's stack
+        raise FramingError("Invalid JSON: nested too deeply") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise FramingError(f"Invalid JSON: {exc}") from exc
 
