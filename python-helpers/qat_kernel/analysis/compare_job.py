@@ -11,7 +11,7 @@ import logging
 import time
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import packages, session
+from qat_kernel.pipeline import drift, packages, session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 
@@ -109,9 +109,9 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     }
     if cfg.get("compare.threshold.sqnr") is not None:
         result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")
-    drift = session.drift_series(trained)
-    if drift is not None:
-        result["drift"] = drift
+    series = drift.drift_series(trained)
+    if series is not None:
+        result["drift"] = series
     if trained.kept_float:
         result["keptFloat"] = trained.kept_float
     if trained.warnings:

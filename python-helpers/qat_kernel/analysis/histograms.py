@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from qat_kernel.pipeline import session
+from qat_kernel.pipeline import session, trained_model
 from qat_kernel.rpc.context import RequestContext
 
 DEFAULT_BINS = 64
@@ -50,7 +50,7 @@ def histograms(
                 )
     ctx.progress("histograms", f"{len(layers)} layers on {sum(len(x) for x in inputs)} samples")
     try:
-        with torch.no_grad(), session.evaluating(trained.qat, fake_quant=True) as model:
+        with torch.no_grad(), trained_model.evaluating(trained.qat, fake_quant=True) as model:
             for x in inputs:
                 ctx.check_cancelled()
                 model(x)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.analysis import fused_groups
-from qat_kernel.pipeline import session
+from qat_kernel.pipeline import runner, session
 from qat_kernel.pipeline.config import load_config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
@@ -73,7 +73,7 @@ def _fp32(cfg, ctx):
             raise ConfigInvalid(f"model.entry returned {type(model).__name__}, not an nn.Module", path="model.entry")
         model.eval()
         ctx.progress("export", "torch.export")
-        return pt2e_flow.export(model, session.example_input(cfg)), model
+        return pt2e_flow.export(model, runner.example_input(cfg)), model
 
 
 def _trace(module, stage: str):

@@ -19,7 +19,7 @@ import re
 import time
 
 from qat_kernel.analysis import metrics
-from qat_kernel.pipeline import session
+from qat_kernel.pipeline import session, trained_model
 from qat_kernel.rpc.context import RequestContext
 
 DEFAULT_BUDGET = 1.0  # accuracy points (percent) below FP32
@@ -29,7 +29,7 @@ DEFAULT_PRECISION = "fp16"
 def _measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
     from qat_kernel.pipeline.training import predict
 
-    with session.evaluating(trained.qat, fake_quant=enabled) as model:
+    with trained_model.evaluating(trained.qat, fake_quant=enabled) as model:
         logits, _ = predict(model, trained.val, ctx, limit)
     accuracy = (logits.argmax(1) == targets).float().mean().item()
     return {"accuracy": accuracy, "sqnr": metrics.sqnr(reference, logits)}
@@ -72,7 +72,7 @@ def analyze(
         done += 1
         ctx.progress("sensitivity", message, done / total)
 
-    with session.evaluating(trained.qat, fake_quant=False) as model:
+    with trained_model.evaluating(trained.qat, fake_quant=False) as model:
         reference, targets = predict(model, trained.val, ctx, limit)
     qat_float_accuracy = (reference.argmax(1) == targets).float().mean().item()
     step("QAT float reference")

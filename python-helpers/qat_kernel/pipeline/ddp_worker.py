@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from qat_kernel.pipeline import session
+from qat_kernel.pipeline import runner, session
 from qat_kernel.pipeline.distributed import MARK, Dist
 from qat_kernel.rpc import errors
 from qat_kernel.rpc.context import RequestContext
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     backend = os.environ.get("QAT_DDP_BACKEND", "gloo")
     dist.init_process_group(backend)
     rank, world = dist.get_rank(), dist.get_world_size()
-    session.DIST = Dist(rank, world, backend)
+    runner.DIST = Dist(rank, world, backend)
 
     def emit(message: dict) -> None:
         out.write(MARK + json.dumps(message) + "\n")

@@ -160,7 +160,7 @@ class EagerQat:
                 layer = qplan.for_module(name)
                 if layer is qplan.default:
                     continue
-                if not layer.quantized:  # session.run_pipeline rejects these before user code runs
+                if not layer.quantized:  # runner.run_pipeline rejects these before user code runs
                     raise ConfigInvalid(
                         f"overrides.{layer.override}.precision: not in the eager flow",
                         path=f"overrides.{layer.override}.precision",

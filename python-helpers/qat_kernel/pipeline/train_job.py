@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import distributed, session
+from qat_kernel.pipeline import distributed, drift, runner, session, trained_model
 from qat_kernel.rpc.context import RequestContext
 
 
@@ -34,7 +34,7 @@ def train(
     """QAT of the config, always anew; `processes` (else the config's train.distributed) > 1 runs torchrun."""
     cfg = session.load(config, ctx)
     processes, backend = distributed.settings(cfg, processes)
-    if processes > 1 and session.DIST is None:
+    if processes > 1 and runner.DIST is None:
         return _run_distributed(ctx, cfg, processes, backend, steps, epochs, checkpoint)
     return train_here(ctx, cfg, steps=steps, epochs=epochs, checkpoint=_checkpoint_path(cfg) if checkpoint else None)
 
@@ -73,16 +73,16 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
     the state goes to `checkpoint` unless it is None."""
     started = time.monotonic()
     saved: dict = {}
-    main = session.is_main()
+    main = runner.is_main()
 
     def epoch_end(trained, row: dict) -> None:
         if not main:
             return
-        with session.evaluating(trained.qat, fake_quant=True) as model:
+        with trained_model.evaluating(trained.qat, fake_quant=True) as model:
             from qat_kernel.pipeline.training import accuracy
 
             row["accuracy"], _ = accuracy(model, trained.val, ctx)
-        observers = session.observer_state(trained.qat)
+        observers = drift.observer_state(trained.qat)
         if checkpoint is not None:
             state = {
                 "epoch": row["epoch"],
@@ -92,9 +92,9 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
                 "accuracy": row["accuracy"],
                 "state_dict": trained.qat.model.state_dict(),
             }
-            if session.DIST is not None:
+            if runner.DIST is not None:
                 state.update(
-                    world_size=session.DIST.world,
+                    world_size=runner.DIST.world,
                     history=list(trained.history),
                     drift=list(trained.drift),
                     fp32_state_dict=trained.fp32.state_dict(),
@@ -128,13 +128,13 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
             "fakeQuant": trained.accuracy("fakeQuant", ctx),
             "samples": trained.val_samples,
         },
-        "observers": session.observer_state(trained.qat),
+        "observers": drift.observer_state(trained.qat),
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
         "seconds": round(time.monotonic() - started, 2),
     }
-    drift = session.drift_series(trained)
-    if drift is not None:
-        result["drift"] = drift
+    series = drift.drift_series(trained)
+    if series is not None:
+        result["drift"] = series
     if trained.kept_float:
         result["keptFloat"] = trained.kept_float
     if trained.warnings:

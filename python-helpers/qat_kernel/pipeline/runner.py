@@ -1,0 +1,268 @@
+"""The QAT pipeline: load config -> build model and data (user code) -> FP32 weights (load or train) ->
+prepare QAT (pt2e or eager, qconfig and overrides from the YAML) -> QAT with the config's optimizer,
+scheduler, freeze_bn_after and freeze_observer_after -> a Trained model (pipeline.trained_model)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import random
+from collections.abc import Callable
+from typing import Any
+
+from qat_kernel.pipeline.config import Config
+from qat_kernel.pipeline.drift import DRIFT_SAMPLES, drift_state
+from qat_kernel.pipeline.trained_model import Trained
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
+
+# Set in a torchrun worker (qat_kernel.pipeline.ddp_worker): QAT then trains through DistributedDataParallel
+# on this rank's share of the training batches.
+DIST: Any = None
+
+
+def is_main() -> bool:
+    """True outside torchrun and on rank 0: the process that evaluates, writes and reports."""
+    return DIST is None or DIST.rank == 0
+
+
+def _seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+
+
+def example_input(cfg: Config):
+    import torch
+
+    shape = list(cfg.get("model.example_input"))
+    # A batch of 1 makes torch.export specialise the batch dim even when asked to keep it dynamic.
+    shape[0] = max(shape[0], 2)
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+
+
+def _load_user_objects(cfg: Config):
+    from qat_kernel.pipeline import usercode
+
+    make_model = usercode.load_entry(cfg.folder, cfg.get("model.entry"), "model.entry")
+    make_data = usercode.load_entry(cfg.folder, cfg.get("data.entry"), "data.entry")
+    _seed(cfg.get("train.seed", 0))
+    model = make_model()
+    if not hasattr(model, "forward") or not hasattr(model, "state_dict"):
+        raise ConfigInvalid(f"model.entry returned {type(model).__name__}, not an nn.Module", path="model.entry")
+    train, val = make_data()
+    return model, train, val
+
+
+def _fp32_model(cfg: Config, model, train, ctx: RequestContext):
+    import torch
+
+    from qat_kernel.pipeline.training import make_optimizer, train_epochs
+
+    weights = cfg.get("model.weights")
+    if weights:
+        ctx.progress("fp32", f"loading weights {weights}")
+        model.load_state_dict(torch.load(cfg.resolve(weights), map_location="cpu", weights_only=True))
+        return model
+    epochs = cfg.get("train.fp32_epochs", 3)
+    model.train()
+    optimizer = make_optimizer(cfg.get("train.optimizer", "adam"), model.parameters(), cfg.get("train.lr", 1e-3))
+    train_epochs(model, optimizer, train, epochs, ctx, "fp32")
+    return model
+
+
+def _kept_float(qat, qplan, reference) -> list[dict]:
+    """Conv/linear layers an override keeps float, with the precision asked for."""
+    kept = []
+    for name, module in reference.named_modules():
+        if type(module).__name__ not in ("Conv1d", "Conv2d", "Conv3d", "Linear"):
+            continue
+        layer = qplan.for_module(name)
+        if not layer.quantized:
+            row = {"module": name, "precision": layer.precision, "override": layer.override}
+            if layer.precision != "fp32":
+                row["note"] = f"{layer.precision} is not emulated yet: the layer runs in fp32"
+            kept.append(row)
+    return kept
+
+
+def run_pipeline(
+    cfg: Config,
+    ctx: RequestContext,
+    steps: int | None,
+    epochs: int | None,
+    on_epoch_end: Callable | None = None,
+    on_start: Callable | None = None,
+    adopted: dict | None = None,
+) -> Trained:
+    """`adopted`: a distributed run's checkpoint; its FP32 and QAT weights replace both trainings."""
+    import time
+
+    started = time.monotonic()
+    ctx.progress("load", "importing torch and torchao")
+    # Imported here, before any user code runs, so a missing package is reported as such.
+    import torch  # noqa: F401
+    import torchao  # noqa: F401
+
+    from qat_kernel.pipeline import qconfig, usercode
+    from qat_kernel.pipeline.training import accuracy, make_optimizer, make_scheduler, train_steps
+
+    flow = cfg.get("flow", "pt2e")
+    qplan = qconfig.plan(cfg)  # config errors before any user code runs
+    if flow == "eager":
+        for index, _, layer in qplan.overrides:
+            if not layer.quantized:
+                raise ConfigInvalid(
+                    f"overrides.{index}.precision: the eager flow cannot keep a layer "
+                    f"{layer.precision} (it would need its own DeQuantStub/QuantStub); "
+                    "use flow: pt2e",
+                    path=f"overrides.{index}.precision",
+                )
+    notes: list = []
+    ctx.check_cancelled()
+    with usercode.workspace(cfg.folder):
+        ctx.progress("load", "building model and data")
+        model, train, val = _load_user_objects(cfg)
+        ctx.check_cancelled()
+        if adopted is not None:
+            ctx.progress("load", f"loading the model trained by {adopted['world_size']} processes")
+            model.load_state_dict(adopted["fp32_state_dict"])
+        else:
+            model = _fp32_model(cfg, model, train, ctx)
+            if DIST is not None:
+                DIST.broadcast(model)
+        model.eval()
+        fp32_accuracy, val_samples = accuracy(model, val, ctx)
+        ctx.progress("fp32", f"FP32 accuracy {fp32_accuracy:.4f}", 1.0)
+        # The reference is the FP32 model before QAT: ep.module() shares parameter storage with the
+        # model it exported, so QAT would otherwise train the reference too.
+        reference = copy.deepcopy(model).eval()
+        example = example_input(cfg)
+        if flow == "pt2e":
+            from qat_kernel.pipeline import pt2e_flow
+
+            ctx.progress("export", "torch.export + prepare_qat_pt2e")
+            if cfg.get("backend", "x86") in ("qnnpack", "xnnpack"):
+                notes.append(
+                    f"backend {cfg.get('backend')}: PT2E uses torchao's X86InductorQuantizer "
+                    "recipe here (the XNNPACK quantizer lives in executorch)"
+                )
+            qat = pt2e_flow.Pt2eQat(model, example, qplan)
+        else:
+            from qat_kernel.pipeline import eager_flow
+
+            if not any(type(m).__name__ == "QuantStub" for m in model.modules()):
+                raise ConfigInvalid(
+                    "flow: eager needs a model with QuantStub/DeQuantStub around its "
+                    "quantized part (model.entry returns none); use flow: pt2e",
+                    path="flow",
+                )
+            ctx.progress("export", "fuse_modules_qat + prepare_qat (eager)")
+            qat = eager_flow.EagerQat(
+                model, example, qplan, cfg.get("backend", "x86"), fuse=cfg.get("eager.fuse"), warnings_out=notes
+            )
+        ctx.check_cancelled()
+        for index in qplan.unused_overrides():
+            notes.append(f"overrides.{index}.match matches no layer of the model")
+
+        if DIST is not None:
+            train = DIST.shard(train)
+        per_epoch = len(train) if hasattr(train, "__len__") else None
+        # An `epochs` request overrides train.steps too; a `steps` request overrides both.
+        steps = steps or (cfg.get("train.steps") if epochs is None else None)
+        epochs = epochs if epochs is not None else cfg.get("train.epochs", 1)
+        if steps is None:
+            if per_epoch is None:
+                raise ConfigInvalid(
+                    "train.steps: the training batches have no len(); set train.steps", path="train.steps"
+                )
+            steps = epochs * per_epoch
+        epochs = math.ceil(steps / per_epoch) if per_epoch else 1
+        optimizer = make_optimizer(
+            cfg.get("train.optimizer", "adam"), qat.model.parameters(), cfg.get("train.lr", 1e-3)
+        )
+        scheduler = make_scheduler(cfg.get("train.scheduler", "none"), optimizer, steps)
+        trained = Trained(
+            cfg=cfg,
+            flow=flow,
+            qat=qat,
+            fp32=reference,
+            train=train,
+            val=val,
+            example=example,
+            fp32_accuracy=fp32_accuracy,
+            val_samples=val_samples,
+            steps=steps,
+            epochs=epochs,
+            qplan=qplan,
+            kept_float=_kept_float(qat, qplan, reference),
+            warnings=notes,
+        )
+        freeze_bn = cfg.get("train.freeze_bn_after")
+        freeze_obs = cfg.get("train.freeze_observer_after")
+
+        def freeze(done_epochs: int) -> None:
+            if freeze_bn is not None and done_epochs >= freeze_bn and not qat.bn_frozen:
+                if qat.freeze_bn():
+                    ctx.progress("qat", f"BatchNorm statistics frozen after epoch {done_epochs}")
+                elif "freeze_bn_after: not supported by this torchao" not in notes:
+                    notes.append("freeze_bn_after: not supported by this torchao")
+            if freeze_obs is not None and done_epochs >= freeze_obs:
+                for m in qat.fake_quants().values():
+                    m.observer_enabled.fill_(0)
+
+        def epoch_end(epoch: int, step: int, loss: float) -> None:
+            freeze(epoch)
+            row = {"epoch": epoch, "step": step, "loss": loss}
+            trained.history.append(row)
+            if on_epoch_end is not None:
+                on_epoch_end(trained, row)
+                qat.train_mode()
+
+        if adopted is not None:
+            qat.model.load_state_dict(adopted["state_dict"])
+            trained.history = list(adopted.get("history") or [])
+            trained.drift = list(adopted.get("drift") or [])
+            qat.eval_mode()
+            for m in qat.fake_quants().values():
+                m.observer_enabled.fill_(0)
+            trained.seconds = round(time.monotonic() - started, 2)
+            return trained
+        if on_start is not None:
+            on_start(trained)
+        qat.train_mode()
+        freeze(0)
+        every = max(1, -(-steps // DRIFT_SAMPLES))
+
+        def on_step(step: int, epoch: int) -> None:
+            if step == 1 or step % every == 0 or step == steps:
+                trained.drift.append({"step": step, "epoch": epoch, "observers": drift_state(qat)})
+
+        stepped = DIST.wrap(qat.model) if DIST is not None else qat.model
+        with _eager_warnings(flow, notes):
+            train_steps(stepped, optimizer, train, steps, ctx, "qat", per_epoch, scheduler, epoch_end, on_step)
+        qat.eval_mode()
+        if freeze_obs is None:  # later passes over the model must not move the scales
+            for m in qat.fake_quants().values():
+                m.observer_enabled.fill_(0)
+        trained.seconds = round(time.monotonic() - started, 2)
+    return trained
+
+
+@contextlib.contextmanager
+def _eager_warnings(flow: str, notes: list):
+    if flow != "eager":
+        yield
+        return
+    from qat_kernel.pipeline.eager_flow import collect_warnings
+
+    with collect_warnings(notes):
+        yield

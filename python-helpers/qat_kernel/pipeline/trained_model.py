@@ -1,0 +1,92 @@
+"""A trained QAT model with what is derived from it on first use: the INT8 conversion, the FP32 graph, accuracies."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.context import RequestContext
+
+PTQ_CALIBRATION_SAMPLES = 512
+
+
+@dataclass
+class Trained:
+    cfg: Config
+    flow: str
+    qat: Any  # pt2e_flow.Pt2eQat | eager_flow.EagerQat, trained, in eval mode
+    fp32: Any  # the FP32 model before QAT (eval): the reference
+    train: Any
+    val: Any
+    example: Any
+    fp32_accuracy: float
+    val_samples: int
+    steps: int
+    epochs: int
+    qplan: Any = None  # qconfig.QConfigPlan
+    kept_float: list = field(default_factory=list)  # [{module, precision, override}]
+    warnings: list = field(default_factory=list)
+    history: list = field(default_factory=list)  # per epoch: {epoch, step, loss, accuracy?}
+    drift: list = field(default_factory=list)  # [{step, epoch, observers: drift_state()}]
+    seconds: float = 0.0
+    # QDQ ONNX files exported from this model: path -> (mtime_ns, size, opset) when written
+    exports: dict = field(default_factory=dict)
+    _converted: Any = None
+    _fp32_graph: Any = None
+    _accuracy: dict = field(default_factory=dict)
+
+    @property
+    def converted(self):
+        if self._converted is None:
+            self._converted = self.qat.convert()
+        return self._converted
+
+    @property
+    def fp32_graph(self):
+        """The reference exported (pt2e): layers are found and captured as FX nodes."""
+        if self._fp32_graph is None:
+            from qat_kernel.pipeline import pt2e_flow
+
+            self._fp32_graph = pt2e_flow.export(self.fp32, self.example)
+        return self._fp32_graph
+
+    def accuracy(self, kind: str, ctx: RequestContext) -> float:
+        """fp32 | qatFloat | fakeQuant | int8 | ptq top-1 accuracy on the whole validation set."""
+        from qat_kernel.pipeline.training import accuracy, first_inputs
+
+        if kind == "fp32":
+            return self.fp32_accuracy
+        if kind not in self._accuracy:
+            if kind == "int8":
+                value, _ = accuracy(self.converted, self.val, ctx)
+            elif kind == "ptq":
+                from qat_kernel.pipeline import pt2e_flow
+
+                calibration = first_inputs(self.train, PTQ_CALIBRATION_SAMPLES)
+                value, _ = accuracy(pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx), self.val, ctx)
+            else:
+                with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
+                    value, _ = accuracy(self.qat.model, self.val, ctx)
+            self._accuracy[kind] = value
+        return self._accuracy[kind]
+
+
+@contextlib.contextmanager
+def evaluating(qat, fake_quant: bool | dict = True):
+    """The QAT model in eval mode with observers off (an eval pass must not move scales) and fake
+    quantization on, off, or per module ({name: bool}); every flag restored afterwards."""
+    fqs = qat.fake_quants()
+    saved = {name: (m.fake_quant_enabled.clone(), m.observer_enabled.clone()) for name, m in fqs.items()}
+    try:
+        qat.eval_mode()
+        for name, m in fqs.items():
+            on = fake_quant.get(name, False) if isinstance(fake_quant, dict) else fake_quant
+            m.fake_quant_enabled.fill_(1 if on else 0)
+            m.observer_enabled.fill_(0)
+        yield qat.model
+    finally:
+        for name, m in fqs.items():
+            m.fake_quant_enabled.copy_(saved[name][0])
+            m.observer_enabled.copy_(saved[name][1])
