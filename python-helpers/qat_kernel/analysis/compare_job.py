@@ -11,39 +11,15 @@ import logging
 import time
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import drift, packages, session
+from qat_kernel.pipeline import drift, session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
+from qat_kernel.runtimes.onnx import qdq_export
 
 log = logging.getLogger("qat_kernel")
 
 DEFAULT_SAMPLES = 32
 DEFAULT_THRESHOLD = 0.99
-DEFAULT_OPSET = 18
-
-
-def onnx_path(cfg: Config):
-    relative = cfg.get("export.onnx.path") or f"out/{cfg.path.name.split('.')[0]}.qdq.onnx"
-    return relative, cfg.resolve(relative)
-
-
-def export_onnx(cfg: Config, converted, example, ctx: RequestContext, opset: int | None = None, path=None) -> dict:
-    from qat_kernel.pipeline import pt2e_flow
-    from qat_kernel.runtimes.onnx import qdq_export
-
-    relative, default_path = onnx_path(cfg)
-    path = path or default_path
-    opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
-    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
-    try:
-        qdq_export.export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
-    except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
-        log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
-        error = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, ModuleNotFoundError) and exc.name:  # e.g. onnxscript
-            error += f" (install: {packages.install_command(exc.name.split('.')[0])})"
-        return {"path": None, "error": error}
-    return {"path": str(path)}
 
 
 def _write_fp32_graph(cfg: Config, trained) -> None:
@@ -80,8 +56,8 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     ctx.check_cancelled()
 
     if trained.flow == "pt2e":
-        opset = cfg.get("export.onnx.opset", DEFAULT_OPSET)
-        onnx = export_onnx(cfg, converted, trained.example, ctx, opset)
+        opset = cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
+        onnx = qdq_export.export_for_config(cfg, converted, trained.example, ctx, opset)
         if onnx["path"] is not None:
             session.record_export(trained, onnx["path"], opset)
     else:

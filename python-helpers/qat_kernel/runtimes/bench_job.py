@@ -18,7 +18,7 @@ from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, ConfigInvalid, KernelError
 from qat_kernel.runtimes import cpu, parity
-from qat_kernel.runtimes.bench import table, time_rows
+from qat_kernel.runtimes.bench import BATCHES, table, time_rows
 from qat_kernel.runtimes.inductor import job as inductor_job
 from qat_kernel.runtimes.ort import job as ort_job
 from qat_kernel.runtimes.tvm import job as tvm_job
@@ -69,7 +69,7 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
 
     ctx.progress("build", "Inductor INT8: torch.compile with freezing")
     try:
-        fn, seconds, _cxx = inductor_job.compile_int8(converted, x, ort_job.BATCHES, ctx)
+        fn, seconds, _cxx = inductor_job.compile_int8(converted, x, BATCHES, ctx)
         n = min(len(x), inductor_job.PARITY_BATCH)
         diff = float(np.abs(inductor_job.padded_outputs(fn, x[:n]) - torch_out[:n]).max())
     except Cancelled:
@@ -134,7 +134,7 @@ def bench(
 
         def ort(path):
             sess = ort_session(path)
-            return ort_job._run_fn(sess)
+            return ort_job.run_fn(sess)
 
         fns = {
             "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
@@ -182,7 +182,7 @@ def bench(
             fns = {k: fns[k] for k in ROW_ORDER if k in fns}
         with torch.no_grad():
             bench = time_rows(fns, x, sizes, runs, ctx, LABELS)
-        tvm_job._forget_vms(work)
+        tvm_job.forget_vms(work)
     fastest = {k: min(bench["rows"], key=lambda r: r["latency"][k]["medianMs"])["name"] for k in ("b1", "b16")}
     notes.append(
         f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "

@@ -323,18 +323,18 @@ def deploy(
                 result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted, Path(tmp), ctx)
         result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
         if tvm_result is not None:
-            result["tvm"] = tvm_job._rebase(tvm_result, str(stage), str(out_dir))
+            result["tvm"] = tvm_job.rebase(tvm_result, str(stage), str(out_dir))
         (stage / "README.md").write_text(readme(stem, arch, result["binary"], tvm_result), encoding="utf-8")
         result["notes"] = notes
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
         atomic.write_json(stage / REPORT, result, indent=2)
         ctx.check_cancelled()
-        tvm_job._forget_vms(stage)
+        tvm_job.forget_vms(stage)
         atomic.replace_dir(stage, out_dir)
     finally:
         if stage.exists():
-            tvm_job._forget_vms(stage)
+            tvm_job.forget_vms(stage)
             shutil.rmtree(stage, ignore_errors=True)
     return result
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from qat_kernel.analysis import compare_job
 from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity
+from qat_kernel.runtimes.onnx import qdq_export
 
 
 def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None) -> dict:
@@ -97,8 +97,8 @@ def export(
     path = Path(path) if path else None
     if path is not None and not path.is_absolute():
         path = cfg.resolve(str(path))
-    opset = opset or cfg.get("export.onnx.opset", compare_job.DEFAULT_OPSET)
-    exported = compare_job.export_onnx(cfg, converted, trained.example, ctx, opset, path)
+    opset = opset or cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
+    exported = qdq_export.export_for_config(cfg, converted, trained.example, ctx, opset, path)
     if exported["path"] is None:
         return {
             "path": None,

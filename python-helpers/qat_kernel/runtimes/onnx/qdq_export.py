@@ -16,9 +16,15 @@ through the graph edges. Weights are INT8 initializers `_frozen_paramN` feeding 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from qat_kernel import atomic
+from qat_kernel.pipeline import packages
+
+log = logging.getLogger("qat_kernel")
+
+DEFAULT_OPSET = 18
 
 
 def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None) -> Path:
@@ -35,3 +41,28 @@ def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None) 
             dynamic_shapes=dynamic_shapes,
         )
     return path
+
+
+def onnx_path(cfg):
+    """(as written in the config, absolute) path of the config's QDQ export."""
+    relative = cfg.get("export.onnx.path") or f"out/{cfg.path.name.split('.')[0]}.qdq.onnx"
+    return relative, cfg.resolve(relative)
+
+
+def export_for_config(cfg, converted, example, ctx, opset: int | None = None, path=None) -> dict:
+    """The config's QDQ export ({path} or {path: None, error}: a failed export is reported, not raised)."""
+    from qat_kernel.pipeline import pt2e_flow
+
+    relative, default_path = onnx_path(cfg)
+    path = path or default_path
+    opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
+    try:
+        export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
+    except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
+        log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
+        error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ModuleNotFoundError) and exc.name:  # e.g. onnxscript
+            error += f" (install: {packages.install_command(exc.name.split('.')[0])})"
+        return {"path": None, "error": error}
+    return {"path": str(path)}

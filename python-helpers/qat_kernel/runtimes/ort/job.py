@@ -71,7 +71,7 @@ def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dic
     }
 
 
-def _run_fn(sess):
+def run_fn(sess):
     name = sess.get_inputs()[0].name
     return lambda a: sess.run(None, {name: a})[0]
 
@@ -262,7 +262,7 @@ def build(
         x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
         outputs = {}
         for v, key in zip(variants, sessions):
-            outputs[v["name"]] = out = _run_fn(sessions[key])(x)
+            outputs[v["name"]] = out = run_fn(sessions[key])(x)
             if out.ndim == 2 and out.shape[-1] > 1:
                 v.update(_accuracy(out, labels, torch_out))
         ctx.check_cancelled()
@@ -291,8 +291,8 @@ def build(
                 fns = {
                     "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
                     "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
-                    "ort-fp32": (_run_fn(fp32_sess), out_dir / fp32.name),
-                    "ort-int8": (_run_fn(sessions["ort-int8"]), out_dir / qdq.name),
+                    "ort-fp32": (run_fn(fp32_sess), out_dir / fp32.name),
+                    "ort-int8": (run_fn(sessions["ort-int8"]), out_dir / qdq.name),
                 }
                 sizes = {
                     "torch-fp32": model_bytes(trained.fp32),
@@ -302,12 +302,12 @@ def build(
                 }
                 if "ort-replaced-int8" in sessions:
                     fns["ort-replaced-int8"] = (
-                        _run_fn(sessions["ort-replaced-int8"]),
+                        run_fn(sessions["ort-replaced-int8"]),
                         out_dir / "model.qdq.replaced.onnx",
                     )
                     sizes["ort-replaced-int8"] = (stage / "model.qdq.replaced.onnx").stat().st_size
                 if "ort-qs-int8" in sessions:
-                    fns["ort-qs-int8"] = (_run_fn(sessions["ort-qs-int8"]), out_dir / "model.qs.onnx")
+                    fns["ort-qs-int8"] = (run_fn(sessions["ort-qs-int8"]), out_dir / "model.qs.onnx")
                     sizes["ort-qs-int8"] = (stage / "model.qs.onnx").stat().st_size
                 runs = bench_runs
                 result["bench"] = time_rows(fns, x, sizes, runs, ctx, LABELS)

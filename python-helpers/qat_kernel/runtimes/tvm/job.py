@@ -35,13 +35,13 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.analysis import compare_job
 from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import BATCHES
+from qat_kernel.runtimes.onnx import qdq_export
 
 DEFAULT_PARITY_SAMPLES = 1024
 DEFAULT_BENCH_RUNS = 100
@@ -243,10 +243,9 @@ def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path
     """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
     model was exported there (same opset) and the file is unchanged since."""
     from qat_kernel.pipeline import pt2e_flow
-    from qat_kernel.runtimes.onnx import qdq_export
 
-    relative, path = compare_job.onnx_path(cfg)
-    opset = cfg.get("export.onnx.opset", compare_job.DEFAULT_OPSET)
+    relative, path = qdq_export.onnx_path(cfg)
+    opset = cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
     if session.exported(trained, path, opset):
         ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
         return path, True
@@ -470,18 +469,18 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
 # ------------------------------------------------------------------------------------------- run
 
 
-def _rebase(obj, old: str, new: str):
+def rebase(obj, old: str, new: str):
     """Every string under obj that is a path inside `old`, moved to `new`."""
     if isinstance(obj, str):
         return new + obj[len(old) :] if obj == old or obj.startswith(old + os.sep) else obj
     if isinstance(obj, dict):
-        return {k: _rebase(v, old, new) for k, v in obj.items()}
+        return {k: rebase(v, old, new) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_rebase(v, old, new) for v in obj]
+        return [rebase(v, old, new) for v in obj]
     return obj
 
 
-def _forget_vms(folder: Path) -> None:
+def forget_vms(folder: Path) -> None:
     """Drop the Relax VMs load_tvm cached for libraries in `folder` (a staging folder that is moved)."""
     from qat_kernel.runtimes.tvm import run as tvm_run
 
@@ -622,12 +621,12 @@ def build(
             board.close()
         ctx.check_cancelled()
 
-        result = _rebase(result, str(stage), str(out_dir))
+        result = rebase(result, str(stage), str(out_dir))
         result["cpu"] = cpu.summary()
         result["notes"] = notes
         result["summary"] = summary(name, source, report, result)
         result["seconds"] = round(time.monotonic() - started, 2)
-        full = _rebase(report, str(stage), str(out_dir))
+        full = rebase(report, str(stage), str(out_dir))
         full.update(
             {
                 "request": {
@@ -645,10 +644,10 @@ def build(
         )
         atomic.write_json(stage / tvm_build_mod.REPORT, full, indent=2)
         ctx.check_cancelled()
-        _forget_vms(stage)
+        forget_vms(stage)
         atomic.replace_dir(stage, out_dir)
     finally:
         if stage.exists():
-            _forget_vms(stage)
+            forget_vms(stage)
             shutil.rmtree(stage, ignore_errors=True)
     return result
