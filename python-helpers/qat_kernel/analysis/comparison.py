@@ -58,7 +58,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
 
     from qat_kernel.analysis import fused_groups
     from qat_kernel.pipeline import userpaths
-    from qat_kernel.pipeline.session import evaluating
+    from qat_kernel.pipeline.trained_model import evaluating
 
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
     pairs, qat_for, regions = _analysis(fp32_gm, int8_gm, qat_gm)
@@ -172,7 +172,7 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     import torch
 
     from qat_kernel.pipeline import eager_flow, userpaths
-    from qat_kernel.pipeline.session import evaluating
+    from qat_kernel.pipeline.trained_model import evaluating
 
     fp32, int8 = trained.fp32, trained.converted
     layers = [layer for layer, _ in trained.qat.layers()]
