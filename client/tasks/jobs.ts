@@ -183,8 +183,10 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
       '|---|---|---|---|---|---|',
       ...latency.map(
         (l) =>
-          `| ${l.label} | ${ms(l.latency.b1?.medianMs)} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
+          `| ${l.label} | ${ms(l.latency.b1?.medianMs)}${noisy(l, 'b1')} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)}${noisy(l, 'b16')} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
       ),
+      '',
+      ...(r.bench?.notes ?? []).map((n) => `Note: ${n}`),
       '',
     );
     const best = fastestCorrect(latency, parity);
@@ -243,6 +245,7 @@ const ms = (v?: number) => (v === undefined ? '' : `${v.toFixed(3)} ms`);
 const x = (v?: number) => (v === undefined ? '' : `${v.toFixed(2)}x`);
 const num = (v?: number) => (v === undefined ? '' : v < 10 ? v.toFixed(2) : v.toFixed(0));
 const pc = (v?: number) => (v === undefined ? '' : `${(v * 100).toFixed(1)} %`);
+const noisy = (l: LatencyRow, k: 'b1' | 'b16') => (l.latency[k]?.noisy ? ' (noisy)' : '');
 const bar = (v: number, top: number) => '█'.repeat(Math.max(1, Math.round((v / (top || 1)) * 20)));
 
 /** TVM's rows, then ONNX Runtime's rows the TVM bench did not time (quantize_static). */
@@ -259,6 +262,6 @@ function fastestCorrect(latency: LatencyRow[], parity?: VerifyParityResult): Lat
       .map((p) => p.name),
   );
   return latency
-    .filter((l) => l.name.includes('int8') && correct.has(l.name))
+    .filter((l) => l.name.includes('int8') && correct.has(l.name) && !l.latency.b1?.noisy && !latency[0]?.latency.b1?.noisy)
     .sort((a, b) => (a.latency.b1?.medianMs ?? Infinity) - (b.latency.b1?.medianMs ?? Infinity))[0];
 }

@@ -1,5 +1,10 @@
 """Latency of a model in any runtime, measured one way and reported one way (LatencyStats of the RPC schema):
-the build reports (build/tvm, build/ort, build/inductor), bench/run and the TVM board runs all use it."""
+the build reports (build/tvm, build/ort, build/inductor), bench/run and the TVM board runs all use it.
+
+A latency table is timed in interleaved rounds (A B C, A B C, ...; each row's calls of a round in one block
+with one untimed call first, since the runtimes' thread pools spin for a while after a call and a lone call
+would run against another runtime's spinning threads). A figure is marked noisy when its calls spread wide
+(p90 over p10) or its round medians drift apart: the machine was busy, and no speed-up is headlined from it."""
 
 from __future__ import annotations
 
@@ -10,10 +15,18 @@ from collections.abc import Callable
 import numpy as np
 
 BATCHES = (1, 16)
+ROUNDS = 5
+NOISY_SPREAD = 1.5  # p90 / p10 of one figure's calls
+NOISY_DRIFT = 1.25  # largest / smallest of its round medians
+SUB_MS_NOTE = (
+    "batch-1 times under 1 ms: ratios there mostly measure call overhead (Python, each runtime's dispatch), "
+    "not the kernels"
+)
 
 
-def stats(times_ms: list[float], batch: int) -> dict:
-    """LatencyStats of timed calls: median with p10/p90, the fastest call, throughput in samples/s."""
+def stats(times_ms: list[float], batch: int, rounds: list[float] | None = None) -> dict:
+    """LatencyStats of timed calls: median with p10/p90, the fastest call, throughput in samples/s, the round
+    medians when timed in rounds, and whether the figure is noisy."""
     times = sorted(times_ms)
 
     def pct(p: float) -> float:
@@ -22,14 +35,21 @@ def stats(times_ms: list[float], batch: int) -> dict:
         return times[lo] + (times[hi] - times[lo]) * (k - lo)
 
     median = statistics.median(times)
-    return {
+    p10, p90 = pct(0.10), pct(0.90)
+    noisy = p10 > 0 and p90 / p10 > NOISY_SPREAD
+    out = {
         "medianMs": median,
-        "p10Ms": pct(0.10),
-        "p90Ms": pct(0.90),
+        "p10Ms": p10,
+        "p90Ms": p90,
         "minMs": times[0],
         "runs": len(times),
         "throughputPerS": batch / (median / 1e3) if median > 0 else None,
     }
+    if rounds:
+        out["roundsMs"] = rounds
+        noisy = noisy or (min(rounds) > 0 and max(rounds) / min(rounds) > NOISY_DRIFT)
+    out["noisy"] = bool(noisy)
+    return out
 
 
 def bench_latency(fn: Callable, inputs, warmup: int = 10, runs: int = 100) -> dict:
@@ -44,31 +64,92 @@ def bench_latency(fn: Callable, inputs, warmup: int = 10, runs: int = 100) -> di
     return stats(times, int(np.shape(inputs)[0]) if np.ndim(inputs) else 1)
 
 
-def time_rows(fns: dict, x, sizes: dict, runs: int, ctx, labels: dict) -> dict:
-    """The latency table: fns {row name: (numpy in -> out, artifact path | None)}, the baseline (torch-fp32)
-    first, each at batch 1 and 16 from the samples `x` (repeated to fill a batch).
+def _timed(fn, inputs, calls: int) -> list[float]:
+    fn(inputs)  # untimed: the first call after another runtime ran
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn(inputs)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
 
-    One row after another, not interleaved: PyTorch, ONNX Runtime and TVM each keep a thread pool
-    whose workers spin for a while after a call, and interleaved calls run against the previous
-    runtime's spinning threads (measured here: PyTorch FP32 at 200 ms instead of 0.15 ms)."""
+
+def threads() -> dict:
+    """The thread counts the runtimes use in this process (ORT's and TVM's pools default to the usable CPUs)."""
+    import os
+    import sys
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    torch = sys.modules.get("torch")
+    tvm_threads = os.environ.get("TVM_NUM_THREADS")
+    return {
+        "cpus": cpus,
+        "torch": torch.get_num_threads() if torch is not None else None,
+        "onnxruntime": cpus,
+        "tvm": int(tvm_threads) if tvm_threads and tvm_threads.isdigit() else None,
+    }
+
+
+def time_rows(fns: dict, x, sizes: dict, runs: int, ctx, labels: dict, rounds: int = ROUNDS) -> dict:
+    """The latency table: fns {row name: (numpy in -> out, artifact path | None)}, the baseline (torch-fp32)
+    first, each at batch 1 and 16 from the samples `x` (repeated to fill a batch), `runs` timed calls per row
+    and batch spread over `rounds` interleaved rounds after `warmup` calls of each."""
     warmup = max(3, runs // 10)
+    per_round = max(1, -(-runs // rounds))
     reps = int(np.ceil(max(BATCHES) / len(x)))
     pool = np.concatenate([x] * reps) if reps > 1 else x
     inputs = {b: np.ascontiguousarray(pool[:b]) for b in BATCHES}
+    names = list(fns)
+    for name in names:
+        ctx.check_cancelled()
+        for b in BATCHES:
+            for _ in range(warmup):
+                fns[name][0](inputs[b])
+    times = {(n, b): [] for n in names for b in BATCHES}
+    medians = {(n, b): [] for n in names for b in BATCHES}
+    for r in range(rounds):
+        ctx.progress("bench", f"timing round {r + 1} of {rounds} ({len(names)} rows)", r / rounds)
+        for name in names:
+            for b in BATCHES:
+                ctx.check_cancelled()
+                block = _timed(fns[name][0], inputs[b], per_round)
+                times[(name, b)] += block
+                medians[(name, b)].append(statistics.median(block))
     rows = []
-    for i, (name, (fn, artifact)) in enumerate(fns.items()):
-        label = labels[name]
-        ctx.progress("bench", f"timing {label}", i / len(fns))
-        row = {"name": name, "label": label, "bytes": int(sizes[name]), "latency": {}}
+    for name in names:
+        artifact = fns[name][1]
+        row = {"name": name, "label": labels[name], "bytes": int(sizes[name]), "latency": {}}
         if artifact is not None:
             row["artifact"] = str(artifact)
         for b in BATCHES:
-            ctx.check_cancelled()
-            row["latency"][f"b{b}"] = bench_latency(fn, inputs[b], warmup, runs)
+            row["latency"][f"b{b}"] = stats(times[(name, b)], b, medians[(name, b)])
         rows.append(row)
     with_ratios(rows)
     ctx.progress("bench", "benchmarked", 1.0)
-    return {"baseline": "torch-fp32", "warmup": warmup, "runs": runs, "rows": rows}
+    table = {"baseline": "torch-fp32", "warmup": warmup, "runs": per_round * rounds, "rounds": rounds, "rows": rows}
+    table["threads"] = threads()
+    notes = []
+    if rows and rows[0]["latency"]["b1"]["medianMs"] < 1.0:
+        notes.append(SUB_MS_NOTE)
+    if any(r["latency"][k]["noisy"] for r in rows for k in r["latency"]):
+        notes.append(
+            "noisy rows: the machine was busy while they were timed; their figures and ratios are not reliable"
+        )
+    table["notes"] = notes
+    return table
+
+
+def fastest(rows: list[dict]) -> dict:
+    """Per batch, the row with the lowest median among the figures that are not noisy (None when all are)."""
+    out = {}
+    for b in BATCHES:
+        k = f"b{b}"
+        steady = [r for r in rows if not r["latency"][k].get("noisy")]
+        out[k] = min(steady, key=lambda r: r["latency"][k]["medianMs"])["name"] if steady else None
+    return out
 
 
 def with_ratios(rows: list[dict]) -> None:
@@ -80,14 +161,26 @@ def with_ratios(rows: list[dict]) -> None:
         }
 
 
+def _cell(row: dict, base: dict, k: str) -> str:
+    stat = row["latency"][k]
+    text = f"{stat['medianMs']:>8.3f} ({row['speedupVsTorchFp32'].get(k, 0):>5.2f}x)"
+    return text + (" noisy" if stat.get("noisy") or base["latency"][k].get("noisy") else "")
+
+
 def table(bench: dict) -> list[str]:
-    """The latency table as text lines (reports and the build report in VS Code show these)."""
+    """The latency table as text lines (reports and the build report in VS Code show these): medians with the
+    ratio to the first row; `noisy` where the figure or its baseline is."""
     rows = bench["rows"]
     width = max(len(r["label"]) for r in rows)
-    lines = [f"{'median ms (ratio to PyTorch FP32)':<{width}}  {'batch 1':>18}  {'batch 16':>18}  {'size':>11}"]
+    lines = [f"{'median ms (ratio to PyTorch FP32)':<{width}}  {'batch 1':>24}  {'batch 16':>24}  {'size':>11}"]
     for r in rows:
-        cells = [
-            f"{r['latency'][k]['medianMs']:>8.3f} ({r['speedupVsTorchFp32'].get(k, 0):>5.2f}x)" for k in ("b1", "b16")
-        ]
-        lines.append(f"{r['label']:<{width}}  {cells[0]:>18}  {cells[1]:>18}  {r['bytes']:>11,} B")
+        cells = [_cell(r, rows[0], k) for k in ("b1", "b16")]
+        lines.append(f"{r['label']:<{width}}  {cells[0]:>24}  {cells[1]:>24}  {r['bytes']:>11,} B")
+    t = bench.get("threads")
+    if t:
+        lines.append(
+            f"threads: PyTorch {t['torch']}, ONNX Runtime {t['onnxruntime']}, TVM {t['tvm'] or 'default'} "
+            f"of {t['cpus']} CPUs; {bench.get('rounds', 1)} interleaved rounds, {bench['runs']} timed calls a figure"
+        )
+    lines += [f"Note: {n}" for n in bench.get("notes", [])]
     return lines

@@ -19,6 +19,7 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, ConfigInvalid, KernelError
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import BATCHES, table, time_rows
+from qat_kernel.runtimes.bench import fastest as fastest_rows
 from qat_kernel.runtimes.inductor import job as inductor_job
 from qat_kernel.runtimes.ort import job as ort_job
 from qat_kernel.runtimes.tvm import job as tvm_job
@@ -88,6 +89,10 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
         f"{inductor_job.LABEL}: compiled in {sum(seconds.values()):.1f} s (batch 1 and 16, static "
         f"shapes); max |diff| from PyTorch INT8 {diff:.3g} on {n} validation samples"
     )
+
+
+def _label(name: str | None) -> str:
+    return LABELS[name] if name else "not decided (every figure noisy)"
 
 
 def bench(
@@ -183,7 +188,7 @@ def bench(
         with torch.no_grad():
             bench = time_rows(fns, x, sizes, runs, ctx, LABELS)
         tvm_job.forget_vms(work)
-    fastest = {k: min(bench["rows"], key=lambda r: r["latency"][k]["medianMs"])["name"] for k in ("b1", "b16")}
+    fastest = fastest_rows(bench["rows"])
     notes.append(
         f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "
         f"eager mode with {torch.get_num_threads()} threads"
@@ -200,7 +205,7 @@ def bench(
     }
     result["summary"] = (
         table(bench)
-        + [f"Fastest: batch 1 {LABELS[fastest['b1']]}, batch 16 {LABELS[fastest['b16']]}"]
+        + [f"Fastest: batch 1 {_label(fastest['b1'])}, batch 16 {_label(fastest['b16'])}"]
         + [f"Note: {n}" for n in result["notes"]]
     )
     result["seconds"] = round(time.monotonic() - started, 2)

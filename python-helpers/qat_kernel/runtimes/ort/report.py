@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qat_kernel.runtimes.bench import table as bench_table
+
 
 def _counts(d: dict) -> str:
     order = ["int8", "fp32", "fp16", "bf16", "conversion", "other"]
@@ -38,16 +40,7 @@ def summary(result: dict) -> list[str]:
             lines.append(f"  {label}: {cell(rq['before'])} -> {cell(rq['after'])}")
     bench = result.get("bench")
     if bench is not None:
-        width = max(len(r["label"]) for r in bench["rows"])
-        lines.append(
-            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
-            f"{'vs FP32':>8}  {'size':>11}"
-        )
-        for r in bench["rows"]:
-            cells = [
-                f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x" for k in ("b1", "b16")
-            ]
-            lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
+        lines += bench_table(bench)
     lines.append(f"Folder: {result['outDir']} (report {result['reportPath']})")
     for note in result.get("notes", []):
         lines.append(f"Note: {note}")

@@ -41,6 +41,7 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import BATCHES
+from qat_kernel.runtimes.bench import table as bench_table
 from qat_kernel.runtimes.onnx import qdq_export
 
 DEFAULT_PARITY_SAMPLES = 1024
@@ -311,7 +312,8 @@ def time_build(
     import torch
 
     from qat_kernel.analysis.model_size import model_bytes
-    from qat_kernel.runtimes.bench import bench_latency, with_ratios
+    from qat_kernel.runtimes.bench import SUB_MS_NOTE, bench_latency, threads, with_ratios
+    from qat_kernel.runtimes.bench import fastest as fastest_rows
     from qat_kernel.runtimes.tvm.bench import compare_backends
     from qat_kernel.runtimes.tvm.run import load_tvm
 
@@ -364,9 +366,18 @@ def time_build(
         row["latency"] = {f"b{b}": r["latency"][str(b)] for b in BATCHES}
         rows.append(row)
     with_ratios(rows)
-    fastest = {f"b{b}": min(rows, key=lambda r: r["latency"][f"b{b}"]["medianMs"])["name"] for b in BATCHES}
+    fastest = fastest_rows(rows)
     ctx.progress("bench", "benchmarked", 1.0)
-    return {"baseline": "torch-fp32", "warmup": warmup, "runs": runs, "rows": rows, "fastest": fastest}
+    notes = [SUB_MS_NOTE] if rows[0]["latency"]["b1"]["medianMs"] < 1.0 else []
+    return {
+        "baseline": "torch-fp32",
+        "warmup": warmup,
+        "runs": runs,
+        "rows": rows,
+        "fastest": fastest,
+        "threads": threads(),
+        "notes": notes,
+    }
 
 
 # ---------------------------------------------------------------------------------------- summary
@@ -435,18 +446,10 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
             lines.append(text)
     bench_result = result.get("bench")
     if bench_result is not None:
-        width = max(len(r["label"]) for r in bench_result["rows"])
-        lines.append(
-            f"{'Latency, median ms':<{width}}  {'batch 1':>9} {'vs FP32':>8}  {'batch 16':>9} "
-            f"{'vs FP32':>8}  {'size':>11}"
-        )
-        for r in bench_result["rows"]:
-            cells = []
-            for k in ("b1", "b16"):
-                cells.append(f"{r['latency'][k]['medianMs']:>9.3f} {r['speedupVsTorchFp32'].get(k, 0):>7.2f}x")
-            lines.append(f"{r['label']:<{width}}  {cells[0]}  {cells[1]}  {r['bytes']:>11,} B")
+        lines += bench_table(bench_result)
         fastest = bench_result["fastest"]
-        lines.append(f"Fastest: batch 1 {ROW_LABELS[fastest['b1']]}, batch 16 {ROW_LABELS[fastest['b16']]}")
+        label = {k: ROW_LABELS[v] if v else "not decided (every figure noisy)" for k, v in fastest.items()}
+        lines.append(f"Fastest: batch 1 {label['b1']}, batch 16 {label['b16']}")
     board = result.get("rpc")
     if board is not None:
         text = (
