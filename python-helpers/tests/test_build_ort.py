@@ -100,7 +100,7 @@ def test_accuracy_and_latency(ort_build_run):
     assert rows["ort-int8"]["bytes"] < rows["ort-fp32"]["bytes"]
     text = "\n".join(result["summary"])
     print(text)
-    assert "ONNX Runtime INT8 (quantize_static)" in text and "vs FP32" in text
+    assert "ONNX Runtime INT8 (quantize_static)" in text and "ratio to PyTorch FP32" in text
 
 
 def test_replaced_digits_runs_fc2_as_qgemm_with_float_logits(ort_build_run):

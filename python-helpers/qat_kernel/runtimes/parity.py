@@ -148,3 +148,25 @@ def accuracy(outputs, labels) -> float | None:
     if outputs.ndim != 2 or outputs.shape[-1] <= 1 or labels is None:
         return None
     return float((outputs.argmax(-1) == np.asarray(labels)).mean())
+
+
+def describe(m: dict, output_kind: str) -> str:
+    """compare()'s metrics in the units a user reads: for a quantized output its own quantization steps; for
+    float outputs (logits) top-1 agreement and the absolute and relative difference, with the count of the
+    last layer's int32-accumulator steps kept as a detail."""
+    parts = []
+    if "top1Agreement" in m:
+        parts.append(f"top-1 agreement {m['top1Agreement'] * 100:.2f}% ({m['top1Mismatches']} differ)")
+    if output_kind == "quantized" and "maxDiffSteps" in m:
+        parts.append(
+            f"max diff {m['maxDiffSteps']:.2f} output steps ({m['withinOneStep'] * 100:.1f}% of samples within one)"
+        )
+    parts.append(f"max |diff| {m['maxAbsDiff']:.3g} ({m.get('maxRelDiff', 0) * 100:.2f}% of the largest output)")
+    parts.append(f"cosine min {m['cosineMin']:.6f}")
+    text = ", ".join(parts)
+    if output_kind == "accumulator" and "maxDiffSteps" in m:
+        text += (
+            f"; detail: {m['maxDiffSteps']:.0f} steps of the last layer's int32 accumulator "
+            "(input scale x weight scale, far finer than any rounding of the activations before it)"
+        )
+    return text

@@ -152,10 +152,7 @@ def summary(result: dict) -> list[str]:
             lines.append(f"{r['label']}: {r['status']} ({r.get('note', '')})")
             continue
         m = r["vsTorchInt8"]
-        text = f"{r['label']}: top-1 agreement {m.get('top1Agreement', 0) * 100:.2f}%"
-        if "maxDiffSteps" in m:
-            text += f", max diff {m['maxDiffSteps']:.2f} steps ({m['withinOneStep'] * 100:.1f}% of samples within one)"
-        text += f", cosine min {m['cosineMin']:.6f}"
+        text = f"{r['label']}: {parity.describe(m, result['outputKind'])}"
         if "accuracy" in r:
             text += f", accuracy {r['accuracy'] * 100:.2f}%"
         if r.get("stale"):

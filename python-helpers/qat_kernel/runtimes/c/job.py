@@ -199,13 +199,10 @@ def summary(result: dict) -> list[str]:
     if v:
         m = v["vsTorchInt8"]
         where = f"emulated ({v['runner']})" if v["emulated"] else "native"
-        text = (
-            f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: top-1 agreement "
-            f"{m.get('top1Agreement', 0) * 100:.2f}%"
+        lines.append(
+            f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: "
+            + parity.describe(m, v["outputKind"])
         )
-        if "maxDiffSteps" in m:
-            text += f", max diff {m['maxDiffSteps']:.3f} steps ({m['withinOneStep'] * 100:.1f}% within one)"
-        lines.append(text)
         worst = max(v["layers"], key=lambda r: r["maxDiffSteps"])
         lines.append(
             "Per layer (quantized outputs): "

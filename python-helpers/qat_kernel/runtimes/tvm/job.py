@@ -393,14 +393,8 @@ def _pct(value: float) -> str:
     return f"{value * 100:.2f}%"
 
 
-def _parity_line(title: str, m: dict) -> str:
-    parts = [f"{title} ({m['samples']} validation samples):"]
-    if "top1Agreement" in m:
-        parts.append(f"top-1 agreement {_pct(m['top1Agreement'])},")
-    if "maxDiffSteps" in m:
-        parts.append(f"max diff {m['maxDiffSteps']:.2f} steps ({_pct(m['withinOneStep'])} of samples within one step),")
-    parts.append(f"max |diff| {m['maxAbsDiff']:.3g}, cosine min {m['cosineMin']:.6f}")
-    return " ".join(parts)
+def _parity_line(title: str, m: dict, output_kind: str) -> str:
+    return f"{title} ({m['samples']} validation samples): {parity.describe(m, output_kind)}"
 
 
 def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
@@ -433,12 +427,13 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
         lines.append(f"  fp32: {o['opType']} {o['onnxNode']}: {o.get('reason') or 'no reason given'}")
     if len(fp32) > 5:
         lines.append(f"  ... and {len(fp32) - 5} more fp32 nodes (see the report)")
-    parity = result.get("parity")
-    if parity is not None:
-        lines.append(_parity_line("Parity vs ONNX Runtime", parity["vsOrt"]))
-        if "vsTorch" in parity:
-            lines.append(_parity_line("Parity vs PyTorch INT8", parity["vsTorch"]))
-        acc = parity.get("accuracy")
+    result_parity = result.get("parity")
+    if result_parity is not None:
+        kind = result_parity["outputKind"]
+        lines.append(_parity_line("Parity vs ONNX Runtime", result_parity["vsOrt"], kind))
+        if "vsTorch" in result_parity:
+            lines.append(_parity_line("Parity vs PyTorch INT8", result_parity["vsTorch"], kind))
+        acc = result_parity.get("accuracy")
         if acc:
             text = f"Top-1 accuracy: TVM {_pct(acc['tvm'])}, ONNX Runtime {_pct(acc['ort'])}"
             if "torch" in acc:
