@@ -190,11 +190,12 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
       '',
     );
     const best = fastestCorrect(latency, parity);
-    if (best)
-      out.push(
-        `Fastest correct INT8 artifact here: **${best.label}** (${x(best.speedupVsTorchFp32?.b1)} PyTorch FP32 at batch 1, same top-1 as PyTorch INT8 on the parity samples).`,
-        '',
-      );
+    out.push(
+      best
+        ? `Fastest correct INT8 artifact here: **${best.label}** (${x(best.speedupVsTorchFp32?.b1)} PyTorch FP32 at batch 1, same top-1 as PyTorch INT8 on the parity samples).`
+        : 'No fastest INT8 artifact is named here: the batch-1 figures of the correct ones, or of PyTorch FP32, are noisy.',
+      '',
+    );
   }
   if (parity) {
     out.push(

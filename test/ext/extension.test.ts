@@ -181,9 +181,10 @@ describe('QAT Studio in the extension host', () => {
     assert.match(text, /## Latency on this machine/);
     assert.match(text, /\| ONNX Runtime INT8 \(quantize_static\) \| [0-9.]+ ms \|/);
     assert.match(text, /## Parity with PyTorch INT8 \(540 validation samples/);
-    assert.match(text, /\| TVM INT8[^|]* \| ok \| [0-9.]+ \| [0-9.]+ % \| 100\.0 % \|/);
+    assert.match(text, /\| TVM INT8[^|]* \| ok \| 100\.0 % \| [0-9.e+-]+ \| [0-9.]+ % \| [0-9.]+ \| [0-9.]+ % \|/);
     assert.match(text, /## Precision as executed in ONNX Runtime: .*\n\nCompute ops: int8 \d/);
-    assert.match(text, /Fastest correct INT8 artifact here: \*\*.+\*\*/);
+    // Named only from figures that are not noisy (a busy machine may leave none).
+    assert.match(text, /Fastest correct INT8 artifact here: \*\*.+\*\*|No fastest INT8 artifact is named here/);
     // Our export with its Q/DQ re-placed for ONNX Runtime (on digits: fc2's bias to int32, so it runs as QGemm).
     assert.match(
       text,
