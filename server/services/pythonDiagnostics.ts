@@ -1,8 +1,10 @@
 // Diagnostics for Python QAT scripts, from the @lezer/python tree (pure JS, no Python needed).
-// Trees are kept per document so an edit re-parses only around the change.
+// Trees are kept per document so an edit re-parses only around the change (lezer's tree fragments); the
+// analysis keeps each unchanged def's and class's findings (analysis/document.ts).
 import { TreeFragment, type Tree } from '@lezer/common';
 import { parser } from '@lezer/python';
-import { pythonRules } from '../rules/python';
+import { analyzePython, type Analysis } from '../analysis/document';
+import { pythonDocumentRules, pythonRules } from '../rules/python';
 import type { Finding } from '../rules/types';
 
 const MAX_TREES = 32;
@@ -39,7 +41,28 @@ export function forgetPython(key: string): void {
   trees.delete(key);
 }
 
+/** 1-based line of an offset, with the line starts indexed once per text. */
+function lineIndex(text: string): (offset: number) => number {
+  let starts: number[] | undefined;
+  return (offset) => {
+    if (!starts) {
+      starts = [0];
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    }
+    let [lo, hi] = [0, starts.length - 1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+}
+
+export function analyzePythonText(text: string, key?: string): Analysis {
+  return analyzePython(text, parsePython(text, key), pythonRules, pythonDocumentRules, lineIndex(text));
+}
+
 export function pythonFindings(text: string, key?: string): Finding[] {
-  const ctx = { text, tree: parsePython(text, key) };
-  return pythonRules.flatMap((rule) => rule(ctx));
+  return analyzePythonText(text, key).findings;
 }
