@@ -7,44 +7,23 @@
 import type { RuleInput } from '../../analysis/document';
 import type { StoredEdit, StoredFinding } from '../../analysis/findings';
 import { canonical } from '../../analysis/names';
+import pt2eMoves from '../../knowledge/pt2e-moves.json';
 import { ensureImported, importEdit, importsOf, type Fix } from './helpers';
 
 const XNNPACK =
   'XNNPACKQuantizer moved to ExecuTorch (executorch.backends.xnnpack.quantizer.xnnpack_quantizer, as the deprecation note of ' +
   "torchao's private copy says); for x86 CPUs torchao has X86InductorQuantizer in torchao.quantization.pt2e.quantizer.x86_inductor_quantizer.";
 
-/** Removed module prefixes -> where they live now (null: no torchao equivalent). */
-const MODULES: Array<[string, string | null]> = [
-  ['torch.ao.quantization.quantize_pt2e', 'torchao.quantization.pt2e.quantize_pt2e'],
-  ['torch.ao.quantization.quantizer.xnnpack_quantizer_utils', null],
-  ['torch.ao.quantization.quantizer.xnnpack_quantizer', null],
-  ['torch.ao.quantization.quantizer', 'torchao.quantization.pt2e.quantizer'],
-  ['torch.ao.quantization.pt2e', 'torchao.quantization.pt2e'],
-];
-
-/** Submodules torchao 0.18 has under the new prefixes (a fix is offered only for these). */
-export const TORCHAO_PT2E_MODULES = new Set([
-  'torchao.quantization.pt2e.quantize_pt2e',
-  'torchao.quantization.pt2e.quantizer',
-  'torchao.quantization.pt2e.quantizer.x86_inductor_quantizer',
-  'torchao.quantization.pt2e.quantizer.arm_inductor_quantizer',
-  'torchao.quantization.pt2e.quantizer.embedding_quantizer',
-  'torchao.quantization.pt2e.quantizer.composable_quantizer',
-  'torchao.quantization.pt2e.quantizer.quantizer',
-  'torchao.quantization.pt2e.quantizer.utils',
-  'torchao.quantization.pt2e.quantizer.port_metadata_pass',
-  'torchao.quantization.pt2e',
-  'torchao.quantization.pt2e.export_utils',
-  'torchao.quantization.pt2e.graph_utils',
-  'torchao.quantization.pt2e.qat_utils',
-  'torchao.quantization.pt2e.utils',
-]);
-
-const NAMES: Record<string, string> = {
-  'torch.ao.quantization.move_exported_model_to_eval': 'torchao.quantization.pt2e',
-  'torch.ao.quantization.move_exported_model_to_train': 'torchao.quantization.pt2e',
-  'torch.ao.quantization.allow_exported_model_train_eval': 'torchao.quantization.pt2e',
+const moves = pt2eMoves as unknown as {
+  modules: Array<[string, string | null]>;
+  torchaoModules: string[];
+  names: Record<string, string>;
 };
+/** Removed module prefixes -> where they live now (null: no torchao equivalent). */
+const MODULES = moves.modules;
+/** Submodules torchao 0.18 has under the new prefixes (a fix is offered only for these). */
+const TORCHAO_PT2E_MODULES = new Set(moves.torchaoModules);
+const NAMES = moves.names;
 const CAPTURE = 'torch._export.capture_pre_autograd_graph';
 const REMOVED_PREFIX = /^torch\.(ao\.)?quantization\.(quantize_pt2e|quantizer|pt2e|move_exported|allow_exported)/;
 const FOR_TRAINING = 'torch.export.export_for_training';

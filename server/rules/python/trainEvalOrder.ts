@@ -48,8 +48,8 @@ export function trainEvalOrder(input: RuleInput): StoredFinding[] {
           start: call.from,
           end: call.to,
           message:
-            `'${target}' is a torch.export graph module: ${target}.${method}() raises NotImplementedError ` +
-            `("Calling ${method}() is not supported yet."). Use ${effective}(${target}) from ${PT2E}.`,
+            `'${target}' is a torch.export graph module (exported, or prepared/converted by PT2E): ${target}.${method}() ` +
+            `raises NotImplementedError. Use ${effective}(${target}) from ${PT2E}.`,
           fixes: [
             {
               title: `Use ${effective}(${target})`,
