@@ -53,7 +53,7 @@ function applyEffect(w: Walker, s: State, ids: string[] | undefined, effect: Eff
 }
 
 function fresh(s: State, info: CallInfo, fact: ObjFact): [State, Value] {
-  const id = `@${info.from}`;
+  const id = `@${info.from}:${info.to}`;
   return [setObj(s, id, fact), { objs: [id] }];
 }
 
@@ -91,12 +91,12 @@ function transfer(w: Walker, info: CallInfo, s: State, v: CallValues): [State | 
   const ctx = w.ctx;
   const text = (k: string) => info.keywords[k]?.text;
 
-  // ---- Methods: receiver.method(...)
-  if (v.receiver && parts && parts.length >= 2 && !w.isModuleHead(parts[0])) {
-    const method = parts[parts.length - 1];
+  // ---- Methods: receiver.method(...) (the receiver a variable or any expression, not a module)
+  if (v.receiver && info.method && !(parts && w.isModuleHead(parts[0]))) {
+    const method = info.method;
     const recv = v.receiver.objs;
     // self.<attr>(...) inside a method: a submodule call, or one of the class's own methods
-    if (parts.length === 2 && parts[0] === 'self' && w.run.selfCls) {
+    if (parts?.length === 2 && parts[0] === 'self' && w.run.selfCls) {
       const own = ctx.method(w.run.selfCls, method);
       if (own) return [applySummary(w, s, own.summary, own.owner.name, recv, v), {}];
       const attr = ctx.attr(w.run.selfCls, method);

@@ -112,10 +112,11 @@ export function moduleScope(text: string, script: SyntaxNode): ModuleScope {
     }
     const alias = aliasAssignment(text, s);
     if (alias) {
-      aliases.set(alias.target, [...(aliases.get(alias.target) ?? []), alias.value]);
+      // a fallback (`except ImportError: tq = None`) does not undo the import it stands in for
+      if (!guarded || alias.value) aliases.set(alias.target, [...(aliases.get(alias.target) ?? []), alias.value]);
       continue;
     }
-    otherTargets(text, s, others);
+    if (!guarded) otherTargets(text, s, others);
   }
   for (const [target, values] of aliases) {
     // An alias when every assignment to the name is the same dotted reference to an import or module.
@@ -124,7 +125,11 @@ export function moduleScope(text: string, script: SyntaxNode): ModuleScope {
       names.bind(target, qualified[0]!);
     else others.add(target);
   }
-  for (const o of others) if (!names.bindings.has(o)) names.variables.add(o);
+  // A name assigned something else as well as imported is a variable: what it holds depends on the path.
+  for (const o of others) {
+    names.bindings.delete(o);
+    names.variables.add(o);
+  }
   return { names, importAt: importAt >= 0 ? importAt : docEnd };
 }
 

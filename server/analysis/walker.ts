@@ -41,6 +41,8 @@ export interface CallInfo extends Span {
   node: SyntaxNode;
   callee?: string[];
   calleeSpan: Span;
+  /** The attribute called, for `<anything>.<method>(...)`. */
+  method?: string;
   /** Through imports and aliases, torch.quantization spelled torch.ao.quantization; undefined: local/unknown. */
   qualified?: string;
   args: Arg[];
@@ -345,7 +347,7 @@ export class Walker {
       let objs = val.objs;
       if (!objs && valueNode) {
         // a fresh value we know nothing about: an object of its own, so later .train()/.eval() can be tracked
-        const id = `@${valueNode.from}`;
+        const id = `@${valueNode.from}:${valueNode.to}`;
         if (!s.objs.has(id)) s = setObj(s, id, {});
         objs = [id];
       }
@@ -719,7 +721,9 @@ export class Walker {
       else for (const [k, node] of keywords) if (node.from === c.from) kwValues.set(k, v);
     }
     const parts = dottedParts(this.text, callee);
-    let info = this.byOffset.get(n.from);
+    // a chained call (`f(x).module()`) starts where its inner call starts: key by both ends
+    const key = n.from * 2 ** 26 + (n.to - n.from);
+    let info = this.byOffset.get(key);
     if (!info) {
       const stmt = this.stmtNode ?? n;
       info = {
@@ -728,6 +732,10 @@ export class Walker {
         to: n.to,
         callee: parts,
         calleeSpan: { from: callee?.from ?? n.from, to: callee?.to ?? n.from },
+        method:
+          callee?.name === 'MemberExpression' && callee.lastChild?.name === 'PropertyName'
+            ? slice(this.text, callee.lastChild)
+            : undefined,
         qualified: parts && this.isModuleHead(parts[0]) ? canonical(this.scope.qualifyParts(parts)) : undefined,
         args: args.map((a) => argOf(this.text, a)),
         keywords: Object.fromEntries([...keywords].map(([k, v]) => [k, argOf(this.text, v)])),
@@ -737,7 +745,7 @@ export class Walker {
         inRaises: this.raises > 0,
         state: s,
       };
-      this.byOffset.set(n.from, info);
+      this.byOffset.set(key, info);
       if (!this.run.variant || parts?.[0] === 'self') this.facts.calls.push(info);
     } else {
       info.state = join(info.state, s);

@@ -102,3 +102,80 @@ test('never throws on partial input', () => {
     assert.doesNotThrow(() => pythonFindings(src));
   }
 });
+
+test('the train/eval state of an assertRaises body does not count, and nothing in it is reported', () => {
+  const src = `import unittest
+import torch
+from torchao.quantization.pt2e import move_exported_model_to_eval
+from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e, convert_pt2e
+
+class TestQAT(unittest.TestCase):
+    def test_modes(self):
+        m = torch.export.export(Net(), (torch.randn(2, 3),)).module()
+        m = prepare_qat_pt2e(m, quantizer)
+        move_exported_model_to_eval(m)
+        with self.assertRaises(NotImplementedError):
+            m.train()
+        m = convert_pt2e(m)
+        m(torch.randn(2, 3))
+`;
+  assert.deepEqual(
+    pythonFindings(src).map((f) => f.code),
+    [],
+  );
+  // without the with, m.train() raises (QAT015)
+  const bare = src.replace(
+    '        with self.assertRaises(NotImplementedError):\n            m.train()',
+    '        m.train()',
+  );
+  assert.deepEqual(
+    pythonFindings(bare).map((f) => f.code),
+    ['QAT015'],
+  );
+});
+
+test('QAT015: .eval() on an exported graph module; the fix uses move_exported_model_to_eval and imports it', () => {
+  const src = `import torch
+m = torch.export.export(model, (x,)).module()
+m.eval()
+`;
+  const [f] = pythonFindings(src);
+  assert.equal(f.code, 'QAT015');
+  assert.equal(f.severity, 'error');
+  const fixed = applyFix(src, f);
+  assert.match(fixed, /^import torch\nfrom torchao\.quantization\.pt2e import move_exported_model_to_eval\n/);
+  assert.match(fixed, /\nmove_exported_model_to_eval\(m\)\n/);
+  assert.deepEqual(
+    pythonFindings(fixed).map((x) => x.code),
+    [],
+  );
+});
+
+test('modes follow the file: helpers that call eval(), paths that disagree, loops', () => {
+  const src = `import torch.ao.quantization as tq
+
+def evaluate(model, batches):
+    model.eval()
+    return sum(model(x).sum() for x in batches)
+
+def run(model, batches, fast):
+    model.train()
+    evaluate(model, batches)
+    a = tq.prepare_qat(model)
+    if fast:
+        model.eval()
+    b = tq.prepare_qat(model)
+    for x in batches:
+        model.train()
+        model.eval()
+    c = tq.prepare_qat(model)
+    helper(model)
+    d = tq.prepare_qat(model)
+`;
+  const lines = pythonFindings(src)
+    .filter((f) => f.code === 'QAT001')
+    .map((f) => src.slice(0, f.start).split('\n').length);
+  // a: evaluate() left it in eval; b: eval on one path, eval from evaluate() on the other; c: the loop ran or
+  // not, eval either way; d: helper() is unknown
+  assert.deepEqual(lines, [10, 13, 17]);
+});

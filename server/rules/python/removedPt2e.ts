@@ -80,7 +80,8 @@ export function removedPt2e(input: RuleInput): StoredFinding[] {
         rest.length === 0
           ? {
               start: s.from,
-              end: s.to,
+              // a statement that goes away takes its line with it
+              end: !home && torchBound && input.text[s.to] === '\n' ? s.to + 1 : s.to,
               newText: home ? `from ${home} import ${n.name}` : torchBound ? '' : 'import torch',
             }
           : {
@@ -168,7 +169,17 @@ export function removedPt2e(input: RuleInput): StoredFinding[] {
   }
   // Calls to capture_pre_autograd_graph / export_for_training: the call itself changes shape.
   for (const call of input.facts.calls) {
-    const q = call.qualified;
+    // a bare capture_pre_autograd_graph(...) still needs rewriting once its import is gone
+    const bare = call.callee?.length === 1 ? call.callee[0] : undefined;
+    const local = bare ? call.state?.vars.get(bare) : undefined;
+    const unbound =
+      bare && !input.ctx.module.names.has(bare) && !local?.defs && !local?.objs?.some((o) => o.startsWith('param:'));
+    const q =
+      unbound && bare === 'capture_pre_autograd_graph'
+        ? CAPTURE
+        : unbound && bare === 'export_for_training'
+          ? FOR_TRAINING
+          : call.qualified;
     if ((q !== CAPTURE && q !== FOR_TRAINING) || reported.has(call.calleeSpan.from)) continue;
     const argsText = input.text.slice(call.calleeSpan.to, call.to);
     const newText = q === CAPTURE ? `torch.export.export${argsText}.module()` : `torch.export.export${argsText}`;
