@@ -165,6 +165,7 @@ function transfer(w: Walker, info: CallInfo, s: State, v: CallValues): [State | 
         const mode = made.kind === 'set' ? modeFact(made.mode, w.foreignSite(made.site)) : undefined;
         return fresh(s, info, { cls: fn.returnsObj.cls, ...(mode ? { mode } : {}) });
       }
+      if (fn.returnsConverted) return fresh(s, info, { converted: { kind: fn.returnsConverted, at: [site] } });
       return [s, {}];
     }
   }

@@ -49,6 +49,8 @@ export interface FnSummary {
   fuseCalls: Array<{ call: string; param: number }>;
   /** `m = SomeClass(...); ...; return m`: the class and what happens to m's mode before it returns. */
   returnsObj?: { cls: string; site: Anchored; steps: Step[] };
+  /** Every return gives what a convert call made (`return convert(prepared)`). */
+  returnsConverted?: 'eager' | 'fx' | 'pt2e';
 }
 
 export interface ClassSummary {
@@ -322,6 +324,8 @@ function fnSummary(c: Ctx, def: SyntaxNode, scope: LocalScope, isMethod: boolean
     if (v.name === 'VariableName') returned.add(slice(c.text, v));
   }
   const summary: FnSummary = { name: nameOf(c.text, def), params, effects, fuse, fuseCalls };
+  const kinds = returnValues.map((v) => convertedBy(c, v, body, scope));
+  if (returnsAll && kinds.length && kinds.every((k) => k && k === kinds[0])) summary.returnsConverted = kinds[0];
   if (returns && returnsAll) summary.returns = returns;
   if (returned.size === 1 && returnsAll && returnValues.length > 0) {
     const name = [...returned][0];
@@ -340,6 +344,43 @@ function fnSummary(c: Ctx, def: SyntaxNode, scope: LocalScope, isMethod: boolean
     }
   }
   return summary;
+}
+
+const CONVERTERS: Record<string, 'eager' | 'fx' | 'pt2e'> = {
+  'torch.ao.quantization.convert': 'eager',
+  'torch.ao.quantization.quantize': 'eager',
+  'torch.ao.quantization.quantize_qat': 'eager',
+  'torch.ao.quantization.quantize_fx.convert_fx': 'fx',
+  'torchao.quantization.pt2e.quantize_pt2e.convert_pt2e': 'pt2e',
+};
+
+/** What convert call made a returned value: the call itself, or the one assignment of a returned name. */
+function convertedBy(
+  c: Ctx,
+  v: SyntaxNode,
+  body: SyntaxNode | null,
+  scope: LocalScope,
+): 'eager' | 'fx' | 'pt2e' | undefined {
+  let value: SyntaxNode | null | undefined = v;
+  if (v.name === 'VariableName') {
+    const name = slice(c.text, v);
+    const assigns: SyntaxNode[] = [];
+    body?.cursor().iterate((n) => {
+      if (NESTED_DEF.has(n.name)) return false;
+      if (
+        n.name === 'AssignStatement' &&
+        n.node.firstChild?.name === 'VariableName' &&
+        slice(c.text, n.node.firstChild) === name
+      )
+        assigns.push(n.node);
+      return undefined;
+    });
+    value = assigns.length === 1 ? assigns[0].firstChild?.nextSibling?.nextSibling : undefined;
+  }
+  if (value?.name !== 'CallExpression') return undefined;
+  const parts = dottedParts(c.text, value.firstChild);
+  const q = parts ? canonical(scope.qualifyParts(parts)) : undefined;
+  return q ? CONVERTERS[q] : undefined;
 }
 
 /** effectSteps for a single statement. */

@@ -120,6 +120,8 @@ export class Walker {
   private returns: Array<State | null> = [];
   private tries: Array<Array<State | null>> = [];
   private byOffset = new Map<number, CallInfo>();
+  private refSeen = new Set<number>();
+  private assignAt = new Map<number, AssignInfo>();
   /** Function bodies to walk: each with its enclosing function's scope (none at top level or in a class). */
   private pending: Array<{ def: SyntaxNode; outer?: LocalScope; cls?: string }> = [];
 
@@ -172,6 +174,7 @@ export class Walker {
     this.run = run;
     this.scope = scope;
     this.byOffset = new Map();
+    this.assignAt = new Map();
     this.facts.runs.push(run);
   }
 
@@ -363,8 +366,15 @@ export class Walker {
 
   private recordAssign(t: SyntaxNode, target: string, s: State | null): void {
     if (this.run.variant) return;
+    const seen = this.assignAt.get(t.from);
+    if (seen) {
+      // walked again (a loop): the paths join
+      seen.state = join(seen.state, s);
+      seen.inRaises ||= this.raises > 0;
+      return;
+    }
     const stmt = this.stmtNode ?? t;
-    this.facts.assigns.push({
+    const info: AssignInfo = {
       from: t.from,
       to: t.to,
       target,
@@ -373,7 +383,9 @@ export class Walker {
       run: this.run,
       inRaises: this.raises > 0,
       state: s,
-    });
+    };
+    this.assignAt.set(t.from, info);
+    this.facts.assigns.push(info);
   }
 
   /** Names bound by for / with-as / except-as / del: unknown values. */
@@ -678,6 +690,10 @@ export class Walker {
     // only maximal chains: the parent is not a member access on this node
     const p = n.parent;
     if (p?.name === 'MemberExpression' && p.firstChild?.from === n.from && p.firstChild.to === n.to) return;
+    // a loop body is walked more than once: one record per place
+    const key = n.from * 2 ** 26 + (n.to - n.from);
+    if (this.refSeen.has(key)) return;
+    this.refSeen.add(key);
     const parts = dottedParts(this.text, n);
     if (!parts) return;
     const head = this.scope.qualifyParts([parts[0]]);

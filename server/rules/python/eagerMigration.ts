@@ -7,7 +7,7 @@ import type { StoredFinding } from '../../analysis/findings';
 const EAGER_QAT = /^torch\.ao\.quantization(\.quantize_fx)?\.(prepare_qat|prepare_qat_fx|quantize_qat)$/;
 
 export function eagerMigration(input: RuleInput): StoredFinding[] {
-  const call = input.facts.calls.find((c) => c.qualified && EAGER_QAT.test(c.qualified));
+  const call = input.facts.calls.find((c) => !c.inRaises && c.qualified && EAGER_QAT.test(c.qualified));
   if (!call) return [];
   const name = call.callee![call.callee!.length - 1];
   return [

@@ -1,5 +1,6 @@
 // QAT012: torch.save(model) of an eager-converted int8 model (on every path): it pickles and loads, and then
-// forward fails ("'ConvReLU2d' object has no attribute '_backward_hooks'" on torch 2.13). Save the state_dict.
+// the forward of its quantized convs fails ("'Conv2d' object has no attribute '_backward_hooks'" on torch
+// 2.13; a Linear-only model survives). The state_dict round-trips.
 import type { RuleInput } from '../../analysis/document';
 import type { StoredFinding } from '../../analysis/findings';
 import { mustAll } from '../../analysis/state';
@@ -17,8 +18,9 @@ export function saveConverted(input: RuleInput): StoredFinding[] {
       start: obj.from,
       end: obj.to,
       message:
-        `torch.save('${name}') pickles a converted int8 model: it loads, but its forward then fails ` +
-        `("object has no attribute '_backward_hooks'"). Save ${name}.state_dict() and load it into a model prepared and converted the same way.`,
+        `torch.save('${name}') pickles the whole converted int8 model: on torch 2.13 its quantized conv modules load without ` +
+        `'_backward_hooks' and forward then fails (AttributeError; a Linear-only model survives). Save ${name}.state_dict() ` +
+        'and load it into a model prepared and converted the same way.',
       fixes: [
         {
           title: `Save ${name}.state_dict()`,
