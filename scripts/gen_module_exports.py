@@ -1,5 +1,7 @@
-"""Writes server/knowledge/module-exports.json: what `from M import *` binds for the modules the language
-server resolves star imports of, read from the pinned libraries (test/rule-claims checks it stays true).
+"""Writes server/knowledge/module-exports.json from the pinned libraries (test/rule-claims checks it stays true):
+- "stars": what `from M import *` binds for the modules the language server resolves star imports of;
+- "attributes": the public names of the torchao PT2E modules QAT014 points old imports to (a fix is offered
+  only when every imported name is there).
 
     ~/.cache/qat-studio/venv/bin/python scripts/gen_module_exports.py
 """
@@ -23,7 +25,8 @@ MODULES = [
     "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer",
 ]
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "server", "knowledge", "module-exports.json")
+KNOWLEDGE = os.path.join(os.path.dirname(__file__), "..", "server", "knowledge")
+OUT = os.path.join(KNOWLEDGE, "module-exports.json")
 
 
 def star_names(module_name: str) -> list[str]:
@@ -37,8 +40,20 @@ def star_names(module_name: str) -> list[str]:
     return sorted(set(names))
 
 
-def exports() -> dict[str, list[str]]:
-    return {m: star_names(m) for m in MODULES}
+def public_names(module_name: str) -> list[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = importlib.import_module(module_name)
+    return sorted(n for n in dir(module) if not n.startswith("_"))
+
+
+def exports() -> dict[str, dict[str, list[str]]]:
+    with open(os.path.join(KNOWLEDGE, "pt2e-moves.json")) as f:
+        targets = json.load(f)["torchaoModules"]
+    return {
+        "stars": {m: star_names(m) for m in MODULES},
+        "attributes": {m: public_names(m) for m in targets},
+    }
 
 
 if __name__ == "__main__":
@@ -48,4 +63,5 @@ if __name__ == "__main__":
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, OUT)
-    print(f"wrote {OUT}: {sum(len(v) for v in data.values())} names", file=sys.stderr)
+    count = sum(len(v) for part in data.values() for v in part.values())
+    print(f"wrote {OUT}: {count} names", file=sys.stderr)

@@ -21,7 +21,7 @@ export interface ImportStatement {
   guarded: boolean;
 }
 
-const STARS = moduleExports as Record<string, string[]>;
+const STARS = (moduleExports as { stars: Record<string, string[]> }).stars;
 const starSets = new Map(Object.entries(STARS).map(([m, names]) => [m, new Set(names)]));
 
 /** Parses one ImportStatement node. */

@@ -107,7 +107,8 @@ export function moduleScope(text: string, script: SyntaxNode): ModuleScope {
     }
     const def = definitionOf(s);
     if (def) {
-      others.add(nameOf(text, def));
+      // a def in `except ImportError:` stands in for the import the try made
+      if (!guarded) others.add(nameOf(text, def));
       continue;
     }
     const alias = aliasAssignment(text, s);

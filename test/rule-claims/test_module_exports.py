@@ -1,4 +1,5 @@
-"""The star-import table the language server resolves names with is what the pinned libraries export."""
+"""The star-import table the language server resolves names with, and the torchao PT2E names QAT014 checks its
+fixes against, are what the pinned libraries export."""
 
 import importlib.util
 import json

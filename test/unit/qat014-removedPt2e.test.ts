@@ -77,3 +77,33 @@ if TORCH_VERSION < (2, 6):
 `;
   assert.deepEqual(pyCodes(src, 'QAT014'), []);
 });
+
+test('QAT014: names the new module lacks get no fix (XNNPACKQuantizer went to ExecuTorch)', () => {
+  const src =
+    'from torch.ao.quantization.quantizer import (\n    XNNPACKQuantizer,\n    get_symmetric_quantization_config,\n)\n';
+  const [f] = pyCodes(src, 'QAT014');
+  assert.equal(f.fixes, undefined);
+  assert.match(f.message, /ExecuTorch/);
+  const ok = 'from torch.ao.quantization.quantizer import QuantizationSpec, Quantizer\n';
+  assert.match(
+    applyFix(ok, pyCodes(ok, 'QAT014')[0]),
+    /^from torchao\.quantization\.pt2e\.quantizer import QuantizationSpec/,
+  );
+});
+
+test('a fallback def in `except ImportError` keeps the imported helper', () => {
+  const src = `import torch
+try:
+    from torchao.quantization.pt2e import move_exported_model_to_train
+except ImportError:
+    def move_exported_model_to_train(model):
+        model.train()
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
+model = Net()
+model.eval()
+q = convert_pt2e(torch.export.export(model, (x,)).module())
+move_exported_model_to_train(q)
+q(x)
+`;
+  assert.equal(pyCodes(src, 'QAT002').length, 1);
+});

@@ -7,6 +7,7 @@
 import type { RuleInput } from '../../analysis/document';
 import type { StoredEdit, StoredFinding } from '../../analysis/findings';
 import { canonical } from '../../analysis/names';
+import moduleExports from '../../knowledge/module-exports.json';
 import pt2eMoves from '../../knowledge/pt2e-moves.json';
 import { ensureImported, importEdit, importsOf, type Fix } from './helpers';
 
@@ -24,6 +25,13 @@ const MODULES = moves.modules;
 /** Submodules torchao 0.18 has under the new prefixes (a fix is offered only for these). */
 const TORCHAO_PT2E_MODULES = new Set(moves.torchaoModules);
 const NAMES = moves.names;
+/** Public names of each torchao PT2E module (generated from the pinned torchao). */
+const ATTRIBUTES = new Map(
+  Object.entries((moduleExports as { attributes: Record<string, string[]> }).attributes).map(([m, n]) => [
+    m,
+    new Set(n),
+  ]),
+);
 const CAPTURE = 'torch._export.capture_pre_autograd_graph';
 const REMOVED_PREFIX = /^torch\.(ao\.)?quantization\.(quantize_pt2e|quantizer|pt2e|move_exported|allow_exported)/;
 const FOR_TRAINING = 'torch.export.export_for_training';
@@ -49,21 +57,32 @@ export function removedPt2e(input: RuleInput): StoredFinding[] {
     if (s.guarded) continue;
     const moved = movedModule(s.module);
     if (moved) {
-      const fixes = moved.full
-        ? [
-            {
-              title: `Import from ${moved.full}`,
-              edits: [{ start: s.moduleFrom, end: s.moduleTo, newText: moved.full }],
-              preferred: true,
-            },
-          ]
-        : undefined;
+      // a fix only when the new module has every name imported from the old one
+      const names = s.names.filter((n) => n.name !== '*').map((n) => n.name);
+      const have = moved.full ? ATTRIBUTES.get(moved.full) : undefined;
+      const missing = have ? names.filter((n) => !have.has(n)) : [];
+      const xnnpack = missing.some((n) => /XNNPACK|symmetric_quantization_config/.test(n));
+      const fixes =
+        moved.full && !missing.length
+          ? [
+              {
+                title: `Import from ${moved.full}`,
+                edits: [{ start: s.moduleFrom, end: s.moduleTo, newText: moved.full }],
+                preferred: true,
+              },
+            ]
+          : undefined;
+      const instead =
+        !moved.now || xnnpack
+          ? XNNPACK
+          : missing.length
+            ? `Use ${moved.full}; it has no ${missing.join(', ')}.`
+            : `Use ${moved.full ?? moved.now}.`;
       findings.push(
         error(
           s.moduleFrom,
           s.moduleTo,
-          `${moved.old} no longer exists in torch 2.13 (ModuleNotFoundError): PT2E quantization moved to torchao. ` +
-            (moved.now ? `Use ${moved.full ?? moved.now}.` : XNNPACK),
+          `${moved.old} no longer exists in torch 2.13 (ModuleNotFoundError): PT2E quantization moved to torchao. ${instead}`,
           fixes,
         ),
       );
