@@ -19,6 +19,8 @@ export class DocContext {
   readonly classes = new Map<string, ClassSummary>();
   readonly functions = new Map<string, FnSummary>();
   private effectMemo = new Map<string, Effect>();
+  private lineageMemo = new Map<string, ClassSummary[]>();
+  private usersMemo = new Map<string, string[]>();
 
   constructor(
     readonly module: ModuleScope,
@@ -34,6 +36,8 @@ export class DocContext {
 
   /** In-file bases of a class, nearest first (cycles cut). */
   lineage(cls: string): ClassSummary[] {
+    const hit = this.lineageMemo.get(cls);
+    if (hit) return hit;
     const out: ClassSummary[] = [];
     const seen = new Set<string>();
     const walk = (name: string) => {
@@ -44,6 +48,7 @@ export class DocContext {
       for (const b of c.bases) walk(b.split('.').pop()!);
     };
     walk(cls);
+    this.lineageMemo.set(cls, out);
     return out;
   }
 
@@ -63,8 +68,15 @@ export class DocContext {
 
   /** Classes of the file whose `method` is the one `owner` defines (owner itself and subclasses not overriding). */
   usersOf(owner: string, method: string): string[] {
-    const out: string[] = [];
-    for (const name of this.classes.keys()) if (this.method(name, method)?.owner.name === owner) out.push(name);
+    const key = `${owner}.${method}`;
+    let out = this.usersMemo.get(key);
+    if (!out) {
+      out = [];
+      // only classes that derive from owner can inherit its method
+      for (const [name, c] of this.classes)
+        if ((name === owner || c.bases.length) && this.method(name, method)?.owner.name === owner) out.push(name);
+      this.usersMemo.set(key, out);
+    }
     return out;
   }
 

@@ -37,30 +37,33 @@ export type DocumentRule = (findings: StoredFinding[]) => StoredFinding[];
 const MAX_ENTRIES = 4096;
 const MAX_KEY_CHARS = 48 * 1024 * 1024;
 
-/** A small LRU keyed by long strings (unit texts), bounded in entries and in key size. */
+/**
+ * A bounded cache keyed by long strings (unit texts): two generations, the recent one and the one before;
+ * a hit in the old one moves to the recent one, and when the recent one is full the old one is dropped.
+ */
 class UnitCache<V> {
-  private map = new Map<string, V>();
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
   private chars = 0;
   get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
+    const v = this.young.get(key);
+    if (v !== undefined) return v;
+    const o = this.old.get(key);
+    if (o !== undefined) this.set(key, o);
+    return o;
   }
   set(key: string, v: V): void {
-    if (this.map.has(key)) this.map.delete(key);
-    else this.chars += key.length;
-    this.map.set(key, v);
-    while (this.map.size > MAX_ENTRIES || this.chars > MAX_KEY_CHARS) {
-      const oldest = this.map.keys().next().value!;
-      this.map.delete(oldest);
-      this.chars -= oldest.length;
+    if (this.young.size >= MAX_ENTRIES / 2 || this.chars > MAX_KEY_CHARS / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.chars = 0;
     }
+    if (!this.young.has(key)) this.chars += key.length;
+    this.young.set(key, v);
   }
   clear(): void {
-    this.map.clear();
+    this.young.clear();
+    this.old.clear();
     this.chars = 0;
   }
 }

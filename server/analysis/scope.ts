@@ -86,6 +86,8 @@ function otherTargets(text: string, s: SyntaxNode, out: Set<string>): void {
 
 export interface ModuleScope {
   names: NameTable;
+  /** The module-level import statements by where they start (the walker binds their names). */
+  importsAt: Map<number, ImportStatement[]>;
   /** Where a new import line goes: after the last top-level import (or after the docstring / at 0). */
   importAt: number;
 }
@@ -93,6 +95,7 @@ export interface ModuleScope {
 /** The module's bindings, from its top level and the if/try blocks there. */
 export function moduleScope(text: string, script: SyntaxNode): ModuleScope {
   const names = new NameTable();
+  const importsAt = new Map<number, ImportStatement[]>();
   const aliases = new Map<string, Array<string[] | undefined>>();
   const others = new Set<string>();
   let importAt = -1;
@@ -102,7 +105,9 @@ export function moduleScope(text: string, script: SyntaxNode): ModuleScope {
   for (const s of top) if (s.name === 'ImportStatement') importAt = s.to;
   for (const [s, guarded] of flatStatements(text, script, false)) {
     if (s.name === 'ImportStatement') {
-      for (const imp of readImport(text, s, guarded)) names.addImport(imp);
+      const read = readImport(text, s, guarded);
+      importsAt.set(s.from, read);
+      for (const imp of read) names.addImport(imp);
       continue;
     }
     const def = definitionOf(s);
@@ -131,7 +136,7 @@ export function moduleScope(text: string, script: SyntaxNode): ModuleScope {
     names.bindings.delete(o);
     names.variables.add(o);
   }
-  return { names, importAt: importAt >= 0 ? importAt : docEnd };
+  return { names, importsAt, importAt: importAt >= 0 ? importAt : docEnd };
 }
 
 /** A function's scope: its parameters and locals shadow the module; local imports and aliases resolve. */
@@ -186,8 +191,18 @@ export class LocalScope {
     return scope;
   }
 
+  private memo = new Map<string, string | undefined>();
+
   /** The qualified name of a dotted reference in this scope; undefined for locals and variables. */
   qualifyParts(parts: string[]): string | undefined {
+    const key = parts.join('.');
+    if (this.memo.has(key)) return this.memo.get(key);
+    const q = this.qualifyUncached(parts);
+    this.memo.set(key, q);
+    return q;
+  }
+
+  private qualifyUncached(parts: string[]): string | undefined {
     const head = parts[0];
     if (this.table.bindings.has(head)) return this.table.qualify(parts);
     if (this.locals.has(head)) return undefined;

@@ -41,19 +41,21 @@ export interface VarFact {
 const DELETED = Symbol('deleted');
 
 /**
- * A persistent string map: set() returns a new map that shares the old one (a short chain of small
- * overlays, flattened every few levels), so keeping every call's state costs little.
+ * A persistent string map: set() returns a new map that shares the old one (a chain of one-entry overlays,
+ * flattened every few levels), so keeping every call's state costs little.
  */
 export class PMap<V> {
   private flat?: Map<string, V>;
   private constructor(
     private readonly parent: PMap<V> | undefined,
-    private readonly own: Map<string, V | typeof DELETED>,
+    private readonly key: string,
+    private readonly value: V | typeof DELETED,
     private readonly depth: number,
+    readonly size: number,
   ) {}
 
   static of<V>(entries?: Map<string, V>): PMap<V> {
-    const m = new PMap<V>(undefined, entries ?? new Map(), 0);
+    const m = new PMap<V>(undefined, '', DELETED, 0, entries?.size ?? 0);
     m.flat = entries ?? new Map();
     return m;
   }
@@ -62,8 +64,7 @@ export class PMap<V> {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- walking the chain of overlays
     for (let m: PMap<V> | undefined = this; m; m = m.parent) {
       if (m.flat) return m.flat.get(k);
-      const v = m.own.get(k);
-      if (v !== undefined) return v === DELETED ? undefined : v;
+      if (m.key === k) return m.value === DELETED ? undefined : m.value;
     }
     return undefined;
   }
@@ -73,29 +74,54 @@ export class PMap<V> {
   }
 
   set(k: string, v: V | undefined): PMap<V> {
-    if (v === undefined && !this.has(k)) return this;
-    const next = new PMap<V>(this, new Map([[k, v ?? DELETED]]), this.depth + 1);
-    return next.depth > 12 ? PMap.of(next.entries()) : next;
+    const had = this.has(k);
+    if (v === undefined && !had) return this;
+    const size = this.size + (v === undefined ? -1 : had ? 0 : 1);
+    const next = new PMap<V>(this, k, v ?? DELETED, this.depth + 1, size);
+    return next.depth > 16 ? PMap.of(next.entries()) : next;
   }
 
   /** All entries (computed once per map). */
   entries(): Map<string, V> {
     if (this.flat) return this.flat;
-    const out = new Map(this.parent!.entries());
-    for (const [k, v] of this.own) {
-      if (v === DELETED) out.delete(k);
-      else out.set(k, v);
+    const chain: PMap<V>[] = [];
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- walking the chain of overlays
+    let m: PMap<V> = this;
+    while (!m.flat) {
+      chain.push(m);
+      m = m.parent!;
+    }
+    const out = new Map(m.flat);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const c = chain[i];
+      if (c.value === DELETED) out.delete(c.key);
+      else out.set(c.key, c.value);
     }
     this.flat = out;
     return out;
   }
 
-  get size(): number {
-    return this.entries().size;
-  }
-
   keys(): IterableIterator<string> {
     return this.entries().keys();
+  }
+
+  /**
+   * The keys that may differ between two maps and the root they share, when both are overlays on the same
+   * flat map (a branch and its sibling); undefined when they share none.
+   */
+  static divergence<V>(a: PMap<V>, b: PMap<V>): { root: PMap<V>; keys: Set<string> } | undefined {
+    const keys = new Set<string>();
+    let ra: PMap<V> = a;
+    while (!ra.flat) {
+      keys.add(ra.key);
+      ra = ra.parent!;
+    }
+    let rb: PMap<V> = b;
+    while (!rb.flat) {
+      keys.add(rb.key);
+      rb = rb.parent!;
+    }
+    return ra === rb ? { root: ra, keys } : undefined;
   }
 
   [Symbol.iterator](): IterableIterator<[string, V]> {
@@ -149,33 +175,80 @@ function joinVar(a: VarFact, b: VarFact): VarFact {
   return { objs: unionOpt(a.objs, b.objs), kinds: unionOpt(a.kinds, b.kinds), defs: unionOpt(a.defs, b.defs) };
 }
 
+/** Joins two persistent maps; `one` says what a key present on one side only becomes (undefined: dropped). */
+function joinMaps<V>(
+  a: PMap<V>,
+  b: PMap<V>,
+  both: (x: V, y: V, key: string) => V,
+  one: (x: V, key: string) => V | undefined,
+): PMap<V> {
+  if (a === b) return a;
+  const d = PMap.divergence(a, b);
+  if (d) {
+    // siblings on one base: only the keys either side set since then can differ
+    let out = d.root;
+    for (const k of d.keys) {
+      const x = a.get(k);
+      const y = b.get(k);
+      const v =
+        x !== undefined && y !== undefined
+          ? x === y
+            ? x
+            : both(x, y, k)
+          : x !== undefined
+            ? one(x, k)
+            : y !== undefined
+              ? one(y, k)
+              : undefined;
+      if (v !== d.root.get(k)) out = out.set(k, v);
+    }
+    return out;
+  }
+  const out = new Map<string, V>();
+  for (const [k, x] of a) {
+    const y = b.get(k);
+    const v = y !== undefined ? (x === y ? x : both(x, y, k)) : one(x, k);
+    if (v !== undefined) out.set(k, v);
+  }
+  for (const [k, y] of b)
+    if (!a.has(k)) {
+      const v = one(y, k);
+      if (v !== undefined) out.set(k, v);
+    }
+  return PMap.of(out);
+}
+
 /** The state after either path; null is an unreachable path. */
 export function join(a: State | null, b: State | null): State | null {
   if (!a) return b;
   if (!b || a === b) return a;
-  const vars = new Map<string, VarFact>();
-  const dotted = new Map<string, true>();
-  for (const [k, v] of a.vars) {
-    const w = b.vars.get(k);
-    if (!w) continue;
-    vars.set(k, joinVar(v, w));
-    if (k.includes('.')) dotted.set(k, true);
-  }
-  // An object allocated on one path only keeps that path's facts: on the other it does not exist. A global
-  // exists on both; a path that never looked at it knows nothing about it.
-  const objs = new Map(a.objs.entries());
-  for (const [k, v] of b.objs) {
-    const w = objs.get(k);
-    objs.set(k, w ? joinObj(w, v) : k.startsWith('global:') ? joinObj(v, {}) : v);
-  }
-  for (const [k, v] of a.objs) if (k.startsWith('global:') && !b.objs.has(k)) objs.set(k, joinObj(v, {}));
-  const calls = new Map(a.calls.entries());
-  for (const [k, v] of b.calls) calls.set(k, union(calls.get(k) ?? [], v));
-  return { vars: PMap.of(vars), dotted: PMap.of(dotted), objs: PMap.of(objs), calls: PMap.of(calls) };
+  // A variable unknown on one path is unknown. An object allocated on one path only keeps that path's facts:
+  // on the other it does not exist. A global exists on both; a path that never looked at it knows nothing.
+  const vars = joinMaps(a.vars, b.vars, joinVar, () => undefined);
+  const dotted =
+    a.dotted === b.dotted
+      ? a.dotted
+      : joinMaps(
+          a.dotted,
+          b.dotted,
+          () => true as const,
+          () => undefined,
+        );
+  const objs = joinMaps(a.objs, b.objs, joinObj, (x, k) => (k.startsWith('global:') ? joinObj(x, {}) : x));
+  const calls = joinMaps(a.calls, b.calls, union, (x) => x);
+  return { vars, dotted, objs, calls };
 }
 
 export function joinAll(states: Array<State | null>): State | null {
-  return states.reduce<State | null>((acc, s) => join(acc, s), null);
+  // statements that change nothing leave the same state object: join each one once
+  let acc: State | null = null;
+  const seen = new Set<State>();
+  for (const s of states) {
+    if (!s || seen.has(s)) continue;
+    seen.add(s);
+    acc = join(acc, s);
+  }
+  return acc;
 }
 
 const sameList = <T>(a: T[] | undefined, b: T[] | undefined) =>

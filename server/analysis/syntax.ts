@@ -103,7 +103,12 @@ export function lineStartOf(text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1;
 }
 
-export const indentAt = (text: string, offset: number) => /^[ \t]*/.exec(text.slice(lineStartOf(text, offset)))![0];
+export function indentAt(text: string, offset: number): string {
+  const start = lineStartOf(text, offset);
+  let end = start;
+  while (text[end] === ' ' || text[end] === '\t') end++;
+  return text.slice(start, end);
+}
 
 /** A Python int literal (with an optional minus), else undefined. */
 export function intLiteral(text: string | undefined): number | undefined {

@@ -96,6 +96,7 @@ export interface UnitFacts {
 const RAISES = /(^|\.)(raises|assertRaises|assertRaisesRegex|assertRaisesRegexp|assertRaisesWithPredicateMatch)$/;
 const SUPPRESS = /(^|\.)suppress$/;
 const MAX_LOOP = 6;
+const headMemo = new WeakMap<LocalScope, Map<string, boolean>>();
 const LIBRARY_HEADS = /^(torch|torchao|tvm|torchvision)$/;
 /** Unimported names taken as the module of that name (snippets that skip `import torch`). */
 const KNOWN_ROOTS = new Set(
@@ -130,13 +131,33 @@ export class Walker {
     readonly ctx: DocContext,
   ) {}
 
+  private partsMemo = new Map<number, string[] | undefined>();
+
+  /** dottedParts, once per node (loops and the rules ask again). */
+  partsOf(n: SyntaxNode | null): string[] | undefined {
+    if (!n) return undefined;
+    const key = n.from * 2 ** 26 + (n.to - n.from);
+    if (this.partsMemo.has(key)) return this.partsMemo.get(key);
+    const parts = n.name === 'VariableName' || n.name === 'MemberExpression' ? dottedParts(this.text, n) : undefined;
+    this.partsMemo.set(key, parts);
+    return parts;
+  }
+
   /** Does `name` name a module or an imported function here (not a variable)? */
   isModuleHead(name: string): boolean {
-    if (this.scope.isLocal(name)) return false;
-    if (this.scope.qualifyParts([name]) === undefined) return false;
-    return (
-      this.scope.table.bindings.has(name) || this.ctx.module.names.lookup(name) !== undefined || KNOWN_ROOTS.has(name)
-    );
+    let memo = headMemo.get(this.scope);
+    if (!memo) headMemo.set(this.scope, (memo = new Map()));
+    let yes = memo.get(name);
+    if (yes === undefined) {
+      yes =
+        !this.scope.isLocal(name) &&
+        this.scope.qualifyParts([name]) !== undefined &&
+        (this.scope.table.bindings.has(name) ||
+          this.ctx.module.names.lookup(name) !== undefined ||
+          KNOWN_ROOTS.has(name));
+      memo.set(name, yes);
+    }
+    return yes;
   }
 
   /** A site number for an offset in another unit. */
@@ -300,7 +321,7 @@ export class Walker {
 
   private bindImport(n: SyntaxNode, s: State | null): State | null {
     if (!s) return s;
-    for (const imp of readImport(this.text, n, false)) {
+    for (const imp of this.ctx.module.importsAt.get(n.from) ?? readImport(this.text, n, false)) {
       if (imp.local) s = setVar(s, imp.local, undefined);
       for (const name of imp.names) if (name.local !== '*') s = setVar(s, name.local, undefined);
     }
@@ -331,7 +352,7 @@ export class Walker {
     if (!target || !value) return this.exprs(n, s);
     const [s1, left] = this.expr(target, s);
     const [s2, right] = this.expr(value, s1);
-    const dotted = dottedParts(this.text, target)?.join('.');
+    const dotted = this.partsOf(target)?.join('.');
     if (!s2 || !dotted) return s2;
     const old = s2.vars.get(dotted);
     const kinds = op && slice(this.text, op) === '+=' ? addKinds(left.kinds, right.kinds) : ['other'];
@@ -340,7 +361,7 @@ export class Walker {
 
   /** Binds an assignment target to a value. */
   private bindTarget(t: SyntaxNode, s: State | null, val: Value, valueNode: SyntaxNode | null): State | null {
-    const dotted = dottedParts(this.text, t);
+    const dotted = this.partsOf(t);
     if (dotted) {
       const name = dotted.join('.');
       if (dotted.length > 1) {
@@ -393,7 +414,7 @@ export class Walker {
     for (let c = first; c; c = c.nextSibling) {
       if (c.name === 'in' || c.name === 'Body') break;
       if (c.name === 'VariableName' || c.name === 'MemberExpression') {
-        const d = dottedParts(this.text, c);
+        const d = this.partsOf(c);
         if (d && s) s = setVar(s, d.join('.'), undefined);
       } else if (c.name === 'TupleExpression' || c.name === 'ArrayExpression' || c.name === 'ParenthesizedExpression')
         s = this.bindTargets(c.firstChild, s);
@@ -500,7 +521,7 @@ export class Walker {
     for (const p of parts.filter((x) => x.kw === 'except')) {
       let h = p.type ? this.expr(p.type, raised)[0] : raised;
       if (p.as && h) {
-        const d = dottedParts(this.text, p.as);
+        const d = this.partsOf(p.as);
         if (d) h = setVar(h, d.join('.'), undefined);
       }
       outs.push(this.block(p.body, h));
@@ -526,7 +547,7 @@ export class Walker {
         continue;
       }
       if (!isExpression(c)) continue;
-      const callee = c.name === 'CallExpression' ? dottedParts(this.text, c.firstChild)?.join('.') : undefined;
+      const callee = c.name === 'CallExpression' ? this.partsOf(c.firstChild)?.join('.') : undefined;
       if (callee && RAISES.test(callee)) raises = true;
       if (callee && SUPPRESS.test(callee)) suppress = true;
       s = this.expr(c, s)[0];
@@ -607,7 +628,7 @@ export class Walker {
         else if (obj && obj.name === 'MemberExpression') s = this.subexprs(obj, s);
         for (let c = obj?.nextSibling ?? null; c; c = c.nextSibling)
           if (isExpression(c) && c.name !== 'PropertyName') s = this.expr(c, s)[0];
-        const dotted = dottedParts(this.text, n)?.join('.');
+        const dotted = this.partsOf(n)?.join('.');
         return [s, (dotted && s?.vars.get(dotted)) || {}];
       }
       case 'ParenthesizedExpression': {
@@ -690,11 +711,15 @@ export class Walker {
     // only maximal chains: the parent is not a member access on this node
     const p = n.parent;
     if (p?.name === 'MemberExpression' && p.firstChild?.from === n.from && p.firstChild.to === n.to) return;
+    // only references whose head can name a library (a cheap test before any parsing)
+    let head0: SyntaxNode | null = n;
+    while (head0 && head0.name === 'MemberExpression') head0 = head0.firstChild;
+    if (head0?.name !== 'VariableName' || !this.isModuleHead(slice(this.text, head0))) return;
     // a loop body is walked more than once: one record per place
     const key = n.from * 2 ** 26 + (n.to - n.from);
     if (this.refSeen.has(key)) return;
     this.refSeen.add(key);
-    const parts = dottedParts(this.text, n);
+    const parts = this.partsOf(n);
     if (!parts) return;
     const head = this.scope.qualifyParts([parts[0]]);
     if (!head || !LIBRARY_HEADS.test(head.split('.')[0])) return;
@@ -736,7 +761,7 @@ export class Walker {
       if (args.some((a) => a.from === c.from)) values.push(v);
       else for (const [k, node] of keywords) if (node.from === c.from) kwValues.set(k, v);
     }
-    const parts = dottedParts(this.text, callee);
+    const parts = this.partsOf(callee);
     // a chained call (`f(x).module()`) starts where its inner call starts: key by both ends
     const key = n.from * 2 ** 26 + (n.to - n.from);
     let info = this.byOffset.get(key);

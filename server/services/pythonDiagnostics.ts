@@ -17,13 +17,7 @@ export function parsePython(text: string, key?: string): Tree {
   if (!prev) tree = parser.parse(text);
   else if (prev.text === text) tree = prev.tree;
   else {
-    const old = prev.text;
-    let start = 0;
-    const max = Math.min(old.length, text.length);
-    while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
-    let [endA, endB] = [old.length, text.length];
-    while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1))
-      [endA, endB] = [endA - 1, endB - 1];
+    const { start, endA, endB } = changedSpan(prev.text, text);
     const fragments = TreeFragment.applyChanges(TreeFragment.addTree(prev.tree), [
       { fromA: start, toA: endA, fromB: start, toB: endB },
     ]);
@@ -35,6 +29,25 @@ export function parsePython(text: string, key?: string): Tree {
     if (trees.size > MAX_TREES) trees.delete(trees.keys().next().value!);
   }
   return tree;
+}
+
+/** The span where two texts differ: compared in chunks (native string equality), then char by char. */
+export function changedSpan(old: string, text: string): { start: number; endA: number; endB: number } {
+  const CHUNK = 4096;
+  const max = Math.min(old.length, text.length);
+  let start = 0;
+  while (start + CHUNK <= max && old.slice(start, start + CHUNK) === text.slice(start, start + CHUNK)) start += CHUNK;
+  while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
+  let [endA, endB] = [old.length, text.length];
+  while (
+    endA - CHUNK >= start &&
+    endB - CHUNK >= start &&
+    old.slice(endA - CHUNK, endA) === text.slice(endB - CHUNK, endB)
+  )
+    [endA, endB] = [endA - CHUNK, endB - CHUNK];
+  while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1))
+    [endA, endB] = [endA - 1, endB - 1];
+  return { start, endA, endB };
 }
 
 export function forgetPython(key: string): void {

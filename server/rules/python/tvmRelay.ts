@@ -33,7 +33,7 @@ function finding(start: number, end: number, what: string, instead: string): Sto
 export function tvmRelay(input: RuleInput): StoredFinding[] {
   const findings: StoredFinding[] = [];
   for (const s of importsOf(input)) {
-    if (s.guarded) continue;
+    if (s.guarded || !s.module.startsWith('tvm')) continue;
     const names = s.names.map((n) => `${s.module}.${n.name}`);
     const hit = isRelay(s.module) ? s.module : names.find(isRelay);
     if (hit) findings.push(finding(s.from, s.to, hit, 'Use tvm.relax (from tvm import relax).'));
