@@ -1,4 +1,4 @@
-// Runs every suite (lint, unit, protocol, python, browser, e2e), prints each one's counts and a closing total.
+// Runs every suite (lint, unit, protocol, claims, python, browser, e2e), prints each one's counts and a closing total.
 // In CI (CI=true) a skipped test, an empty suite or a failing one fails the run.
 //   node test/run-all.mjs [suite ...]
 import { spawn } from 'node:child_process';
@@ -19,6 +19,12 @@ const suites = {
   lint: { cmd: process.execPath, args: [path.join(root, 'test', 'lint.mjs')], parse: parseTap },
   unit: nodeTest('unit'),
   protocol: nodeTest('protocol'),
+  // Each language-server rule's claim, run on the pinned torch / torchao / TVM (no kernel involved).
+  claims: {
+    cmd: python,
+    args: ['-m', 'pytest', '-q', 'test/rule-claims'],
+    parse: parsePytest,
+  },
   python: {
     cmd: python,
     args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'],

@@ -1,8 +1,10 @@
 // Diagnostics for Python QAT scripts, from the @lezer/python tree (pure JS, no Python needed).
-// Trees are kept per document so an edit re-parses only around the change.
+// Trees are kept per document so an edit re-parses only around the change (lezer's tree fragments); the
+// analysis keeps each unchanged def's and class's findings (analysis/document.ts).
 import { TreeFragment, type Tree } from '@lezer/common';
 import { parser } from '@lezer/python';
-import { pythonRules } from '../rules/python';
+import { analyzePython, type Analysis } from '../analysis/document';
+import { pythonDocumentRules, pythonRules } from '../rules/python';
 import type { Finding } from '../rules/types';
 
 const MAX_TREES = 32;
@@ -15,13 +17,7 @@ export function parsePython(text: string, key?: string): Tree {
   if (!prev) tree = parser.parse(text);
   else if (prev.text === text) tree = prev.tree;
   else {
-    const old = prev.text;
-    let start = 0;
-    const max = Math.min(old.length, text.length);
-    while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
-    let [endA, endB] = [old.length, text.length];
-    while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1))
-      [endA, endB] = [endA - 1, endB - 1];
+    const { start, endA, endB } = changedSpan(prev.text, text);
     const fragments = TreeFragment.applyChanges(TreeFragment.addTree(prev.tree), [
       { fromA: start, toA: endA, fromB: start, toB: endB },
     ]);
@@ -35,11 +31,51 @@ export function parsePython(text: string, key?: string): Tree {
   return tree;
 }
 
+/** The span where two texts differ: compared in chunks (native string equality), then char by char. */
+export function changedSpan(old: string, text: string): { start: number; endA: number; endB: number } {
+  const CHUNK = 4096;
+  const max = Math.min(old.length, text.length);
+  let start = 0;
+  while (start + CHUNK <= max && old.slice(start, start + CHUNK) === text.slice(start, start + CHUNK)) start += CHUNK;
+  while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
+  let [endA, endB] = [old.length, text.length];
+  while (
+    endA - CHUNK >= start &&
+    endB - CHUNK >= start &&
+    old.slice(endA - CHUNK, endA) === text.slice(endB - CHUNK, endB)
+  )
+    [endA, endB] = [endA - CHUNK, endB - CHUNK];
+  while (endA > start && endB > start && old.charCodeAt(endA - 1) === text.charCodeAt(endB - 1))
+    [endA, endB] = [endA - 1, endB - 1];
+  return { start, endA, endB };
+}
+
 export function forgetPython(key: string): void {
   trees.delete(key);
 }
 
+/** 1-based line of an offset, with the line starts indexed once per text. */
+function lineIndex(text: string): (offset: number) => number {
+  let starts: number[] | undefined;
+  return (offset) => {
+    if (!starts) {
+      starts = [0];
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    }
+    let [lo, hi] = [0, starts.length - 1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+}
+
+export function analyzePythonText(text: string, key?: string): Analysis {
+  return analyzePython(text, parsePython(text, key), pythonRules, pythonDocumentRules, lineIndex(text));
+}
+
 export function pythonFindings(text: string, key?: string): Finding[] {
-  const ctx = { text, tree: parsePython(text, key) };
-  return pythonRules.flatMap((rule) => rule(ctx));
+  return analyzePythonText(text, key).findings;
 }

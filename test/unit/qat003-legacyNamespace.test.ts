@@ -28,3 +28,16 @@ test('QAT003 is quiet on torch.ao and on look-alikes', () => {
     [],
   );
 });
+
+test('QAT003 through names: nn.quantized after `from torch import nn`, and aliases of torch', () => {
+  const src =
+    'from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        self.add = nn.quantized.FloatFunctional()\n';
+  const [f] = pyCodes(src, 'QAT003');
+  assert.equal(spanOf(src, f), 'nn.quantized');
+  assert.match(f.message, /nn\.quantized is torch\.nn\.quantized/);
+  const fixed = applyFix(src, f);
+  assert.match(fixed, /^from torch import nn\nimport torch\n/);
+  assert.match(fixed, /self\.add = torch\.ao\.nn\.quantized\.FloatFunctional\(\)/);
+  assert.deepEqual(pyCodes(fixed, 'QAT003'), []);
+  assert.equal(pyCodes('import torch as t\nq = t.quantization.default_qat_qconfig\n', 'QAT003').length, 1);
+});

@@ -43,3 +43,35 @@ test('QAT009 is quiet on correct fusion and conv+relu in train mode', () => {
     [],
   );
 });
+
+test("QAT009 through the file's own fuse_model(): a new module is in train mode", () => {
+  const src = `import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.relu1 = nn.ReLU()
+
+    def fuse_model(self):
+        self._fuse()
+
+    def _fuse(self):
+        torch.ao.quantization.fuse_modules(self, [["conv1", "bn1", "relu1"]], inplace=True)
+
+def main():
+    model = Net()
+    model.fuse_model()
+    ok = Net()
+    ok.eval()
+    ok.fuse_model()
+`;
+  const [f, ...rest] = pyCodes(src, 'QAT009');
+  assert.deepEqual(rest, []);
+  assert.equal(spanOf(src, f), 'model.fuse_model()');
+  assert.match(f.message, /runs fuse_modules over \[\["conv1", "bn1", "relu1"\]\] \(line 15\)/);
+  assert.match(f.message, /train mode \(line 18\)/);
+  assert.deepEqual(pyCodes(applyFix(src, f), 'QAT009'), []);
+});

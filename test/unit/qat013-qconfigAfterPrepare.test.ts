@@ -25,3 +25,20 @@ test('QAT013 is quiet when qconfig comes first or in another scope', () => {
     [],
   );
 });
+
+test('QAT013: a PTQ branch and a QAT branch are different paths', () => {
+  const src = `import torch.ao.quantization as tq
+def build(model, qat):
+    if qat:
+        model.qconfig = tq.get_default_qat_qconfig("x86")
+        model = tq.prepare_qat(model)
+    else:
+        model.qconfig = tq.get_default_qconfig("x86")
+        model = tq.prepare(model)
+    return model
+`;
+  assert.deepEqual(pyCodes(src, 'QAT013'), []);
+  const after = src.replace('    return model\n', '    model.fc.qconfig = None\n    return model\n');
+  const [f] = pyCodes(after, 'QAT013');
+  assert.match(f.message, /after prepare \(lines 5 and 8\)/);
+});

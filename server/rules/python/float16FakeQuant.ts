@@ -1,34 +1,35 @@
 // QAT006: FakeQuantize / an integer observer built with dtype=torch.float16 or a ±65504 range: torch's
-// uniform observers accept integer dtypes only (FakeQuantize checks the range with torch.iinfo), and 65504
+// uniform observers take integer dtypes only ("Default Observer only works for ..." on torch 2.13), and 65504
 // is float16's largest value, not a quantization range. fp16 is a cast: torch's float16_static_qconfig
 // uses PlaceholderObserver.with_args(dtype=torch.float16).
 import { FLOAT_OBSERVERS, FP16_MAX } from '../../knowledge/quant';
-import type { Fix, Finding } from '../types';
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { intLiteral } from '../../analysis/syntax';
 import { dtypeName, observerCalls } from './observerCalls';
-import { imports, intLiteral, textOf, type PythonRuleContext } from './syntax';
+import type { Fix } from './helpers';
 
-export function float16FakeQuant(ctx: PythonRuleContext): Finding[] {
-  const findings: Finding[] = [];
-  for (const { call, cls, classNode } of observerCalls(ctx)) {
+export function float16FakeQuant(input: RuleInput): StoredFinding[] {
+  const findings: StoredFinding[] = [];
+  for (const { call, cls, classText, withArgs } of observerCalls(input)) {
     if (FLOAT_OBSERVERS.has(cls)) continue;
-    const dtype = call.keywords.get('dtype');
-    const isFp16 = dtype && dtypeName(textOf(ctx, dtype)) === 'float16';
-    const bound = ['quant_min', 'quant_max']
-      .map((k) => call.keywords.get(k))
-      .find((n) => Math.abs(intLiteral(ctx, n) ?? 0) === FP16_MAX);
+    const dtype = call.keywords.dtype;
+    const isFp16 = !!dtype && dtypeName(dtype.text) === 'float16';
+    const bound = [call.keywords.quant_min, call.keywords.quant_max].find(
+      (a) => Math.abs(intLiteral(a?.text) ?? 0) === FP16_MAX,
+    );
     const at = isFp16 ? dtype : bound;
     if (!at) continue;
-    const prefix = textOf(ctx, classNode).slice(0, -cls.length);
-    const usable = prefix !== '' || imports(ctx).aliases.has('PlaceholderObserver');
-    const withArgs = call.callee[call.callee.length - 1] === 'with_args';
+    const prefix = classText.slice(0, -cls.length);
+    const usable = prefix !== '' || input.ctx.module.names.lookup('PlaceholderObserver') !== undefined;
     const fixes: Fix[] | undefined = usable
       ? [
           {
             title: 'Use PlaceholderObserver with dtype=torch.float16',
             edits: [
               {
-                start: call.node.from,
-                end: call.node.to,
+                start: call.from,
+                end: call.to,
                 newText: `${prefix}PlaceholderObserver${withArgs ? '.with_args' : ''}(dtype=torch.float16)`,
               },
             ],

@@ -1,4 +1,5 @@
-import { eagerMigration } from './eagerMigration';
+import type { DocumentRule, PythonRule } from '../../analysis/document';
+import { eagerMigration, firstMigrationHint } from './eagerMigration';
 import { exportBatchOne } from './exportBatchOne';
 import { float16FakeQuant } from './float16FakeQuant';
 import { fuseMode } from './fuseMode';
@@ -6,15 +7,14 @@ import { legacyNamespace } from './legacyNamespace';
 import { onnxOpset } from './onnxOpset';
 import { qconfigAfterPrepare } from './qconfigAfterPrepare';
 import { quantRangeCode } from './quantRangeCode';
+import { removedPt2e } from './removedPt2e';
 import { reusedModule } from './reusedModule';
 import { saveConverted } from './saveConverted';
-import type { PythonRuleContext } from './syntax';
 import { trainEvalOrder } from './trainEvalOrder';
 import { tvmRelay } from './tvmRelay';
-import type { Finding } from '../types';
 
-/** One rule per file; each gets the parsed script and returns findings. */
-export const pythonRules: Array<(ctx: PythonRuleContext) => Finding[]> = [
+/** One rule per file; each reads the shared walk of a unit (analysis/walker.ts) and returns findings. */
+export const pythonRules: PythonRule[] = [
   trainEvalOrder,
   legacyNamespace,
   eagerMigration,
@@ -27,4 +27,8 @@ export const pythonRules: Array<(ctx: PythonRuleContext) => Finding[]> = [
   exportBatchOne,
   saveConverted,
   qconfigAfterPrepare,
+  removedPt2e,
 ];
+
+/** Rules over the whole document's findings. */
+export const pythonDocumentRules: DocumentRule[] = [firstMigrationHint];

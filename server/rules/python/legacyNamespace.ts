@@ -1,52 +1,62 @@
 // QAT003: torch.quantization.* and torch.nn.{quantized,qat,intrinsic,quantizable}.* are legacy aliases kept
-// for backward compatibility; the code lives in torch.ao.quantization / torch.ao.nn.*.
-import type { Finding } from '../types';
-import { imports, textOf, type PythonRuleContext } from './syntax';
+// for backward compatibility (on torch 2.13 they are the same objects); the code lives in
+// torch.ao.quantization / torch.ao.nn.*. Found through the file's names too: `nn.quantized.FloatFunctional`
+// after `from torch import nn`.
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { canonical } from '../../analysis/names';
+import { importEdit, importsOf } from './helpers';
 
-const MOVED: Array<[string, string]> = [
-  ['torch.quantization', 'torch.ao.quantization'],
-  ['torch.nn.quantized', 'torch.ao.nn.quantized'],
-  ['torch.nn.qat', 'torch.ao.nn.qat'],
-  ['torch.nn.intrinsic', 'torch.ao.nn.intrinsic'],
-  ['torch.nn.quantizable', 'torch.ao.nn.quantizable'],
-];
+const LEGACY = /^torch\.(quantization|nn\.(quantized|qat|intrinsic|quantizable))(?=\.|$)/;
 
-function moved(dotted: string): [string, string] | undefined {
-  return MOVED.find(([old]) => dotted === old || dotted.startsWith(old + '.'));
-}
-
-function finding(start: number, end: number, old: string, replacement: string): Finding {
+function finding(
+  start: number,
+  end: number,
+  old: string,
+  replacement: string,
+  extra: StoredFinding['fixes'] = [],
+): StoredFinding {
+  const what = old === replacement ? old : old;
   return {
     code: 'QAT003',
     severity: 'warning',
     start,
     end,
-    message: `${old} is a legacy alias kept for backward compatibility; the API lives in ${replacement}.`,
-    fixes: [{ title: `Use ${replacement}`, edits: [{ start, end, newText: replacement }], preferred: true }],
+    message: `${what} is a legacy alias kept for backward compatibility; the API lives in ${replacement}.`,
+    fixes: [
+      {
+        title: `Use ${replacement}`,
+        edits: [{ start, end, newText: replacement }, ...(extra[0]?.edits ?? [])],
+        preferred: true,
+      },
+    ],
   };
 }
 
-export function legacyNamespace(ctx: PythonRuleContext): Finding[] {
-  const findings: Finding[] = [];
-  for (const s of imports(ctx).statements) {
-    const hit = moved(s.module);
+export function legacyNamespace(input: RuleInput): StoredFinding[] {
+  const findings: StoredFinding[] = [];
+  for (const s of importsOf(input)) {
+    const hit = LEGACY.exec(s.module);
     if (hit) {
-      findings.push(finding(s.from, s.from + hit[0].length, hit[0], hit[1]));
-    } else if (s.module === 'torch' && s.names.includes('quantization')) {
-      findings.push(finding(s.from, s.to, 'from torch import quantization', 'torch.ao'));
+      findings.push(finding(s.moduleFrom, s.moduleFrom + hit[0].length, hit[0], canonical(hit[0])!));
+    } else if (s.isFrom && s.module === 'torch' && s.names.some((n) => n.name === 'quantization')) {
+      findings.push(finding(s.moduleFrom, s.moduleTo, 'from torch import quantization', 'torch.ao'));
     }
   }
-  // torch.quantization.X in code: flag the innermost member expression that spells the old module.
-  ctx.tree.iterate({
-    enter(ref) {
-      if (ref.name === 'ImportStatement') return false;
-      if (ref.name !== 'MemberExpression') return;
-      const text = textOf(ctx, ref.node).replace(/\s+/g, '');
-      const hit = MOVED.find(([old]) => text === old);
-      if (!hit) return;
-      findings.push(finding(ref.from, ref.to, hit[0], hit[1]));
-      return false;
-    },
-  });
+  // In code: the first prefix of a reference that names a legacy module, unless the head already is one
+  // (an alias of a legacy import, reported there).
+  for (const ref of input.facts.refs) {
+    if (ref.qualified[0] && LEGACY.test(ref.qualified[0])) continue;
+    const i = ref.qualified.findIndex((q) => !!q && LEGACY.test(q) && LEGACY.exec(q)![0] === q);
+    if (i <= 0) continue;
+    const old = ref.parts.slice(0, i + 1).join('.');
+    const replacement = canonical(ref.qualified[i])!;
+    // `nn.quantized` becomes `torch.ao.nn.quantized`: torch must be bound for that
+    const needsTorch = ref.parts[0] !== 'torch' && input.ctx.module.names.lookup('torch') !== 'torch';
+    const extra = needsTorch ? [{ title: '', edits: [importEdit(input, 'import torch')] }] : [];
+    const f = finding(ref.from, ref.ends[i], old, replacement, extra);
+    if (old !== ref.qualified[i]) f.message = `${old} is ${ref.qualified[i]}, ${f.message.slice(old.length + 4)}`;
+    findings.push(f);
+  }
   return findings;
 }

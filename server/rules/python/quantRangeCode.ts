@@ -1,18 +1,19 @@
 // QAT007: quant_min / quant_max literals in an observer or FakeQuantize call that do not fit the explicit
-// dtype, do not include 0 (torch's validate_qmin_qmax asserts it), or are not ordered.
+// dtype (FakeQuantize asserts "quant_max out of bound"), do not include 0 (torch asserts "quantization range
+// must include 0"), or are not ordered ("qmin must be strictly less than qmax").
 import { DTYPE_RANGES, FP16_MAX } from '../../knowledge/quant';
-import type { Finding } from '../types';
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { intLiteral } from '../../analysis/syntax';
 import { dtypeName, observerCalls } from './observerCalls';
-import { intLiteral, textOf, type PythonRuleContext } from './syntax';
 
-export function quantRangeCode(ctx: PythonRuleContext): Finding[] {
-  const findings: Finding[] = [];
-  for (const { call } of observerCalls(ctx)) {
-    const dtypeNode = call.keywords.get('dtype');
-    const dtype = dtypeNode && dtypeName(textOf(ctx, dtypeNode));
+export function quantRangeCode(input: RuleInput): StoredFinding[] {
+  const findings: StoredFinding[] = [];
+  for (const { call } of observerCalls(input)) {
+    const dtype = call.keywords.dtype && dtypeName(call.keywords.dtype.text);
     const range = dtype ? DTYPE_RANGES[dtype] : undefined;
-    const nodes = [call.keywords.get('quant_min'), call.keywords.get('quant_max')];
-    const values = nodes.map((n) => intLiteral(ctx, n));
+    const nodes = [call.keywords.quant_min, call.keywords.quant_max];
+    const values = nodes.map((n) => intLiteral(n?.text));
     // ±65504 is QAT006's finding.
     if (values.some((v) => v !== undefined && Math.abs(v) === FP16_MAX)) continue;
     nodes.forEach((node, i) => {

@@ -1,92 +1,124 @@
-// QAT010: one stateless module instance (e.g. a single nn.ReLU) called twice in forward(). PT2E's
-// X86InductorQuantizer then fails with "Input partition has more than one output node" (torchvision's
-// ResNet blocks do this). Fix: a second instance. A warning in files that quantize, a hint elsewhere.
+// QAT010: one activation module called twice on one path through forward() (torchvision's BasicBlock calls
+// self.relu twice), where a call follows a Conv2d (directly, through BatchNorm2d, or through an add). Under
+// torch.export's default non-strict mode both calls get the same source module, and PT2E's
+// X86InductorQuantizer fails with "Input partition has more than one output node" (checked on torch 2.13 /
+// torchao 0.18 by test/rule-claims). strict=True export passes; so does a ReLU shared after Linear layers, or
+// one that follows no conv. Calls in exclusive branches are on different paths and are fine.
 import type { SyntaxNode } from '@lezer/common';
-import type { Finding } from '../types';
-import { indentAt, lineStartOf, quantizationImports, textOf, type PythonRuleContext } from './syntax';
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { indentAt, lineStartOf, slice } from '../../analysis/syntax';
+import type { CallInfo, FnRun } from '../../analysis/walker';
+import { lines, type Fix } from './helpers';
 
-const STATELESS =
-  /^(ReLU|ReLU6|LeakyReLU|GELU|SiLU|Hardswish|Hardsigmoid|Hardtanh|Sigmoid|Tanh|ELU|Mish|Softmax|Dropout|Dropout2d|Identity|Flatten|MaxPool[123]d|AvgPool[123]d|AdaptiveAvgPool[123]d|AdaptiveMaxPool[123]d|Upsample)$/;
+/** The activations X86InductorQuantizer fuses after a conv (its conv+unary and conv+bn+unary patterns). */
+const AFTER_CONV2D = new Set(['ReLU', 'ReLU6', 'Hardtanh', 'Hardswish', 'SiLU']);
 
-/** A class's methods by name (decorated ones included). */
-function methods(ctx: PythonRuleContext, cls: SyntaxNode): Map<string, SyntaxNode> {
-  const out = new Map<string, SyntaxNode>();
-  for (let c = cls.getChild('Body')?.firstChild; c; c = c.nextSibling) {
-    const fn =
-      c.name === 'DecoratedStatement' ? c.getChild('FunctionDefinition') : c.name === 'FunctionDefinition' ? c : null;
-    const name = fn?.getChild('VariableName');
-    if (fn && name) out.set(textOf(ctx, name), fn);
+function convFed(act: string, kinds: string[] | undefined): string | undefined {
+  if (!kinds) return undefined;
+  if (kinds.includes('conv2d') && AFTER_CONV2D.has(act)) return 'a Conv2d';
+  if (act === 'ReLU' && kinds.includes('conv1d')) return 'a Conv1d';
+  if (act === 'ReLU' && kinds.includes('convadd')) return 'a Conv2d + add';
+  return undefined;
+}
+
+/** Methods of `selfCls` that forward() reaches through self.<method>() calls (forward included). */
+function reachable(input: RuleInput, runs: FnRun[], calls: CallInfo[], selfCls: string): Set<FnRun> {
+  const byMethod = new Map<string, FnRun>();
+  for (const r of runs) if (r.selfCls === selfCls && r.def) byMethod.set(r.name.split('.').pop()!, r);
+  const out = new Set<FnRun>();
+  const todo = ['forward'];
+  while (todo.length) {
+    const run = byMethod.get(todo.pop()!);
+    if (!run || out.has(run)) continue;
+    out.add(run);
+    for (const c of calls)
+      if (c.run === run && c.callee?.length === 2 && c.callee[0] === 'self' && input.ctx.method(selfCls, c.callee[1]))
+        todo.push(c.callee[1]);
   }
   return out;
 }
 
-export function reusedModule(ctx: PythonRuleContext): Finding[] {
-  const findings: Finding[] = [];
-  const quantizing =
-    quantizationImports(ctx).size > 0 || /\b(torchao|torch\.ao\.quantization|torch\.quantization)\b/.test(ctx.text);
-  ctx.tree.iterate({
-    enter(ref) {
-      if (ref.name !== 'ClassDefinition') return;
-      const fns = methods(ctx, ref.node);
-      const init = fns.get('__init__');
-      const forward = fns.get('forward');
-      if (!init || !forward) return;
-      // self.X = nn.ReLU(...) in __init__.
-      const made = new Map<string, SyntaxNode>();
-      init.cursor().iterate((n) => {
-        if (n.name !== 'AssignStatement') return;
-        const target = n.node.firstChild;
-        const value = target?.nextSibling?.nextSibling;
-        const attr = /^self\.(\w+)$/.exec(target ? textOf(ctx, target) : '');
-        const ctor = value?.name === 'CallExpression' ? /(?:^|\.)(\w+)$/.exec(textOf(ctx, value.firstChild!)) : null;
-        if (attr && ctor && STATELESS.test(ctor[1]) && value) made.set(attr[1], n.node);
-      });
-      // self.X(...) calls in forward, in order.
-      const uses = new Map<string, SyntaxNode[]>();
-      forward.cursor().iterate((n) => {
-        if (n.name !== 'CallExpression') return;
-        const m = /^self\.(\w+)$/.exec(textOf(ctx, n.node.firstChild!));
-        if (m && made.has(m[1])) uses.set(m[1], [...(uses.get(m[1]) ?? []), n.node.firstChild!]);
-      });
-      for (const [attr, calls] of uses) {
-        if (calls.length < 2) continue;
-        const assign = made.get(attr)!;
-        const taken = (name: string) =>
-          made.has(name) || fns.has(name) || new RegExp(`\\bself\\.${name}\\b`).test(ctx.text);
-        let k = 2;
-        const lineEnd = ctx.text.indexOf('\n', assign.to);
-        const insertAt = lineEnd < 0 ? ctx.text.length : lineEnd;
-        const ctorText = textOf(ctx, assign.firstChild!.nextSibling!.nextSibling!);
-        for (const callee of calls.slice(1)) {
-          while (taken(`${attr}${k}`)) k++;
-          const fresh = `${attr}${k++}`;
-          findings.push({
-            code: 'QAT010',
-            severity: quantizing ? 'warning' : 'hint',
-            start: callee.from,
-            end: callee.to,
-            message:
-              `self.${attr} is called more than once in forward(): one module instance used twice makes PT2E's ` +
-              'X86InductorQuantizer fail ("Input partition has more than one output node"). Give each call its own instance.',
-            fixes: [
-              {
-                title: `Add self.${fresh} and use it here`,
-                edits: [
-                  {
-                    start: insertAt,
-                    end: insertAt,
-                    newText: `\n${indentAt(ctx.text, lineStartOf(ctx.text, assign.from))}self.${fresh} = ${ctorText}`,
-                  },
-                  { start: callee.from, end: callee.to, newText: `self.${fresh}` },
-                ],
-                preferred: true,
-              },
-            ],
-          });
-        }
+function assignmentAt(input: RuleInput, offset: number): SyntaxNode | undefined {
+  for (let n: SyntaxNode | null = input.tree.resolveInner(offset, 1); n; n = n.parent)
+    if (n.name === 'AssignStatement' && n.from === offset) return n;
+  return undefined;
+}
+
+export function reusedModule(input: RuleInput): StoredFinding[] {
+  const { ctx, facts } = input;
+  if (ctx.flags.strictExportOnly) return [];
+  const findings = new Map<number, StoredFinding>();
+  const selfClasses = new Set(facts.runs.filter((r) => r.selfCls && r.def).map((r) => r.selfCls!));
+  for (const selfCls of selfClasses) {
+    const runs = reachable(input, facts.runs, facts.calls, selfCls);
+    const byAttr = new Map<string, CallInfo[]>();
+    for (const c of facts.calls)
+      if (c.selfAttr && c.state && runs.has(c.run)) byAttr.set(c.selfAttr, [...(byAttr.get(c.selfAttr) ?? []), c]);
+    for (const [attr, uses] of byAttr) {
+      const info = ctx.attr(selfCls, attr);
+      const desc = info && ctx.resolveDesc(info.info.desc);
+      if (!desc || !('m' in desc) || !AFTER_CONV2D.has(desc.m)) continue;
+      const act = desc.m;
+      const fed = uses.map((u) => convFed(act, u.argKinds)).find(Boolean);
+      if (!fed) continue;
+      for (const use of uses) {
+        if (!use.prior?.length || findings.has(use.from)) continue;
+        const loop = use.prior.includes(use.from);
+        const earlier = use.prior.filter((p) => p !== use.from);
+        const where = earlier.length
+          ? `after its call on ${lines(input, earlier)}`
+          : 'again on the next iteration of this loop';
+        const inherited = use.run.cls !== selfCls ? ` (in ${selfCls}, which inherits this method)` : '';
+        findings.set(use.from, {
+          code: 'QAT010',
+          severity: ctx.flags.quantizes ? 'warning' : 'hint',
+          start: use.calleeSpan.from,
+          end: use.calleeSpan.to,
+          message:
+            `self.${attr} is called ${where} on one path through forward()${inherited}, and a call of it follows ${fed}: ` +
+            `with one nn.${act} for both, PT2E's X86InductorQuantizer fails under torch.export's default (non-strict) mode ` +
+            'with "Input partition has more than one output node" (torch 2.13, torchao 0.18). Give each call its own ' +
+            `nn.${act}, or export with strict=True (a shared activation after Linear layers quantizes fine).`,
+          fixes: loop && !earlier.length ? undefined : freshInstanceFix(input, selfCls, attr, info!.info.site, use),
+        });
       }
-      return false;
+    }
+  }
+  return [...findings.values()];
+}
+
+/** `self.relu2 = nn.ReLU(...)` below the original assignment, and this call uses it. */
+function freshInstanceFix(
+  input: RuleInput,
+  selfCls: string,
+  attr: string,
+  site: { anchor: string; rel: number },
+  use: CallInfo,
+): Fix[] | undefined {
+  if (site.anchor !== input.anchor) return undefined;
+  const assign = assignmentAt(input, input.base + site.rel);
+  const value = assign?.lastChild;
+  if (!assign || !value) return undefined;
+  const unitText = input.text.slice(input.base, input.base + 200_000);
+  const taken = (name: string) =>
+    !!input.ctx.attr(selfCls, name) ||
+    !!input.ctx.method(selfCls, name) ||
+    new RegExp(`\\bself\\.${name}\\b`).test(unitText);
+  let k = 2;
+  while (taken(`${attr}${k}`)) k++;
+  const fresh = `${attr}${k}`;
+  const lineEnd = input.text.indexOf('\n', assign.to);
+  const at = lineEnd < 0 ? input.text.length : lineEnd;
+  const indent = indentAt(input.text, lineStartOf(input.text, assign.from));
+  return [
+    {
+      title: `Add self.${fresh} and use it here`,
+      edits: [
+        { start: at, end: at, newText: `\n${indent}self.${fresh} = ${slice(input.text, value)}` },
+        { start: use.calleeSpan.from, end: use.calleeSpan.to, newText: `self.${fresh}` },
+      ],
+      preferred: true,
     },
-  });
-  return findings;
+  ];
 }

@@ -1,27 +1,26 @@
-// QAT012: torch.save(model) of an eager/FX-converted int8 model: it pickles, loads, and then fails in
-// forward (the packed quantized modules do not survive pickling intact). Save the state_dict instead.
-import type { Finding } from '../types';
-import { convertedModels } from './converted';
-import { allCalls, qualify, textOf, type PythonRuleContext } from './syntax';
+// QAT012: torch.save(model) of an eager-converted int8 model (on every path): it pickles and loads, and then
+// the forward of its quantized convs fails ("'Conv2d' object has no attribute '_backward_hooks'" on torch
+// 2.13; a Linear-only model survives). The state_dict round-trips.
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { mustAll } from '../../analysis/state';
 
-export function saveConverted(ctx: PythonRuleContext): Finding[] {
-  const converted = convertedModels(ctx);
-  const findings: Finding[] = [];
-  for (const call of allCalls(ctx)) {
-    if (qualify(ctx, call.callee) !== 'torch.save') continue;
-    const obj = call.args[0] ?? call.keywords.get('obj');
-    if (obj?.name !== 'VariableName') continue;
-    const name = textOf(ctx, obj);
-    const source = converted.get(name);
-    if (source?.kind !== 'eager' || source.at > call.node.from) continue;
+export function saveConverted(input: RuleInput): StoredFinding[] {
+  const findings: StoredFinding[] = [];
+  for (const call of input.facts.calls) {
+    if (call.qualified !== 'torch.save' || !call.state) continue;
+    const obj = call.args[0] ?? call.keywords.obj;
+    if (!obj?.dotted || !mustAll(call.state, obj.dotted, (f) => f.converted?.kind === 'eager')) continue;
+    const name = obj.dotted;
     findings.push({
       code: 'QAT012',
       severity: 'warning',
       start: obj.from,
       end: obj.to,
       message:
-        `torch.save('${name}') pickles a converted int8 model: it loads, but forward then fails. ` +
-        `Save ${name}.state_dict() and load it into a model prepared and converted the same way.`,
+        `torch.save('${name}') pickles the whole converted int8 model: on torch 2.13 its quantized conv modules load without ` +
+        `'_backward_hooks' and forward then fails (AttributeError; a Linear-only model survives). Save ${name}.state_dict() ` +
+        'and load it into a model prepared and converted the same way.',
       fixes: [
         {
           title: `Save ${name}.state_dict()`,

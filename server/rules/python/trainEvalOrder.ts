@@ -1,73 +1,95 @@
-// QAT001: prepare_qat on a model last put in eval mode. QAT002: convert on a model still in train mode.
-import type { Fix, Finding } from '../types';
-import { modeEvents } from './modes';
-import {
-  indentAt,
-  lineOf,
-  lineStartOf,
-  quantizationImports,
-  statementOf,
-  textOf,
-  type Call,
-  type PythonRuleContext,
-} from './syntax';
+// QAT001: prepare_qat on a model in eval mode on every path: torch asserts "prepare_qat only works on models in
+// training mode". (prepare_qat_fx and quantize_qat accept eval models: quantize_qat calls train() itself.)
+// QAT002: a model convert_pt2e returned, called while its graph is still in train mode on every path: an
+// exported graph keeps the mode it was exported in (it ignores .eval()), so dropout and batch norm run as in
+// training. torchao imposes no order: move_exported_model_to_eval before or after convert_pt2e gives the same
+// model. QAT015: .train()/.eval() on a torch.export graph module, which raises NotImplementedError.
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { mustAll, mustMode } from '../../analysis/state';
+import { ensureImported, insertAbove, lastPart, lines, modelArg } from './helpers';
 
-/** Inserts `line` above the statement holding `call`, at its indentation. */
-function insertAbove(ctx: PythonRuleContext, call: Call, line: string): Fix {
-  const stmt = statementOf(call.node);
-  const at = lineStartOf(ctx.text, stmt.from);
-  return {
-    title: `Insert ${line}`,
-    edits: [{ start: at, end: at, newText: `${indentAt(ctx.text, stmt.from)}${line}\n` }],
-    preferred: true,
-  };
-}
+const PT2E = 'torchao.quantization.pt2e';
 
-const PREPARE = new Set(['prepare_qat', 'prepare_qat_fx', 'prepare_qat_pt2e', 'quantize_qat']);
-const CONVERT = new Set(['convert', 'convert_fx', 'convert_pt2e']);
-
-export function isQuantizationCall(call: Call, names: Set<string>, imported: Set<string>): boolean {
-  const name = call.callee[call.callee.length - 1];
-  if (!names.has(name)) return false;
-  if (call.callee.length === 1) return imported.has(name) || name !== 'convert';
-  return call.callee.slice(0, -1).some((part) => /quantiz|pt2e|^tq$/.test(part));
-}
-
-export function trainEvalOrder(ctx: PythonRuleContext): Finding[] {
-  const imported = quantizationImports(ctx);
-  const findings: Finding[] = [];
-  for (const { call, state, change } of modeEvents(ctx)) {
-    if (change) continue;
-    const model = call.args[0] ?? call.keywords.get('model');
-    if (model?.name !== 'VariableName') continue;
-    const name = textOf(ctx, model);
-    const last = state.get(name);
-    const fn = call.callee[call.callee.length - 1];
-    const { from, to } = call.node;
-    if (last?.mode === 'eval' && isQuantizationCall(call, PREPARE, imported)) {
+export function trainEvalOrder(input: RuleInput): StoredFinding[] {
+  const findings: StoredFinding[] = [];
+  for (const call of input.facts.calls) {
+    if (call.inRaises || !call.state) continue;
+    if (call.qualified === 'torch.ao.quantization.prepare_qat') {
+      const model = modelArg(call);
+      const mode = model && mustMode(call.state, model.dotted);
+      if (!model || mode?.mode !== 'eval') continue;
       findings.push({
         code: 'QAT001',
-        severity: 'warning',
-        start: from,
-        end: to,
+        severity: 'error',
+        start: call.from,
+        end: call.to,
         message:
-          `${fn}() on '${name}', which was last put in eval mode (line ${lineOf(ctx.text, last.at)}). ` +
-          `QAT needs train mode: call ${name}.train() first.`,
-        fixes: [insertAbove(ctx, call, `${name}.train()`)],
+          `prepare_qat() on '${model.dotted}', which was last put in eval mode (${lines(input, mode.at)}): torch asserts ` +
+          `"prepare_qat only works on models in training mode". Call ${model.dotted}.train() first.`,
+        fixes: [insertAbove(input, call.stmt, call.indent, `${model.dotted}.train()`)],
       });
-    } else if (last?.mode === 'train' && isQuantizationCall(call, CONVERT, imported)) {
-      const fix = fn === 'convert_pt2e' ? `move_exported_model_to_eval(${name})` : `${name}.eval()`;
-      findings.push({
-        code: 'QAT002',
-        severity: 'warning',
-        start: from,
-        end: to,
-        message:
-          `${fn}() on '${name}', which is still in train mode (line ${lineOf(ctx.text, last.at)}). ` +
-          `Call ${fix} before converting.`,
-        fixes: [insertAbove(ctx, call, fix)],
-      });
+      continue;
     }
+    const parts = call.callee;
+    if (!parts) continue;
+    const method = lastPart(call);
+    if (parts.length >= 2 && (method === 'eval' || method === 'train')) {
+      // m.eval() / m.train() on an exported graph module
+      {
+        const target = parts.slice(0, -1).join('.');
+        if (!mustAll(call.state, target, (f) => !!f.exported && !f.trainEvalAllowed)) continue;
+        const helper = method === 'eval' ? 'move_exported_model_to_eval' : 'move_exported_model_to_train';
+        const arg = call.args[0]?.text ?? call.keywords.mode?.text;
+        const effective = method === 'train' && arg === 'False' ? 'move_exported_model_to_eval' : helper;
+        findings.push({
+          code: 'QAT015',
+          severity: 'error',
+          start: call.from,
+          end: call.to,
+          message:
+            `'${target}' is a torch.export graph module (exported, or prepared/converted by PT2E): ${target}.${method}() ` +
+            `raises NotImplementedError. Use ${effective}(${target}) from ${PT2E}.`,
+          fixes: [
+            {
+              title: `Use ${effective}(${target})`,
+              edits: [
+                { start: call.from, end: call.to, newText: `${effective}(${target})` },
+                ...ensureImported(input, PT2E, effective),
+              ],
+              preferred: true,
+            },
+          ],
+        });
+      }
+      continue;
+    }
+    if (call.qualified) continue;
+    // qm(x): calling a converted PT2E model
+    const target = parts.join('.');
+    if (!mustAll(call.state, target, (f) => f.converted?.kind === 'pt2e')) continue;
+    const mode = mustMode(call.state, target);
+    if (mode?.mode !== 'train') continue;
+    const fix = `move_exported_model_to_eval(${target})`;
+    findings.push({
+      code: 'QAT002',
+      severity: 'warning',
+      start: call.calleeSpan.from,
+      end: call.calleeSpan.to,
+      message:
+        `'${target}' (from convert_pt2e) is called while its graph is in train mode (${lines(input, mode.at)}): an exported ` +
+        'graph keeps the mode it was exported in, so its dropout and batch norm run as in training. ' +
+        `Call ${fix} first (before or after convert_pt2e: either order gives the same model).`,
+      fixes: [
+        {
+          ...insertAbove(input, call.stmt, call.indent, fix),
+          edits: [
+            ...insertAbove(input, call.stmt, call.indent, fix).edits,
+            ...ensureImported(input, PT2E, 'move_exported_model_to_eval'),
+          ],
+        },
+      ],
+    });
   }
   return findings;
 }

@@ -1,6 +1,8 @@
-// QAT005: TVM Relay (tvm.relay, tvm.contrib.graph_executor) was removed in TVM 0.20; Relax replaces it.
-import type { Finding } from '../types';
-import { allCalls, imports, qualify, type PythonRuleContext } from './syntax';
+// QAT005: TVM Relay (tvm.relay, tvm.contrib.graph_executor) was removed in TVM 0.20; on the pinned 0.27 both
+// imports raise ModuleNotFoundError. Relax replaces it.
+import type { RuleInput } from '../../analysis/document';
+import type { StoredFinding } from '../../analysis/findings';
+import { importsOf } from './helpers';
 
 const REPLACEMENTS: Array<[RegExp, string]> = [
   [
@@ -18,7 +20,7 @@ const REPLACEMENTS: Array<[RegExp, string]> = [
 
 const isRelay = (name: string) => /^tvm\.relay(\.|$)|^tvm\.contrib\.graph_executor(\.|$)/.test(name);
 
-function finding(start: number, end: number, what: string, instead: string): Finding {
+function finding(start: number, end: number, what: string, instead: string): StoredFinding {
   return {
     code: 'QAT005',
     severity: 'warning',
@@ -28,19 +30,19 @@ function finding(start: number, end: number, what: string, instead: string): Fin
   };
 }
 
-export function tvmRelay(ctx: PythonRuleContext): Finding[] {
-  const findings: Finding[] = [];
-  for (const s of imports(ctx).statements) {
-    const names = s.names.map((n) => `${s.module}.${n}`);
+export function tvmRelay(input: RuleInput): StoredFinding[] {
+  const findings: StoredFinding[] = [];
+  for (const s of importsOf(input)) {
+    if (s.guarded || !s.module.startsWith('tvm')) continue;
+    const names = s.names.map((n) => `${s.module}.${n.name}`);
     const hit = isRelay(s.module) ? s.module : names.find(isRelay);
-    if (hit) findings.push(finding(s.node.from, s.node.to, hit, 'Use tvm.relax (from tvm import relax).'));
+    if (hit) findings.push(finding(s.from, s.to, hit, 'Use tvm.relax (from tvm import relax).'));
   }
-  for (const call of allCalls(ctx)) {
-    const name = qualify(ctx, call.callee);
-    if (!isRelay(name)) continue;
+  for (const call of input.facts.calls) {
+    const name = call.qualified;
+    if (!name?.startsWith('tvm.') || !isRelay(name)) continue;
     const instead = REPLACEMENTS.find(([re]) => re.test(name))?.[1] ?? 'Use its tvm.relax equivalent.';
-    const callee = call.node.firstChild!;
-    findings.push(finding(callee.from, callee.to, name, instead));
+    findings.push(finding(call.calleeSpan.from, call.calleeSpan.to, name, instead));
   }
   return findings;
 }

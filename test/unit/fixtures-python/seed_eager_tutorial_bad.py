@@ -1,4 +1,4 @@
-# expect: QAT003 QAT003 QAT004 QAT009 QAT013 QAT002 QAT008 QAT012 QAT006
+# expect: QAT003 QAT003 QAT004 QAT009 QAT013 QAT008 QAT012 QAT006
 """A QAT script in the style of old tutorials, with the bugs they spread."""
 import torch
 import torch.quantization
