@@ -39,7 +39,9 @@ def test_every_runtime_timed_against_pytorch_fp32(bench):
             base = rows["torch-fp32"]["latency"][b]["medianMs"]
             assert row["speedupVsTorchFp32"][b] == pytest.approx(base / stats["medianMs"])
     assert rows["ort-int8"]["bytes"] < rows["ort-fp32"]["bytes"]
-    assert bench["fastest"]["b1"] in rows and bench["fastest"]["b16"] in rows
+    for b, name in bench["fastest"].items():  # the fastest figure that is not noisy; none when all are
+        steady = [r for r in rows.values() if not r["latency"][b]["noisy"]]
+        assert name == (min(steady, key=lambda r: r["latency"][b]["medianMs"])["name"] if steady else None)
 
 
 def test_table_lines(bench):

@@ -113,7 +113,7 @@ def test_x86_summary_lines(x86_build):
     assert "Compute ops before the int8 fold: int8 0" in text
     assert "Compute ops after the int8 fold: int8 " in text
     assert "Parity vs ONNX Runtime (540 validation samples): top-1 agreement" in text
-    assert "PyTorch FP32 (eager)" in text and "vs FP32" in text
+    assert "PyTorch FP32 (eager)" in text and "ratio to PyTorch FP32" in text
     assert result["artifact"] in text
 
 
