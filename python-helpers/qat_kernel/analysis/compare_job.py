@@ -11,7 +11,7 @@ import logging
 import time
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import drift, session
+from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes.onnx import qdq_export
@@ -85,11 +85,5 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     }
     if cfg.get("compare.threshold.sqnr") is not None:
         result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")
-    series = drift.drift_series(trained)
-    if series is not None:
-        result["drift"] = series
-    if trained.kept_float:
-        result["keptFloat"] = trained.kept_float
-    if trained.warnings:
-        result["warnings"] = list(trained.warnings)
+    result.update(trained.report_fields())
     return result

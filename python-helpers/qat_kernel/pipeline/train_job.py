@@ -132,11 +132,5 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
         "seconds": round(time.monotonic() - started, 2),
     }
-    series = drift.drift_series(trained)
-    if series is not None:
-        result["drift"] = series
-    if trained.kept_float:
-        result["keptFloat"] = trained.kept_float
-    if trained.warnings:
-        result["warnings"] = list(trained.warnings)
+    result.update(trained.report_fields())
     return result

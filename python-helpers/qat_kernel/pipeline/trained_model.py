@@ -6,6 +6,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from qat_kernel.pipeline import drift
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 
@@ -51,6 +52,19 @@ class Trained:
 
             self._fp32_graph = pt2e_flow.export(self.fp32, self.example)
         return self._fp32_graph
+
+    def report_fields(self) -> dict:
+        """What a result about this model carries besides its figures: the observers' drift over QAT, the
+        layers kept float and the warnings of the run (each only when there is one)."""
+        fields: dict = {}
+        series = drift.drift_series(self)
+        if series is not None:
+            fields["drift"] = series
+        if self.kept_float:
+            fields["keptFloat"] = self.kept_float
+        if self.warnings:
+            fields["warnings"] = list(self.warnings)
+        return fields
 
     def accuracy(self, kind: str, ctx: RequestContext) -> float:
         """fp32 | qatFloat | fakeQuant | int8 | ptq top-1 accuracy on the whole validation set."""
