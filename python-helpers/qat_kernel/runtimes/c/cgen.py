@@ -1,5 +1,6 @@
 """C text for the portable runner: <stem>_qparams.h (the layers, their scales, zero points, int8
-weights, float and int32 biases) and <stem>_runner.c (runner.c with the stem filled in)."""
+weights, float and int32 biases, where each tensor lives in one static arena) and <stem>_runner.c
+(runner.c with the stem filled in)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,21 @@ from pathlib import Path
 
 import numpy as np
 
-from qat_kernel.runtimes.c.layers import Layer, QParams, UnsupportedForC
+from qat_kernel.runtimes.c.layers import INPUT, Layer, QParams, UnsupportedForC
 
-KINDS = {"conv2d": 1, "linear": 2, "maxpool2d": 3, "flatten": 4}
+KINDS = {
+    "conv2d": 1,
+    "linear": 2,
+    "maxpool2d": 3,
+    "flatten": 4,
+    "add": 5,
+    "avgpool2d": 6,
+    "globalavgpool": 7,
+    "concat": 8,
+}
 RUNNER_TEMPLATE = Path(__file__).with_name("runner.c")
 FLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra"]
+FLT_MAX = "3.402823466e+38f"
 
 
 def c_stem(stem: str) -> str:
@@ -23,7 +34,10 @@ def c_stem(stem: str) -> str:
 
 def _f(v) -> str:
     """float32 literal that reads back to the same float32 (10 significant digits)."""
-    return f"{float(np.float32(v)):.9e}f"
+    v = float(np.float32(v))
+    if np.isinf(v):
+        return FLT_MAX if v > 0 else "-" + FLT_MAX
+    return f"{v:.9e}f"
 
 
 def _array(ctype: str, name: str, values, fmt, per_line: int = 16) -> str:
@@ -40,39 +54,92 @@ def _ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
+def _quantize(y: float, q: QParams) -> int:
+    """runner.c's quantize() in float32: rint(y * (1/scale)) + zero point, clamped."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.float32(np.rint(np.float32(y) * np.float32(1.0 / q.scale))) + np.float32(q.zero_point)
+    return int(min(max(r, q.qmin), q.qmax)) if np.isfinite(r) else (q.qmax if r > 0 else q.qmin)
+
+
+def output_range(layer: Layer) -> tuple[int, int]:
+    """The quantized output's [qmin, qmax] with the layer's relu/hardtanh folded in: quantize is
+    monotonic, so quantize(clamp(y, lo, hi)) == clamp(quantize(y), quantize(lo), quantize(hi))."""
+    q = layer.output
+    if layer.act is None:
+        return q.qmin, q.qmax
+    lo, hi = layer.act
+    return max(q.qmin, _quantize(lo, q)), min(q.qmax, _quantize(hi, q))
+
+
+def arena(input_shape: tuple, layers: list[Layer]) -> tuple[dict, int]:
+    """Offsets (int32 elements) of every quantized tensor in one static arena, and its size: a tensor
+    lives from the layer that writes it to the last layer that reads it, and two tensors share space
+    only when their lives do not overlap (first fit, largest first)."""
+    size = {INPUT: int(np.prod(input_shape))}
+    start, end = {INPUT: -1}, {INPUT: -1}
+    for i, layer in enumerate(layers):
+        for name, _q, _s in layer.inputs:
+            end[name] = i
+        if layer.output is not None:
+            size[layer.output_name] = int(np.prod(layer.out_shape))
+            start[layer.output_name] = end[layer.output_name] = i
+    placed: list = []  # (offset, size, start, end)
+    offsets: dict = {}
+    for name in sorted(size, key=lambda t: (-size[t], start[t])):
+        overlapping = sorted((o, s) for o, s, a, b in placed if a <= end[name] and start[name] <= b)
+        offset = 0
+        for o, s in overlapping:
+            if offset + size[name] <= o:
+                break
+            offset = max(offset, o + s)
+        offsets[name] = offset
+        placed.append((offset, size[name], start[name], end[name]))
+    return offsets, max(o + s for o, s, _a, _b in placed)
+
+
 def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers: list[Layer]) -> str:
     for layer in layers[:-1]:
         if layer.output is None:
             raise UnsupportedForC(f"layer {layer.name} has a float output but is not the last layer")
     out_size = int(np.prod(layers[-1].out_shape))
-    max_act = max([int(np.prod(input_shape))] + [int(np.prod(la.out_shape)) for la in layers])
+    offsets, arena_size = arena(input_shape, layers)
+    max_inputs = max(2, max(len(la.inputs) for la in layers))
     c, h, w = _shape3(input_shape)
     guard = f"QAT_{c_stem(stem).upper()}_QPARAMS_H"
     out = [
         f"/* {stem}_qparams.h: the INT8 network of {source} (torchao PT2E, converted), for {stem}_runner.c.",
         " * Written by QAT Studio (deploy/c-artifact) from the converted model: regenerate it rather than edit it.",
         " * real = scale * (q - zero_point). Weights are int8 per output channel (axis 0), row-major",
-        " * [out][in][kh][kw]; bias is float (what PyTorch adds), bias_int32 = round(bias / acc_scale) (what",
-        " * integer-only kernels add); acc_scale = input scale x weight scale, one unit of the int32 accumulator. */",
+        " * [out][in/groups][kh][kw]; bias is float (what PyTorch adds), bias_int32 = round(bias / acc_scale)",
+        " * (what integer-only kernels add); acc_scale = input scale x weight scale, one unit of the int32",
+        " * accumulator. Every quantized tensor lives in one int32 arena at the offset its layer names. */",
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
         "#include <stdint.h>",
         "",
         *[f"#define QAT_KIND_{k.upper()} {v}" for k, v in KINDS.items()],
+        f"#define QAT_MAX_INPUTS {max_inputs}",
         "",
         "typedef struct {",
         "    const char *name;",
         "    int kind;",
-        "    int in_c, in_h, in_w;      /* linear: in_c features, in_h = in_w = 1 */",
+        "    int n_inputs;                        /* conv2d/linear: 2 with a fused residual add (input 1) */",
+        "    long input[QAT_MAX_INPUTS];          /* arena offsets of the inputs */",
+        "    long output;                         /* arena offset of the output (-1: the float logits) */",
+        "    int in_c, in_h, in_w;                /* input 0; linear: in_c features, in_h = in_w = 1 */",
+        "    int in_channels[QAT_MAX_INPUTS];     /* concat: channels of each input */",
         "    int out_c, out_h, out_w;",
         "    int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;",
-        "    int relu;",
-        "    float in_scale;",
-        "    int32_t in_zero_point;",
-        "    int quantized_output;      /* 0: float output (the network's logits) */",
+        "    int count_include_pad;               /* avgpool2d */",
+        "    int global_pool;                     /* conv2d: its float output average-pooled to 1x1 */",
+        "    long out_size;                       /* values written (out_c x out_h x out_w, or out_c pooled) */",
+        "    float act_min, act_max;              /* relu/hardtanh in float: float or pooled outputs */",
+        "    float in_scale[QAT_MAX_INPUTS];",
+        "    int32_t in_zero_point[QAT_MAX_INPUTS];",
+        "    int quantized_output;                /* 0: float output (the network's logits) */",
         "    float out_scale, out_inv_scale;",
-        "    int32_t out_zero_point, out_qmin, out_qmax;",
+        "    int32_t out_zero_point, out_qmin, out_qmax; /* the activation's clamp folded into qmin/qmax */",
         "    const int8_t *weight;",
         "    const float *weight_scale;",
         "    const int32_t *weight_zero_point;",
@@ -85,35 +152,44 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         f"#define QAT_INPUT_H {h}",
         f"#define QAT_INPUT_W {w}",
         f"#define QAT_INPUT_SIZE {c * h * w}",
+        f"#define QAT_INPUT_OFFSET {offsets[INPUT]}",
         f"#define QAT_INPUT_SCALE {_f(input_q.scale)}",
         f"#define QAT_INPUT_INV_SCALE {_f(1.0 / input_q.scale)}",
         f"#define QAT_INPUT_ZERO_POINT {input_q.zero_point}",
         f"#define QAT_INPUT_QMIN {input_q.qmin}",
         f"#define QAT_INPUT_QMAX {input_q.qmax}",
         f"#define QAT_OUTPUT_SIZE {out_size}",
-        f"#define QAT_MAX_ACTIVATION {max_act}",
+        f"#define QAT_ARENA_SIZE {arena_size} /* int32 values: {arena_size * 4} bytes */",
         f"#define QAT_NUM_LAYERS {len(layers)}",
         "",
     ]
     entries = []
     for layer in layers:
         ic, ih, iw = _shape3(layer.in_shape)
-        oc, oh, ow = _shape3(layer.out_shape)
+        oc, oh, ow = _shape3(layer.attrs.get("conv_out", layer.out_shape))  # a pooled conv: the conv's
+        out_size = int(np.prod(layer.out_shape))
         name = "qat_" + _ident(layer.name)
-        desc = (
-            f"{layer.name}: {layer.kind} {'x'.join(map(str, layer.in_shape))} -> {'x'.join(map(str, layer.out_shape))}"
-        )
         a = layer.attrs
+        desc = f"{layer.name}: {layer.kind} "
+        desc += " + ".join("x".join(map(str, s)) for _n, _q, s in layer.inputs)
+        desc += f" -> {'x'.join(map(str, layer.out_shape))}"
         if layer.kind == "conv2d":
             desc += (
                 f", kernel {a['kernel'][0]}x{a['kernel'][1]}, stride {a['stride'][0]}, padding {a['padding'][0]}"
                 f", groups {a['groups']}"
             )
-        desc += (", relu" if layer.relu else "") + f"; input scale {layer.input.scale:.6g} zp {layer.input.zero_point}"
+        if layer.kind in ("conv2d", "linear") and len(layer.inputs) > 1:
+            desc += ", + residual"
+        pool = bool(a.get("global_pool"))
+        if layer.act is not None:
+            desc += ", relu" if layer.relu else f", clamp [{layer.act[0]:g}, {layer.act[1]:g}]"
+        if pool:
+            desc += ", global average pool"
+        desc += "; input " + ", ".join(f"scale {q.scale:.6g} zp {q.zero_point}" for _n, q, _s in layer.inputs)
         desc += (
-            f", output scale {layer.output.scale:.6g} zp {layer.output.zero_point} ({layer.output.dtype})"
+            f"; output scale {layer.output.scale:.6g} zp {layer.output.zero_point} ({layer.output.dtype})"
             if layer.output
-            else ", float output"
+            else "; float output"
         )
         out.append(f"/* {desc} */")
         ptrs = {k: "0" for k in ("weight", "weight_scale", "weight_zero_point", "bias", "bias_int32", "acc_scale")}
@@ -131,12 +207,25 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         ph, pw = a.get("padding", (0, 0))
         dh, dw = a.get("dilation", (1, 1))
         q = layer.output
+        pad = [0] * (max_inputs - len(layer.inputs))
+        ins = [offsets[n] for n, _q, _s in layer.inputs] + pad
+        chans = [int(np.prod(s)) // (oh * ow) for _n, _q, s in layer.inputs] + pad  # per input, NCHW
+        scales = [_f(iq.scale) for _n, iq, _s in layer.inputs] + [_f(1.0)] * len(pad)
+        zps = [iq.zero_point for _n, iq, _s in layer.inputs] + pad
+        qmin, qmax = output_range(layer) if q else (0, 0)
+        lo, hi = layer.act if (layer.act and (q is None or pool)) else (-np.inf, np.inf)
+
+        def brace(values) -> str:
+            return "{" + ", ".join(str(v) for v in values) + "}"
+
         entries.append(
-            f'    {{"{layer.name}", QAT_KIND_{layer.kind.upper()}, {ic}, {ih}, {iw}, {oc}, {oh}, {ow}, '
-            f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {a.get('groups', 1)}, {int(layer.relu)}, "
-            f"{_f(layer.input.scale)}, {layer.input.zero_point}, {int(q is not None)}, "
-            f"{_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, {q.zero_point if q else 0}, "
-            f"{q.qmin if q else 0}, {q.qmax if q else 0}, "
+            f'    {{"{layer.name}", QAT_KIND_{layer.kind.upper()}, {len(layer.inputs)}, {brace(ins)}, '
+            f"{offsets[layer.output_name] if q else -1},\n     {ic}, {ih}, {iw}, {brace(chans)}, {oc}, {oh}, {ow}, "
+            f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {a.get('groups', 1)}, "
+            f"{int(a.get('count_include_pad', True))}, {int(pool)}, {out_size}, {_f(lo)}, {_f(hi)},\n     "
+            f"{brace(scales)}, {brace(zps)}, "
+            f"{int(q is not None)}, {_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, "
+            f"{q.zero_point if q else 0}, {qmin}, {qmax},\n     "
             f"{ptrs['weight']}, {ptrs['weight_scale']}, {ptrs['weight_zero_point']}, {ptrs['bias']}, "
             f"{ptrs['bias_int32']}, {ptrs['acc_scale']}}}"
         )

@@ -88,15 +88,28 @@ def compile_runner(source: Path, arch: str, out: Path, integer_bias: bool = Fals
 
 
 def run_runner(
-    binary: Path, inputs: np.ndarray, out_size: int, work: Path, arch: str | None = None, trace: bool = False
+    binary: Path,
+    inputs: np.ndarray,
+    out_size: int,
+    work: Path,
+    arch: str | None = None,
+    trace: bool = False,
+    replay: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
-    """(logits [N, out_size], trace int32 [N, ...] or None, the emulator used or None)."""
+    """(logits [N, out_size], trace int32 [N, ...] or None, the emulator used or None). `replay`: the
+    reference's quantized layer outputs laid out as the trace [N, ...]; each layer's output is replaced by
+    them once traced, so each layer runs on the reference's inputs (a per-layer check, no drift)."""
     arch = arch or host_arch()
     qemu = emulator(arch)
     work.mkdir(parents=True, exist_ok=True)
     inp, outp, tracep = work / "input.f32", work / "output.f32", work / "trace.i32"
     np.ascontiguousarray(inputs, dtype=np.float32).tofile(inp)
     cmd = ([qemu] if qemu else []) + [str(binary), str(inp), str(outp)] + ([str(tracep)] if trace else [])
+    if replay is not None:
+        if not trace:
+            raise ValueError("replay needs trace=True")
+        np.ascontiguousarray(replay, dtype=np.int32).tofile(work / "replay.i32")
+        cmd.append(str(work / "replay.i32"))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     if proc.returncode != 0:
         raise TvmBuildError(f"{Path(binary).name} exited with {proc.returncode}: {proc.stderr.strip()[:2000]}")
