@@ -24,6 +24,7 @@ CROSS_CC_INSTALL = {
 }
 QEMU = {"aarch64": ("qemu-aarch64", "qemu-aarch64-static"), "x86_64": ("qemu-x86_64", "qemu-x86_64-static")}
 QEMU_INSTALL = "apt-get install -y qemu-user"
+SIZE_TOOL = {"aarch64": "aarch64-linux-gnu-size", "x86_64": "x86_64-linux-gnu-size"}
 RUN_TIMEOUT_S = 300
 
 
@@ -117,3 +118,27 @@ def run_runner(
     logits = np.fromfile(outp, dtype=np.float32).reshape(n, out_size)
     traced = np.fromfile(tracep, dtype=np.int32).reshape(n, -1) if trace else None
     return logits, traced, qemu
+
+
+def footprint(source: Path, arch: str, work: Path) -> dict:
+    """Code size and static RAM of the runner, from `size` (Berkeley format) on its object file compiled
+    for `arch`: text (code and the const weights and tables, which stay in flash on a microcontroller),
+    data and bss (static RAM: bss holds the activation arena). The C library is not counted."""
+    cc = c_compiler(arch)
+    work.mkdir(parents=True, exist_ok=True)
+    obj = work / (Path(source).stem + ".o")
+    proc = subprocess.run(
+        [cc, *FLAGS, "-c", "-o", str(obj), str(source)], capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+    )
+    if proc.returncode != 0:
+        raise TvmBuildError(f"{cc} failed on {Path(source).name}:\n{proc.stderr.strip()[:4000]}")
+    tool = "size" if arch == host_arch() else SIZE_TOOL.get(arch, "size")
+    if shutil.which(tool) is None:
+        raise ToolchainMissing(
+            f"Measuring the runner's size needs {tool} (binutils). Install it with: apt-get install -y binutils",
+            install="apt-get install -y binutils",
+            package="binutils",
+        )
+    out = subprocess.run([tool, str(obj)], capture_output=True, text=True, timeout=60, check=True).stdout
+    text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
+    return {"text": text, "data": data, "bss": bss, "staticRamBytes": data + bss, "tool": tool, "arch": arch}

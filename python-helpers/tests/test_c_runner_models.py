@@ -1,0 +1,257 @@
+"""The portable C runner (deploy/c-artifact's header + runner.c) on real model graphs: a CIFAR-layout
+ResNet-18 (residual adds fused into convs, 1x1 downsample convs, global average pooling) and a reduced
+MobileNetV2 (depthwise convs, ReLU6 clamps, inverted residuals, a conv pooled by mean), plus a small
+graph with grouped conv, hardtanh, concat and avg_pool2d. Each is quantized by the kernel's own PT2E path
+(X86InductorQuantizer: prepare, calibrate on real digits, convert), compiled with gcc -pedantic -Werror
+and cross-compiled with aarch64-linux-gnu-gcc (static, run under qemu-aarch64: emulated, not a board),
+and compared with the converted model run in PyTorch on real digits resized to 32x32x3.
+
+Why "within one step" and not bit-exact: PyTorch's reference computes each conv/linear in float32 on
+dequantized values (oneDNN's summation order, a rounding per product and sum); the runner accumulates the
+same integers exactly in int32 and scales once. Both round y * (1/scale) half to even, so they agree
+except where y lies within a float ulp of a .5 tie: there one value lands one step away. Fed PyTorch's
+own layer inputs (the runner's replay mode), every layer is within one step and almost all values are
+bit-exact; end to end such a one-step difference propagates, so later layers drift by a few steps."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from c_models import MobileNetV2, ResNet18, digits_32, with_bn_statistics
+from torch import nn
+
+STRICT = ["-std=c99", "-pedantic", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror"]
+SAMPLES = slice(1000, 1004)  # real digits the calibration (the first 128) did not see
+
+
+class _Ctx:
+    def check_cancelled(self) -> None:
+        pass
+
+
+class Branches(nn.Module):
+    """Grouped conv + ReLU6, hardtanh(-1, 2), concat, avg_pool2d, depthwise conv, a residual from another
+    branch, adaptive average pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.ra = nn.Conv2d(3, 16, 3, 1, 1), nn.ReLU()
+        self.b, self.rb = nn.Conv2d(16, 16, 3, 1, 1, groups=4), nn.ReLU6()
+        self.c, self.rc = nn.Conv2d(16, 8, 1), nn.Hardtanh(-1.0, 2.0)
+        self.pool = nn.AvgPool2d(2)
+        self.d, self.rd = nn.Conv2d(24, 24, 3, 1, 1, groups=24), nn.ReLU()
+        self.e, self.re = nn.Conv2d(24, 24, 1), nn.ReLU()
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x):
+        b = self.rb(self.b(self.ra(self.a(x))))
+        y = self.pool(torch.cat([b, self.rc(self.c(b))], 1))
+        z = self.re(self.e(y) + self.rd(self.d(y)))
+        return self.fc(torch.flatten(self.gap(z), 1))
+
+
+def _int8(model: nn.Module):
+    from qat_kernel.pipeline import pt2e_flow
+
+    torch.manual_seed(0)
+    x = digits_32()
+    model = with_bn_statistics(model, x)
+    converted = pt2e_flow.ptq(model, x[:2], None, [x[:64], x[64:128]], _Ctx())
+    return converted, x
+
+
+class Built:
+    def __init__(self, model: nn.Module, work: Path):
+        from qat_kernel.runtimes.c import cgen, layers
+
+        self.converted, x = _int8(model)
+        self.input_q, self.layers = layers.extract(self.converted, x[:2])
+        self.x = x[SAMPLES].numpy()
+        with torch.no_grad():
+            self.reference = self.converted(torch.from_numpy(self.x)).numpy()
+        self.header = work / "net_qparams.h"
+        self.header.write_text(cgen.header("net", "test", self.input_q, (3, 32, 32), self.layers), encoding="utf-8")
+        self.source = work / "net_runner.c"
+        self.source.write_text(cgen.runner("net"), encoding="utf-8")
+        self.work = work
+        self.arena = cgen.arena((3, 32, 32), self.layers)[1]
+
+    def reference_trace(self) -> np.ndarray:
+        """PyTorch's quantized output of every layer, laid out as the runner's trace."""
+        from qat_kernel.analysis import fused_groups
+
+        quantized = [la for la in self.layers if la.output is not None]
+        nodes = {n.name: n for n in self.converted.graph.nodes}
+        values = fused_groups.capture(self.converted, [torch.from_numpy(self.x)], [nodes[la.node] for la in quantized])
+        return np.concatenate([values[la.node].reshape(len(self.x), -1).numpy() for la in quantized], 1)
+
+    def per_layer(self, trace: np.ndarray, reference: np.ndarray) -> dict:
+        rows, offset = {}, 0
+        for la in (la for la in self.layers if la.output is not None):
+            size = int(np.prod(la.out_shape))
+            diff = np.abs(trace[:, offset : offset + size].astype(np.int64) - reference[:, offset : offset + size])
+            offset += size
+            rows[la.name] = (int(diff.max()), int((diff > 0).sum()), diff.size)
+        return rows
+
+
+def _compile(built: Built, cc: str, name: str, *extra: str) -> Path:
+    binary = built.work / name
+    if binary.exists():  # built by an earlier test of the same model
+        return binary
+    subprocess.run([cc, *STRICT, *extra, "-o", str(binary), str(built.source), "-lm"], check=True, timeout=600)
+    return binary
+
+
+def _run(built: Built, binary: Path, arch: str, replay: np.ndarray | None = None):
+    from qat_kernel.runtimes.c import toolchain
+
+    logits, trace, _ = toolchain.run_runner(
+        binary, built.x, built.reference.shape[-1], built.work / f"run-{arch}", arch, trace=True, replay=replay
+    )
+    return logits, trace
+
+
+def _check(built: Built, binary: Path, arch: str) -> dict:
+    """Replay: each layer within one step of PyTorch on PyTorch's inputs, the logits within one
+    accumulator step. End to end: the same class for every sample, logits close."""
+    from qat_kernel.runtimes import parity
+
+    reference = built.reference_trace()
+    logits, trace = _run(built, binary, arch, replay=reference)
+    rows = built.per_layer(trace, reference)
+    total = sum(r[2] for r in rows.values())
+    differing = sum(r[1] for r in rows.values())
+    assert all(r[0] <= 1 for r in rows.values()), rows
+    assert differing <= total * 1e-4, (differing, total)
+    step = parity.torch_output_step(built.converted)["step"]
+    m = parity.compare(logits, built.reference, step)
+    assert m["withinOneStep"] == 1.0 and m["top1Agreement"] == 1.0, m
+
+    e2e_logits, e2e_trace = _run(built, binary, arch)
+    e2e = parity.compare(e2e_logits, built.reference, step)
+    assert e2e["top1Agreement"] == 1.0 and e2e["cosineMin"] > 0.9999, e2e
+    drift = max(r[0] for r in built.per_layer(e2e_trace, reference).values())
+    assert drift <= 4
+    print(
+        f"{arch}: replay {differing} of {total:,} values one step off, logits {m['maxDiffSteps']:.3f} steps; "
+        f"end to end max {drift} step(s) on a layer, logits cosine {e2e['cosineMin']:.6f}"
+    )
+    return {"trace": trace, "logits": logits, "e2e": e2e_trace}
+
+
+@pytest.fixture(scope="module")
+def resnet(tmp_path_factory):
+    return Built(ResNet18(width=16), tmp_path_factory.mktemp("resnet18"))
+
+
+@pytest.fixture(scope="module")
+def mobilenet(tmp_path_factory):
+    return Built(MobileNetV2(width=0.25), tmp_path_factory.mktemp("mobilenetv2"))
+
+
+def _kinds(built: Built) -> set:
+    out = set()
+    for la in built.layers:
+        out.add(la.kind)
+        if la.kind == "conv2d":
+            if len(la.inputs) > 1:
+                out.add("conv2d+residual")
+            if la.attrs["groups"] > 1:
+                out.add("depthwise" if la.attrs["groups"] == la.in_shape[0] == la.weight.shape[0] else "grouped")
+            if la.attrs.get("global_pool"):
+                out.add("conv2d+globalpool")
+        if la.act is not None and not la.relu:
+            out.add(f"clamp{la.act}")
+    return out
+
+
+def test_resnet18_graph_and_x86_runner(resnet):
+    kinds = _kinds(resnet)
+    assert {"conv2d", "conv2d+residual", "globalavgpool", "flatten", "linear"} <= kinds
+    assert sum(len(la.inputs) > 1 for la in resnet.layers) == 8  # one residual add per BasicBlock
+    _check(resnet, _compile(resnet, "gcc", "runner-x86"), "x86_64")
+
+
+def test_mobilenetv2_graph_and_x86_runner(mobilenet):
+    kinds = _kinds(mobilenet)
+    assert {"depthwise", "conv2d+residual", "conv2d+globalpool", "clamp(0.0, 6.0)", "linear"} <= kinds
+    _check(mobilenet, _compile(mobilenet, "gcc", "runner-x86"), "x86_64")
+
+
+def test_branches_grouped_concat_avgpool(tmp_path):
+    built = Built(Branches(), tmp_path)
+    kinds = _kinds(built)
+    assert {"grouped", "depthwise", "concat", "avgpool2d", "clamp(-1.0, 2.0)", "conv2d+residual"} <= kinds
+    assert "globalavgpool" in kinds
+    _check(built, _compile(built, "gcc", "runner-x86"), "x86_64")
+
+
+@pytest.mark.parametrize("which", ["resnet", "mobilenet"])
+def test_aarch64_under_qemu_matches_x86(which, request):
+    """Cross-compiled (static) and run under qemu-aarch64: the same checks, and the same integers as the
+    x86 build (IEEE float32, no fused multiply-add: the runner's arithmetic does not depend on the CPU)."""
+    from qat_kernel.runtimes.c import toolchain
+
+    if shutil.which("aarch64-linux-gnu-gcc") is None or toolchain.emulator("aarch64") is None:
+        pytest.fail("scripts/setup.sh installs gcc-aarch64-linux-gnu and qemu-user; one is missing")
+    built = request.getfixturevalue(which)
+    arm = _check(built, _compile(built, "aarch64-linux-gnu-gcc", "runner-arm", "-static"), "aarch64")
+    x86 = _run(built, _compile(built, "gcc", "runner-x86"), "x86_64")
+    assert np.array_equal(arm["e2e"], x86[1]) and np.array_equal(arm["logits"].shape, x86[0].shape)
+
+
+@pytest.mark.parametrize("which", ["resnet", "mobilenet"])
+def test_code_size_and_static_ram(which, request):
+    from qat_kernel.runtimes.c import toolchain
+
+    built = request.getfixturevalue(which)
+    weights = sum(la.weight.size for la in built.layers if la.weight is not None)
+    for arch in ("x86_64", "aarch64"):
+        f = toolchain.footprint(built.source, arch, built.work / f"size-{arch}")
+        # const weights (int8) and per-channel tables sit in text; the arena (int32 values) in bss
+        assert f["text"] > weights and f["bss"] >= built.arena * 4
+        assert f["staticRamBytes"] == f["data"] + f["bss"]
+        print(
+            f"{which} {arch}: text {f['text']:,} B, data {f['data']:,} B, bss {f['bss']:,} B (arena {built.arena * 4:,} B)"
+        )
+
+
+def test_float_residual_add_is_refused():
+    """An add X86InductorQuantizer leaves in float (two relu outputs, no conv before it) is named."""
+    from qat_kernel.runtimes.c import layers
+
+    class FloatAdd(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.ra, self.rb = nn.Conv2d(3, 4, 1), nn.Conv2d(3, 4, 1), nn.ReLU(), nn.ReLU()
+            self.fc = nn.Linear(4 * 32 * 32, 10)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(self.ra(self.a(x)) + self.rb(self.b(x)), 1))
+
+    converted, x = _int8(FloatAdd().eval())
+    with pytest.raises(layers.UnsupportedForC, match="add"):
+        layers.extract(converted, x[:2])
+
+
+def test_arena_shares_space_between_tensors_that_are_not_live_together(resnet):
+    from qat_kernel.runtimes.c import cgen
+
+    offsets, size = cgen.arena((3, 32, 32), resnet.layers)
+    sizes = [int(np.prod(la.out_shape)) for la in resnet.layers if la.output is not None]
+    # a BasicBlock needs its input (the residual), the middle tensor and its output live together
+    assert size <= 3 * max(sizes) < (3 * 32 * 32 + sum(sizes)) / 3
+    # a residual's source stays untouched until the conv that adds it has run
+    for la in resnet.layers:
+        for name, _q, shape in la.inputs:
+            lo, hi = offsets[name], offsets[name] + int(np.prod(shape))
+            if la.output is not None:
+                o_lo, o_hi = offsets[la.output_name], offsets[la.output_name] + int(np.prod(la.out_shape))
+                assert hi <= o_lo or o_hi <= lo, (la.name, name)
