@@ -67,10 +67,10 @@ def _int8(model: nn.Module):
 
 
 class Built:
-    def __init__(self, model: nn.Module, work: Path):
+    def __init__(self, model: nn.Module, work: Path, quantize=None):
         from qat_kernel.runtimes.c import cgen, layers
 
-        self.converted, x = _int8(model)
+        self.converted, x = (quantize or _int8)(model)
         self.input_q, self.layers = layers.extract(self.converted, x[:2])
         self.x = x[SAMPLES].numpy()
         with torch.no_grad():
@@ -102,10 +102,13 @@ class Built:
 
 
 def _compile(built: Built, cc: str, name: str, *extra: str) -> Path:
+    """The runner's object file (kept for `size`) linked into a binary; reused by later tests."""
     binary = built.work / name
-    if binary.exists():  # built by an earlier test of the same model
+    if binary.exists():
         return binary
-    subprocess.run([cc, *STRICT, *extra, "-o", str(binary), str(built.source), "-lm"], check=True, timeout=600)
+    obj = binary.with_suffix(".o")
+    subprocess.run([cc, *STRICT, "-c", "-o", str(obj), str(built.source)], check=True, timeout=600)
+    subprocess.run([cc, *extra, "-o", str(binary), str(obj), "-lm"], check=True, timeout=600)
     return binary
 
 
@@ -209,36 +212,66 @@ def test_aarch64_under_qemu_matches_x86(which, request):
 
 @pytest.mark.parametrize("which", ["resnet", "mobilenet"])
 def test_code_size_and_static_ram(which, request):
+    """`size` on the object files the tests above ran (deploy/c-artifact reports the same figures)."""
     from qat_kernel.runtimes.c import toolchain
 
     built = request.getfixturevalue(which)
     weights = sum(la.weight.size for la in built.layers if la.weight is not None)
-    for arch in ("x86_64", "aarch64"):
-        f = toolchain.footprint(built.source, arch, built.work / f"size-{arch}")
+    for arch, cc, name, extra in (
+        ("x86_64", "gcc", "runner-x86", ()),
+        ("aarch64", "aarch64-linux-gnu-gcc", "runner-arm", ("-static",)),
+    ):
+        f = toolchain.object_size(_compile(built, cc, name, *extra).with_suffix(".o"), arch)
         # const weights (int8) and per-channel tables sit in text; the arena (int32 values) in bss
         assert f["text"] > weights and f["bss"] >= built.arena * 4
         assert f["staticRamBytes"] == f["data"] + f["bss"]
         print(
-            f"{which} {arch}: text {f['text']:,} B, data {f['data']:,} B, bss {f['bss']:,} B (arena {built.arena * 4:,} B)"
+            f"{which} {arch}: text {f['text']:,} B, data {f['data']:,} B, bss {f['bss']:,} B "
+            f"(arena {built.arena * 4:,} B)"
         )
+
+
+class _FloatAdd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.ra, self.rb = nn.Conv2d(3, 4, 1), nn.Conv2d(3, 4, 3, 1, 1), nn.ReLU(), nn.ReLU()
+        self.fc = nn.Linear(4 * 32 * 32, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.ra(self.a(x)) + self.rb(self.b(x)), 1))
 
 
 def test_float_residual_add_is_refused():
     """An add X86InductorQuantizer leaves in float (two relu outputs, no conv before it) is named."""
     from qat_kernel.runtimes.c import layers
 
-    class FloatAdd(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a, self.b, self.ra, self.rb = nn.Conv2d(3, 4, 1), nn.Conv2d(3, 4, 1), nn.ReLU(), nn.ReLU()
-            self.fc = nn.Linear(4 * 32 * 32, 10)
-
-        def forward(self, x):
-            return self.fc(torch.flatten(self.ra(self.a(x)) + self.rb(self.b(x)), 1))
-
-    converted, x = _int8(FloatAdd().eval())
+    converted, x = _int8(_FloatAdd().eval())
     with pytest.raises(layers.UnsupportedForC, match="add"):
         layers.extract(converted, x[:2])
+
+
+def test_xnnpack_style_quantizer_standalone_add(tmp_path):
+    """The XNNPACK-style quantizer (symmetric int8 activations) quantizes both inputs of an add: the runner's
+    add kind requantizes two tensors with their own scales to the output's."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    from qat_kernel.pipeline import pt2e_flow
+
+    def int8(model):
+        torch.manual_seed(0)
+        x = digits_32()
+        quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+        prepared = prepare_pt2e(pt2e_flow.export(model.eval(), x[:2]), quantizer)
+        with torch.no_grad():
+            prepared(x[:64])
+        return convert_pt2e(prepared), x
+
+    built = Built(_FloatAdd(), tmp_path, int8)
+    adds = [la for la in built.layers if la.kind == "add"]
+    assert len(adds) == 1 and len(adds[0].inputs) == 2
+    assert adds[0].inputs[0][1].scale != adds[0].inputs[1][1].scale and adds[0].output.dtype == "int8"
+    _check(built, _compile(built, "gcc", "runner-x86"), "x86_64")
 
 
 def test_arena_shares_space_between_tensors_that_are_not_live_together(resnet):

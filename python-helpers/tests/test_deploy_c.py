@@ -67,6 +67,12 @@ def test_header_layers_and_files(x86_deploy):
         ("fc2", "linear", False),
     ]
     assert "outScale" not in result["layers"][-1]  # float logits
+    assert [la["inputs"] for la in result["layers"]][:2] == [["input"], [result["layers"][0]["output"]]]
+    f = result["footprint"]
+    # code + int8 weights in text; the activation arena (int32 values of the two largest live tensors) in bss
+    assert f["text"] > result["weightBytes"] and f["bss"] >= f["arenaBytes"] == 4 * (16 * 8 * 8 + 32 * 8 * 8)
+    assert f["staticRamBytes"] == f["data"] + f["bss"] and f["arch"] == "x86_64"
+    assert "static RAM" in "\n".join(result["summary"])
     assert result["weightBytes"] == 16 * 9 + 32 * 16 * 9 + 64 * 512 + 10 * 64
     header = (out / "digits_qparams.h").read_text(encoding="utf-8")
     for name in ("conv1", "conv2", "fc1", "fc2"):

@@ -132,12 +132,18 @@ def footprint(source: Path, arch: str, work: Path) -> dict:
     )
     if proc.returncode != 0:
         raise TvmBuildError(f"{cc} failed on {Path(source).name}:\n{proc.stderr.strip()[:4000]}")
+    return object_size(obj, arch)
+
+
+def object_size(obj: Path, arch: str) -> dict:
+    """text, data, bss of an object file for `arch`, from binutils' size."""
     tool = "size" if arch == host_arch() else SIZE_TOOL.get(arch, "size")
     if shutil.which(tool) is None:
+        package = "binutils" if tool == "size" else f"binutils-{arch.replace('_', '-')}-linux-gnu"
         raise ToolchainMissing(
-            f"Measuring the runner's size needs {tool} (binutils). Install it with: apt-get install -y binutils",
-            install="apt-get install -y binutils",
-            package="binutils",
+            f"Measuring the runner's size needs {tool}. Install it with: apt-get install -y {package}",
+            install=f"apt-get install -y {package}",
+            package=package,
         )
     out = subprocess.run([tool, str(obj)], capture_output=True, text=True, timeout=60, check=True).stdout
     text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
