@@ -59,7 +59,6 @@ class Branches(nn.Module):
 def _int8(model: nn.Module):
     from qat_kernel.pipeline import pt2e_flow
 
-    torch.manual_seed(0)
     x = digits_32()
     model = with_bn_statistics(model, x)
     converted = pt2e_flow.ptq(model, x[:2], None, [x[:64], x[64:128]], _Ctx())
@@ -67,10 +66,11 @@ def _int8(model: nn.Module):
 
 
 class Built:
-    def __init__(self, model: nn.Module, work: Path, quantize=None):
+    def __init__(self, make, work: Path, quantize=None):
         from qat_kernel.runtimes.c import cgen, layers
 
-        self.converted, x = (quantize or _int8)(model)
+        torch.manual_seed(0)  # the random weights, so the figures repeat
+        self.converted, x = (quantize or _int8)(make())
         self.input_q, self.layers = layers.extract(self.converted, x[:2])
         self.x = x[SAMPLES].numpy()
         with torch.no_grad():
@@ -151,12 +151,12 @@ def _check(built: Built, binary: Path, arch: str) -> dict:
 
 @pytest.fixture(scope="module")
 def resnet(tmp_path_factory):
-    return Built(ResNet18(width=16), tmp_path_factory.mktemp("resnet18"))
+    return Built(lambda: ResNet18(width=16), tmp_path_factory.mktemp("resnet18"))
 
 
 @pytest.fixture(scope="module")
 def mobilenet(tmp_path_factory):
-    return Built(MobileNetV2(width=0.25), tmp_path_factory.mktemp("mobilenetv2"))
+    return Built(lambda: MobileNetV2(width=0.25), tmp_path_factory.mktemp("mobilenetv2"))
 
 
 def _kinds(built: Built) -> set:
@@ -189,7 +189,7 @@ def test_mobilenetv2_graph_and_x86_runner(mobilenet):
 
 
 def test_branches_grouped_concat_avgpool(tmp_path):
-    built = Built(Branches(), tmp_path)
+    built = Built(Branches, tmp_path)
     kinds = _kinds(built)
     assert {"grouped", "depthwise", "concat", "avgpool2d", "clamp(-1.0, 2.0)", "conv2d+residual"} <= kinds
     assert "globalavgpool" in kinds
@@ -245,11 +245,13 @@ def test_float_residual_add_is_refused():
     """An add X86InductorQuantizer leaves in float (two relu outputs, no conv before it) is named."""
     from qat_kernel.runtimes.c import layers
 
+    torch.manual_seed(0)
     converted, x = _int8(_FloatAdd().eval())
     with pytest.raises(layers.UnsupportedForC, match="add"):
         layers.extract(converted, x[:2])
 
 
+@pytest.mark.filterwarnings("ignore:XNNPACKQuantizer is deprecated")
 def test_xnnpack_style_quantizer_standalone_add(tmp_path):
     """The XNNPACK-style quantizer (symmetric int8 activations) quantizes both inputs of an add: the runner's
     add kind requantizes two tensors with their own scales to the output's."""
@@ -259,7 +261,6 @@ def test_xnnpack_style_quantizer_standalone_add(tmp_path):
     from qat_kernel.pipeline import pt2e_flow
 
     def int8(model):
-        torch.manual_seed(0)
         x = digits_32()
         quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
         prepared = prepare_pt2e(pt2e_flow.export(model.eval(), x[:2]), quantizer)
@@ -267,7 +268,7 @@ def test_xnnpack_style_quantizer_standalone_add(tmp_path):
             prepared(x[:64])
         return convert_pt2e(prepared), x
 
-    built = Built(_FloatAdd(), tmp_path, int8)
+    built = Built(_FloatAdd, tmp_path, int8)
     adds = [la for la in built.layers if la.kind == "add"]
     assert len(adds) == 1 and len(adds[0].inputs) == 2
     assert adds[0].inputs[0][1].scale != adds[0].inputs[1][1].scale and adds[0].output.dtype == "int8"
