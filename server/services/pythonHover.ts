@@ -4,6 +4,7 @@
 import type { Hover, Position } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { DEFAULT_DTYPE, FLOAT_OBSERVERS, effectiveRange, isPerChannel } from '../knowledge/quant';
+import { assignsSelf } from '../analysis/selfAttributes';
 import { parsePython } from './pythonDiagnostics';
 import { configForScript, effectiveQConfig, modulePathsFor, type OpenText, type ScriptConfig } from './scriptConfig';
 import path from 'node:path';
@@ -28,11 +29,7 @@ export function pythonHover(doc: TextDocument, position: Position, open: OpenTex
   const object = node.parent.firstChild ? text.slice(node.parent.firstChild.from, node.parent.firstChild.to) : '';
   const paths = modulePathsFor(attribute, config.model);
   // Without a graph, only attributes the script itself assigns on self are taken for modules.
-  if (
-    paths.length === 0 ||
-    (!config.model && !(object === 'self' && new RegExp(`self\\.${attribute}\\s*=`).test(text)))
-  )
-    return null;
+  if (paths.length === 0 || (!config.model && !(object === 'self' && assignsSelf(text, attribute)))) return null;
   const sections = paths.slice(0, 4).map((p) => moduleSection(config, p));
   if (paths.length > 4) sections.push(`... and ${paths.length - 4} more modules named \`${attribute}\`.`);
   if (!config.model)

@@ -1,6 +1,7 @@
 // Semantic tokens where a grammar cannot know: module names. In a config, the names in overrides[].match
 // that are modules of the exported graph; in a Python script, module attributes, with a modifier saying
 // whether the applicable config quantizes the module (int8) or keeps it float.
+import { assignsSelf } from '../analysis/selfAttributes';
 import { SemanticTokensBuilder, type SemanticTokens, type SemanticTokensLegend } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { overrideMatches, makeContext } from '../rules/yaml/context';
@@ -85,8 +86,7 @@ export function pythonTokens(doc: TextDocument, open: OpenText): SemanticTokens 
       const attribute = text.slice(node.from, node.to);
       if (!precisionOf.has(attribute)) {
         const paths = modulePathsFor(attribute, config.model);
-        const isModule =
-          paths.length > 0 && (config.model !== undefined || new RegExp(`self\\.${attribute}\\s*=`).test(text));
+        const isModule = paths.length > 0 && (config.model !== undefined || assignsSelf(text, attribute));
         precisionOf.set(attribute, isModule ? effectiveQConfig(config.data, paths[0]).precision : undefined);
       }
       const precision = precisionOf.get(attribute);
