@@ -6,13 +6,16 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { DEFAULT_DTYPE, FLOAT_OBSERVERS, effectiveRange, isPerChannel } from '../knowledge/quant';
 import { assignsSelf } from '../analysis/selfAttributes';
 import { parsePython } from './pythonDiagnostics';
+import { pythonBudget } from '../util/budget';
 import { configForScript, effectiveQConfig, modulePathsFor, type OpenText, type ScriptConfig } from './scriptConfig';
 import path from 'node:path';
 
 export function pythonHover(doc: TextDocument, position: Position, open: OpenText = () => undefined): Hover | null {
   const text = doc.getText();
   const offset = doc.offsetAt(position);
-  const node = parsePython(text, doc.uri).resolveInner(offset, 1);
+  const analysed = pythonBudget(text).text;
+  if (offset > analysed.length) return null;
+  const node = parsePython(analysed, doc.uri).resolveInner(offset, 1);
   if (node.name !== 'PropertyName' || node.parent?.name !== 'MemberExpression') return null;
   const attribute = text.slice(node.from, node.to);
   const config = configForScript(doc.uri, open);

@@ -8,6 +8,7 @@ import { overrideMatches, makeContext } from '../rules/yaml/context';
 import { parseConfig } from './configDiagnostics';
 import type { ModelKnowledge } from './modelIndex';
 import { parsePython } from './pythonDiagnostics';
+import { pythonBudget } from '../util/budget';
 import { configForScript, effectiveQConfig, modulePathsFor, type OpenText } from './scriptConfig';
 
 export const TOKEN_TYPES = ['namespace', 'property'] as const;
@@ -80,7 +81,7 @@ export function pythonTokens(doc: TextDocument, open: OpenText): SemanticTokens 
   const text = doc.getText();
   const tokens: Token[] = [];
   const precisionOf = new Map<string, string | undefined>();
-  parsePython(text, doc.uri).iterate({
+  parsePython(pythonBudget(text).text, doc.uri).iterate({
     enter: (node) => {
       if (node.name !== 'PropertyName' || node.node.parent?.name !== 'MemberExpression') return;
       const attribute = text.slice(node.from, node.to);
