@@ -18,7 +18,7 @@ import { semanticLegend } from './services/semanticTokens';
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
 const settings = new SettingsHandler(connection, () => diagnostics.refreshAll());
-const diagnostics = new DiagnosticsHandler(connection, documents, () => settings.current);
+const diagnostics = new DiagnosticsHandler(connection, documents, () => settings.current, settings.ready);
 registerFeatures(connection, documents, () => settings.current);
 
 connection.onInitialize((params) => {

@@ -1,4 +1,4 @@
-// Runs every suite (lint, unit, protocol, claims, python, browser, e2e), prints each one's counts and a closing total.
+// Runs every suite (lint, unit, protocol, reliability, claims, python, browser, e2e), prints each one's counts and a closing total.
 // In CI (CI=true) a skipped test, an empty suite or a failing one fails the run.
 //   node test/run-all.mjs [suite ...]
 import { spawn } from 'node:child_process';
@@ -19,6 +19,8 @@ const suites = {
   lint: { cmd: process.execPath, args: [path.join(root, 'test', 'lint.mjs')], parse: parseTap },
   unit: nodeTest('unit'),
   protocol: nodeTest('protocol'),
+  // Mutated and hostile inputs against the real components: each must return or fail cleanly, in bounds.
+  reliability: nodeTest('reliability'),
   // Each language-server rule's claim, run on the pinned torch / torchao / TVM (no kernel involved).
   claims: {
     cmd: python,

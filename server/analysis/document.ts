@@ -135,6 +135,24 @@ export function analyzePython(
   documentRules: DocumentRule[],
   lineOf: (offset: number) => number,
 ): Analysis {
+  const steps = analysisSteps(text, tree, rules, documentRules, lineOf);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The analysis as steps: it pauses after each unit, so a caller can spread a huge document over several
+ * turns of the event loop (and drop it when stale). Run to the end it is analyzePython.
+ */
+export function* analysisSteps(
+  text: string,
+  tree: Tree,
+  rules: PythonRule[],
+  documentRules: DocumentRule[],
+  lineOf: (offset: number) => number,
+): Generator<void, Analysis> {
   const script = tree.topNode;
   const { units, moduleStatements } = splitUnits(text, script);
   const module: ModuleScope = moduleScope(text, script);
@@ -152,6 +170,7 @@ export function analyzePython(
     }
     summaries.push(hit.summary);
     jsons.push(hit.hash);
+    yield;
   }
   const moduleExports = countModuleExports(text, moduleStatements, module);
   const flags = docFlags(text, summaries, moduleExports);
@@ -175,6 +194,7 @@ export function analyzePython(
       findingCache.set(key, rel);
     }
     for (const f of rel) stored.push(shift(f, u.from));
+    yield;
   }
   // Module-level code: one unit of many statements, stored per statement (see segmentEncoder).
   const segStarts = moduleStatements.map((s) => s.from);

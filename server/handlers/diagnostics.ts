@@ -1,7 +1,11 @@
 // Publishes diagnostics when a document opens or changes (debounced per document) and clears them on close.
+// A run yields while it parses and is dropped when a newer edit arrives; huge documents are analysed up to a
+// budget (util/budget.ts).
 import type { Connection, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnosticsFor, forgetDocument } from '../services/diagnostics';
+import { analyzePythonSliced } from '../services/pythonDiagnostics';
+import { pythonBudget } from '../util/budget';
 import type { Settings } from '../services/settings';
 
 // Short: typing bursts still coalesce (keys come ~100 ms apart), and the 50 ms republish goal leaves room for the rules.
@@ -9,15 +13,19 @@ const DEBOUNCE_MS = 10;
 
 export class DiagnosticsHandler {
   private timers = new Map<string, NodeJS.Timeout>();
+  private runs = new Map<string, number>();
 
   constructor(
     private connection: Connection,
     private documents: TextDocuments<TextDocument>,
     private settings: () => Settings,
+    // Nothing is published before the client's settings are known: a code it switched off never flashes up.
+    private ready: Promise<void> = Promise.resolve(),
   ) {
     documents.onDidChangeContent((e) => this.schedule(e.document));
     documents.onDidClose((e) => {
       this.cancel(e.document.uri);
+      this.runs.delete(e.document.uri);
       forgetDocument(e.document.uri);
       void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
     });
@@ -30,21 +38,35 @@ export class DiagnosticsHandler {
 
   private schedule(doc: TextDocument): void {
     this.cancel(doc.uri);
-    this.timers.set(
-      doc.uri,
-      setTimeout(() => this.publish(doc), DEBOUNCE_MS),
+    const timer: NodeJS.Timeout = setTimeout(
+      () =>
+        void this.ready.then(() => {
+          if (this.timers.get(doc.uri) === timer) void this.publish(doc);
+        }),
+      DEBOUNCE_MS,
     );
+    this.timers.set(doc.uri, timer);
   }
 
   private cancel(uri: string): void {
+    this.runs.set(uri, (this.runs.get(uri) ?? 0) + 1);
     clearTimeout(this.timers.get(uri));
     this.timers.delete(uri);
   }
 
-  private publish(doc: TextDocument): void {
+  private async publish(doc: TextDocument): Promise<void> {
     this.cancel(doc.uri);
+    const run = (this.runs.get(doc.uri) ?? 0) + 1;
+    this.runs.set(doc.uri, run);
+    // A newer edit (or a close) makes this run stale: it stops at its next slice and publishes nothing.
+    const stale = () => this.runs.get(doc.uri) !== run || this.documents.get(doc.uri) !== doc;
     let diagnostics;
     try {
+      // Python analysis is the long part: it runs in slices so hover and completion are answered meanwhile, and
+      // leaves its results cached for diagnosticsFor below.
+      if (doc.languageId === 'python' && !(await analyzePythonSliced(pythonBudget(doc.getText()).text, doc.uri, stale)))
+        return;
+      if (stale()) return;
       diagnostics = diagnosticsFor(doc, this.settings());
     } catch (err) {
       // A rule bug must not take the server down while the user types; report it and go on.

@@ -7,6 +7,11 @@ export class SettingsHandler {
   current: Settings = defaultSettings;
   private canPull = false;
   private canRegister = false;
+  private markReady!: () => void;
+  /** Settles once the first settings are known (pulled after `initialized`, or the defaults without pull). */
+  readonly ready = new Promise<void>((resolve) => {
+    this.markReady = resolve;
+  });
 
   constructor(
     private connection: Connection,
@@ -21,12 +26,14 @@ export class SettingsHandler {
   initialize(params: InitializeParams): void {
     this.canPull = !!params.capabilities.workspace?.configuration;
     this.canRegister = !!params.capabilities.workspace?.didChangeConfiguration?.dynamicRegistration;
+    if (!this.canPull) this.markReady();
   }
 
   async initialized(): Promise<void> {
     if (this.canRegister)
       void this.connection.client.register(DidChangeConfigurationNotification.type, { section: 'qatStudio' });
     if (this.canPull) await this.pull();
+    this.markReady();
   }
 
   private async pull(): Promise<void> {

@@ -1,11 +1,12 @@
 // Diagnostics for a QAT config YAML: syntax errors, JSON Schema errors and the semantic rules.
-import { isScalar, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, parseDocument, type Document, type Node } from 'yaml';
 import { makeContext, replaceFix } from '../rules/yaml/context';
 import { yamlRules } from '../rules/yaml';
 import { missingKey } from '../rules/yaml/missingKey';
 import { unknownKey } from '../rules/yaml/unknownKey';
 import type { Finding } from '../rules/types';
 import type { ModelKnowledge } from './modelIndex';
+import { MAX_OVERRIDES, sizeFinding } from '../util/budget';
 import { closest } from '../util/levenshtein';
 import { validateConfigSchema, type SchemaError } from './schema';
 
@@ -40,6 +41,16 @@ export function configFindings(text: string, model?: ModelKnowledge): Finding[] 
   }
   const ctx = makeContext(text, doc, model);
   for (const rule of yamlRules) findings.push(...rule(ctx));
+  const overrides = (data as { overrides?: unknown } | null)?.overrides;
+  if (Array.isArray(overrides) && overrides.length > MAX_OVERRIDES) {
+    const root = doc.contents;
+    const seq = isMap(root) ? root.get('overrides', true) : undefined;
+    const last = isSeq(seq) ? (seq.items[MAX_OVERRIDES - 1] as Node | undefined)?.range : undefined;
+    const line = last ? text.slice(0, last[1]).split('\n').length : 1;
+    findings.push(
+      sizeFinding(text, line, `${overrides.length} overrides; the override checks take the first ${MAX_OVERRIDES}`),
+    );
+  }
   return findings;
 }
 

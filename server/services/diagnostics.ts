@@ -7,6 +7,7 @@ import { modelIndex } from './modelIndex';
 import { forgetPython, pythonFindings } from './pythonDiagnostics';
 import { defaultSettings, type Settings } from './settings';
 import type { Finding, Severity } from '../rules/types';
+import { PYTHON_CHARS, pythonBudget, sizeFinding } from '../util/budget';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -26,8 +27,19 @@ export function findingsFor(doc: TextDocument): Finding[] {
   if (cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp)
     return cached.findings;
   let findings: Finding[] = [];
-  if (doc.languageId === 'python') findings = pythonFindings(text, doc.uri);
-  else if (isConfig) findings = configFindings(text, model);
+  if (doc.languageId === 'python') {
+    const budget = pythonBudget(text);
+    findings = pythonFindings(budget.text, doc.uri);
+    if (budget.stoppedAt)
+      findings = [
+        ...findings,
+        sizeFinding(
+          text,
+          budget.stoppedAt,
+          `${Math.round(text.length / 1024)} KB; the first ${PYTHON_CHARS / 1000} KB is checked`,
+        ),
+      ];
+  } else if (isConfig) findings = configFindings(text, model);
   lastFindings.delete(doc.uri);
   lastFindings.set(doc.uri, { text, languageId: doc.languageId, model: model?.stamp, findings });
   if (lastFindings.size > 32) lastFindings.delete(lastFindings.keys().next().value!);

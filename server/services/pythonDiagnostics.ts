@@ -3,7 +3,7 @@
 // analysis keeps each unchanged def's and class's findings (analysis/document.ts).
 import { TreeFragment, type Tree } from '@lezer/common';
 import { parser } from '@lezer/python';
-import { analyzePython, type Analysis } from '../analysis/document';
+import { analysisSteps, analyzePython, type Analysis } from '../analysis/document';
 import { pythonDocumentRules, pythonRules } from '../rules/python';
 import type { Finding } from '../rules/types';
 
@@ -50,6 +50,41 @@ export function changedSpan(old: string, text: string): { start: number; endA: n
   return { start, endA, endB };
 }
 
+/**
+ * Parses like parsePython, in slices of about `sliceMs`, yielding to the event loop between them so requests
+ * are answered meanwhile; gives up (undefined) as soon as `stale()` says a newer version exists.
+ */
+export async function parsePythonSliced(
+  text: string,
+  key: string,
+  stale: () => boolean,
+  sliceMs = 20,
+): Promise<Tree | undefined> {
+  const prev = trees.get(key);
+  if (prev?.text === text) return prev.tree;
+  let fragments: readonly TreeFragment[] | undefined;
+  if (prev) {
+    const { start, endA, endB } = changedSpan(prev.text, text);
+    fragments = TreeFragment.applyChanges(TreeFragment.addTree(prev.tree), [
+      { fromA: start, toA: endA, fromB: start, toB: endB },
+    ]);
+  }
+  const parse = parser.startParse(text, fragments);
+  for (;;) {
+    const until = performance.now() + sliceMs;
+    let tree: Tree | null = null;
+    while (!tree && performance.now() < until) tree = parse.advance();
+    if (tree) {
+      trees.delete(key);
+      trees.set(key, { text, tree });
+      if (trees.size > MAX_TREES) trees.delete(trees.keys().next().value!);
+      return tree;
+    }
+    await nextTurn();
+    if (stale()) return undefined;
+  }
+}
+
 export function forgetPython(key: string): void {
   trees.delete(key);
 }
@@ -78,4 +113,30 @@ export function analyzePythonText(text: string, key?: string): Analysis {
 
 export function pythonFindings(text: string, key?: string): Finding[] {
   return analyzePythonText(text, key).findings;
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * analyzePythonText in slices of about `sliceMs` (parse, then unit by unit), yielding to the event loop between
+ * them; undefined as soon as `stale()` says a newer version exists. Its unit results stay cached, so the next
+ * analyzePythonText of the same text is quick.
+ */
+export async function analyzePythonSliced(
+  text: string,
+  key: string,
+  stale: () => boolean,
+  sliceMs = 20,
+): Promise<Analysis | undefined> {
+  const tree = await parsePythonSliced(text, key, stale, sliceMs);
+  if (!tree) return undefined;
+  const steps = analysisSteps(text, tree, pythonRules, pythonDocumentRules, lineIndex(text));
+  for (;;) {
+    const until = performance.now() + sliceMs;
+    let step = steps.next();
+    while (!step.done && performance.now() < until) step = steps.next();
+    if (step.done) return step.value;
+    await nextTurn();
+    if (stale()) return undefined;
+  }
 }

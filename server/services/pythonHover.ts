@@ -4,14 +4,18 @@
 import type { Hover, Position } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { DEFAULT_DTYPE, FLOAT_OBSERVERS, effectiveRange, isPerChannel } from '../knowledge/quant';
+import { assignsSelf } from '../analysis/selfAttributes';
 import { parsePython } from './pythonDiagnostics';
+import { pythonBudget } from '../util/budget';
 import { configForScript, effectiveQConfig, modulePathsFor, type OpenText, type ScriptConfig } from './scriptConfig';
 import path from 'node:path';
 
 export function pythonHover(doc: TextDocument, position: Position, open: OpenText = () => undefined): Hover | null {
   const text = doc.getText();
   const offset = doc.offsetAt(position);
-  const node = parsePython(text, doc.uri).resolveInner(offset, 1);
+  const analysed = pythonBudget(text).text;
+  if (offset > analysed.length) return null;
+  const node = parsePython(analysed, doc.uri).resolveInner(offset, 1);
   if (node.name !== 'PropertyName' || node.parent?.name !== 'MemberExpression') return null;
   const attribute = text.slice(node.from, node.to);
   const config = configForScript(doc.uri, open);
@@ -28,11 +32,7 @@ export function pythonHover(doc: TextDocument, position: Position, open: OpenTex
   const object = node.parent.firstChild ? text.slice(node.parent.firstChild.from, node.parent.firstChild.to) : '';
   const paths = modulePathsFor(attribute, config.model);
   // Without a graph, only attributes the script itself assigns on self are taken for modules.
-  if (
-    paths.length === 0 ||
-    (!config.model && !(object === 'self' && new RegExp(`self\\.${attribute}\\s*=`).test(text)))
-  )
-    return null;
+  if (paths.length === 0 || (!config.model && !(object === 'self' && assignsSelf(text, attribute)))) return null;
   const sections = paths.slice(0, 4).map((p) => moduleSection(config, p));
   if (paths.length > 4) sections.push(`... and ${paths.length - 4} more modules named \`${attribute}\`.`);
   if (!config.model)

@@ -1,12 +1,14 @@
 // Semantic tokens where a grammar cannot know: module names. In a config, the names in overrides[].match
 // that are modules of the exported graph; in a Python script, module attributes, with a modifier saying
 // whether the applicable config quantizes the module (int8) or keeps it float.
+import { assignsSelf } from '../analysis/selfAttributes';
 import { SemanticTokensBuilder, type SemanticTokens, type SemanticTokensLegend } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { overrideMatches, makeContext } from '../rules/yaml/context';
 import { parseConfig } from './configDiagnostics';
 import type { ModelKnowledge } from './modelIndex';
 import { parsePython } from './pythonDiagnostics';
+import { pythonBudget } from '../util/budget';
 import { configForScript, effectiveQConfig, modulePathsFor, type OpenText } from './scriptConfig';
 
 export const TOKEN_TYPES = ['namespace', 'property'] as const;
@@ -79,14 +81,13 @@ export function pythonTokens(doc: TextDocument, open: OpenText): SemanticTokens 
   const text = doc.getText();
   const tokens: Token[] = [];
   const precisionOf = new Map<string, string | undefined>();
-  parsePython(text, doc.uri).iterate({
+  parsePython(pythonBudget(text).text, doc.uri).iterate({
     enter: (node) => {
       if (node.name !== 'PropertyName' || node.node.parent?.name !== 'MemberExpression') return;
       const attribute = text.slice(node.from, node.to);
       if (!precisionOf.has(attribute)) {
         const paths = modulePathsFor(attribute, config.model);
-        const isModule =
-          paths.length > 0 && (config.model !== undefined || new RegExp(`self\\.${attribute}\\s*=`).test(text));
+        const isModule = paths.length > 0 && (config.model !== undefined || assignsSelf(text, attribute));
         precisionOf.set(attribute, isModule ? effectiveQConfig(config.data, paths[0]).precision : undefined);
       }
       const precision = precisionOf.get(attribute);

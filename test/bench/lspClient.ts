@@ -38,6 +38,8 @@ export class LspClient {
   private exitReason?: string;
   /** Publishes no waiter asked for (a stale or extra publish), per uri. */
   readonly unmatched = new Map<string, number>();
+  /** Error messages the server logged (window/logMessage type 1): a rule or service that threw. */
+  readonly logErrors: string[] = [];
   private configured!: () => void;
   readonly firstConfigRequest = new Promise<void>((resolve) => {
     this.configured = resolve;
@@ -72,6 +74,9 @@ export class LspClient {
       const [w] = this.waiters.splice(i, 1);
       clearTimeout(w.timer);
       w.resolve(published);
+    });
+    this.conn.onNotification('window/logMessage', (p: { type: number; message: string }) => {
+      if (p.type === 1) this.logErrors.push(p.message);
     });
     this.conn.onRequest('workspace/configuration', (params: { items: Array<{ section?: string }> }) => {
       const answer = params.items.map((item) => settings(item.section ?? '') ?? null);
@@ -186,6 +191,23 @@ export class LspClient {
     });
     const p = await published;
     return { ms: p.at - start, published: p };
+  }
+
+  /** A request with a deadline; resolves with its result and how long the answer took. */
+  async request<T>(method: string, params: unknown, ms = TIMEOUT_MS): Promise<{ result: T; ms: number }> {
+    if (this.exitReason) throw new Error(this.exitReason);
+    const start = performance.now();
+    const result = await this.within(this.conn.sendRequest<T>(method, params), `${method} response`, ms);
+    return { result, ms: performance.now() - start };
+  }
+
+  async notify(method: string, params: unknown): Promise<void> {
+    await this.conn.sendNotification(method, params);
+  }
+
+  /** The server's process id (for its memory). */
+  get pid(): number {
+    return this.proc.pid!;
   }
 
   async close(uri: string): Promise<void> {

@@ -7,6 +7,7 @@
 import type { SyntaxNode } from '@lezer/common';
 import type { RuleInput } from '../../analysis/document';
 import type { StoredFinding } from '../../analysis/findings';
+import { mentionsSelf } from '../../analysis/selfAttributes';
 import { indentAt, lineStartOf, slice } from '../../analysis/syntax';
 import type { CallInfo, FnRun } from '../../analysis/walker';
 import { lines, type Fix } from './helpers';
@@ -102,9 +103,7 @@ function freshInstanceFix(
   if (!assign || !value) return undefined;
   const unitText = input.text.slice(input.base, input.base + 200_000);
   const taken = (name: string) =>
-    !!input.ctx.attr(selfCls, name) ||
-    !!input.ctx.method(selfCls, name) ||
-    new RegExp(`\\bself\\.${name}\\b`).test(unitText);
+    !!input.ctx.attr(selfCls, name) || !!input.ctx.method(selfCls, name) || mentionsSelf(unitText, name);
   let k = 2;
   while (taken(`${attr}${k}`)) k++;
   const fresh = `${attr}${k}`;

@@ -2,6 +2,7 @@
 import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { Edit, Fix } from '../types';
 import type { ModelKnowledge } from '../../services/modelIndex';
+import { MAX_OVERRIDES } from '../../util/budget';
 
 export interface ObserverSpec {
   /** Dotted path, e.g. qconfig.activation or overrides.1.weight. */
@@ -150,7 +151,8 @@ export function overrideMatches(ctx: YamlRuleContext): OverrideMatch[] {
   const overrides = isMap(root) ? pairOf(root, 'overrides')?.value : undefined;
   if (!isSeq(overrides)) return [];
   const out: OverrideMatch[] = [];
-  overrides.items.forEach((item, index) => {
+  // The override rules compare overrides pairwise: past MAX_OVERRIDES they stop (configFindings says where).
+  overrides.items.slice(0, MAX_OVERRIDES).forEach((item, index) => {
     if (!isMap(item)) return;
     const pattern = stringValue(item, 'match');
     const at = valueRange(item, 'match');

@@ -3,7 +3,7 @@
 // names the earlier regex fully matches, or `prefix.*` under a shorter `prefix.*`.
 import { isMap, isSeq } from 'yaml';
 import type { Fix, Finding } from '../types';
-import { compilePython, literalAlternatives } from '../../util/pyRegex';
+import { compilePython, literalAlternatives, type LinearRegex } from '../../util/pyRegex';
 import { overrideMatches, pairOf, type OverrideMatch, type YamlRuleContext } from './context';
 
 const MATCH_ALL = new Set(['.*', '.+', '.*?', '.+?', '(.*)', '(.+)']);
@@ -15,7 +15,7 @@ function prefixStar(pattern: string): string | undefined {
 
 interface Shape {
   m: OverrideMatch;
-  regex?: RegExp;
+  regex?: LinearRegex;
   names?: string[];
   prefix?: string;
 }

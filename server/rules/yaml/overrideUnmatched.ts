@@ -17,7 +17,7 @@ export function overrideUnmatched(ctx: YamlRuleContext): Finding[] {
   const findings: Finding[] = [];
   for (const m of overrideMatches(ctx)) {
     const compiled = compilePython(m.pattern);
-    if (compiled.ok !== true) continue; // QCFG013 reports it, or JS cannot tell
+    if (compiled.ok !== true) continue; // QCFG013 reports it (invalid, or beyond the linear-time matcher)
     const names = literalNames(m.pattern);
     if (names) {
       const unknown = names.filter((n) => !known.has(n));
