@@ -56,7 +56,7 @@ export type ToWebview =
       threshold: number;
       /** The QAT config the layers came from: node context-menu commands (keep FP16, reveal) act on it. */
       config?: string;
-      /** auto: dagre + SVG up to the dagre limit, the layered layout + canvas beyond it. */
+      /** auto: the layered layout, drawn as SVG up to SVG_LIMIT nodes and on canvas beyond; svg: dagre + SVG. */
       renderer?: 'auto' | 'svg' | 'canvas';
       /** auto: large models with module scopes open as collapsed module groups; flat: every node. */
       groups?: 'auto' | 'flat';
@@ -97,7 +97,12 @@ export type ToLayoutWorker = {
   bytes?: Uint8Array;
   /** The model's file name, which with the bytes picks the importer. */
   fileName?: string;
-  options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean; expanded?: string[] | null };
+  options: {
+    renderer?: 'auto' | 'svg' | 'canvas';
+    collapseQdq?: boolean;
+    expanded?: string[] | null;
+    maxNodes?: number;
+  };
 };
 export type FromLayoutWorker =
   | {
