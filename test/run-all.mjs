@@ -1,4 +1,4 @@
-// Runs every suite (lint, unit, protocol, claims, python, browser, e2e), prints each one's counts and a closing total.
+// Runs every suite (lint, unit, protocol, claims, python, reliability, browser, e2e), prints each one's counts and a closing total.
 // In CI (CI=true) a skipped test, an empty suite or a failing one fails the run.
 //   node test/run-all.mjs [suite ...]
 import { spawn } from 'node:child_process';
@@ -31,6 +31,8 @@ const suites = {
     cwd: path.join(root, 'python-helpers'),
     parse: parsePytest,
   },
+  // Hostile and mutated inputs through every part that parses them (bounded: a few minutes on 2 cores).
+  reliability: nodeTest('reliability'),
   browser: nodeTest('browser'),
   e2e: nodeTest('e2e', ['--test-concurrency=1']),
 };

@@ -46,7 +46,7 @@ export class SlimService {
   }
 
   /** Resolves with the slimmed model, or rejects with a SlimError saying which limit was hit. */
-  slim(input: Uint8Array, limitBytes = SLIM_LIMIT_BYTES): Promise<SlimResult> {
+  slim(input: Uint8Array, limitBytes = SLIM_LIMIT_BYTES, timeoutMs = this.limits.timeoutMs): Promise<SlimResult> {
     const mb = (n: number) => `${(n / 1024 ** 2).toFixed(0)} MB`;
     if (input.byteLength > this.limits.maxInputBytes)
       return Promise.reject(
@@ -62,10 +62,10 @@ export class SlimService {
       const timer = setTimeout(() => {
         this.fail(
           new SlimError(
-            `Reading the model's structure took more than ${(this.limits.timeoutMs / 1000).toFixed(0)} s and was stopped.`,
+            `Reading the model's structure took more than ${(timeoutMs / 1000).toFixed(0)} s and was stopped.`,
           ),
         );
-      }, this.limits.timeoutMs);
+      }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       clearTimeout(this.idle);
       worker.postMessage({ id, bytes, limitBytes } satisfies SlimRequest, [bytes.buffer]);

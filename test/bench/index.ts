@@ -3,6 +3,7 @@ import { benchBuild } from './build';
 import { benchCompare } from './compare';
 import { benchGraph } from './graph';
 import { benchLanguageServer } from './languageServer';
+import { benchReliability } from './reliability';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -11,6 +12,7 @@ async function main(): Promise<void> {
     languageServer: benchLanguageServer,
     compare: benchCompare,
     build: benchBuild,
+    reliability: benchReliability,
   };
   for (const [name, run] of Object.entries(benches)) if (!only.length || only.includes(name)) await run();
 }
