@@ -1,5 +1,7 @@
 // Messages between the extension host and the graph webview: one union per direction.
 import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
+import type { Graph } from '../webview/importers/types';
+import type { Layout } from '../webview/view/layout';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -37,9 +39,9 @@ export type ToWebview =
       type: 'showGraph';
       /** Title shown above the graph (file name). */
       title: string;
-      /** The model file's bytes, base64 (postMessage of large typed arrays is not portable across hosts): ONNX, or
-       * the kernel's graph JSON (*.qatgraph.json). The title (a file name) and the bytes pick the importer. */
-      onnxBase64: string;
+      /** The model file's bytes (slimmed of large weights), posted as bytes, not text: ONNX, or the kernel's graph
+       * JSON (*.qatgraph.json). The title (a file name) and the bytes pick the importer. */
+      onnx: Uint8Array;
       /** Folder that relative source paths in the model resolve against (the opened file's folder). */
       baseDir?: string;
       /** Tensors whose values the extension host kept (large weights), summarized, by tensor name. */
@@ -108,8 +110,9 @@ export type FromLayoutWorker =
   | {
       type: 'laidOut';
       id: number;
-      graph: unknown;
-      layout: unknown;
+      /** The graph drawn (module groups collapsed as asked) and its placement; structured-cloned, Maps included. */
+      graph: Graph;
+      layout: Layout;
       big: boolean;
       expanded: string[] | null;
       total: number;

@@ -117,7 +117,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
       layers: content.layers,
       threshold: content.threshold,
       config: content.config,
-      onnxBase64: Buffer.from(slim ? slim.bytes : content.onnx).toString('base64'),
+      onnx: slim ? slim.bytes : content.onnx,
       baseDir: content.baseDir,
       ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),
       ...(content.histograms?.length ? { histograms: content.histograms } : {}),

@@ -39,7 +39,7 @@ function getWorker(): Worker | null {
         w.terminate();
         worker = undefined;
       }
-      if (ev.data.type === 'laidOut') p?.resolve(ev.data as unknown as LaidOut);
+      if (ev.data.type === 'laidOut') p?.resolve(ev.data);
       else p?.reject(new Error(ev.data.message));
     };
     worker = w;
