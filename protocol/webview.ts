@@ -1,5 +1,7 @@
 // Messages between the extension host and the graph webview: one union per direction.
 import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
+import type { Graph } from '../webview/importers/types';
+import type { Layout } from '../webview/view/layout';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -37,9 +39,9 @@ export type ToWebview =
       type: 'showGraph';
       /** Title shown above the graph (file name). */
       title: string;
-      /** The model file's bytes, base64 (postMessage of large typed arrays is not portable across hosts): ONNX, or
-       * the kernel's graph JSON (*.qatgraph.json). The title (a file name) and the bytes pick the importer. */
-      onnxBase64: string;
+      /** The model file's bytes (slimmed of large weights), posted as bytes, not text: ONNX, or the kernel's graph
+       * JSON (*.qatgraph.json). The title (a file name) and the bytes pick the importer. */
+      onnx: Uint8Array;
       /** Folder that relative source paths in the model resolve against (the opened file's folder). */
       baseDir?: string;
       /** Tensors whose values the extension host kept (large weights), summarized, by tensor name. */
@@ -56,7 +58,7 @@ export type ToWebview =
       threshold: number;
       /** The QAT config the layers came from: node context-menu commands (keep FP16, reveal) act on it. */
       config?: string;
-      /** auto: dagre + SVG up to the dagre limit, the layered layout + canvas beyond it. */
+      /** auto: the layered layout, drawn as SVG up to SVG_LIMIT nodes and on canvas beyond; svg: dagre + SVG. */
       renderer?: 'auto' | 'svg' | 'canvas';
       /** auto: large models with module scopes open as collapsed module groups; flat: every node. */
       groups?: 'auto' | 'flat';
@@ -97,14 +99,20 @@ export type ToLayoutWorker = {
   bytes?: Uint8Array;
   /** The model's file name, which with the bytes picks the importer. */
   fileName?: string;
-  options: { renderer?: 'auto' | 'svg' | 'canvas'; collapseQdq?: boolean; expanded?: string[] | null };
+  options: {
+    renderer?: 'auto' | 'svg' | 'canvas';
+    collapseQdq?: boolean;
+    expanded?: string[] | null;
+    maxNodes?: number;
+  };
 };
 export type FromLayoutWorker =
   | {
       type: 'laidOut';
       id: number;
-      graph: unknown;
-      layout: unknown;
+      /** The graph drawn (module groups collapsed as asked) and its placement; structured-cloned, Maps included. */
+      graph: Graph;
+      layout: Layout;
       big: boolean;
       expanded: string[] | null;
       total: number;

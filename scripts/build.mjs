@@ -150,7 +150,11 @@ await esbuild.build({
 await Promise.all([
   esbuild.build({
     ...node,
-    entryPoints: { 'client/extension': 'client/extension.ts', 'server/server': 'server/server.ts' },
+    entryPoints: {
+      'client/extension': 'client/extension.ts',
+      'client/slimWorker': 'client/editors/slimWorker.ts',
+      'server/server': 'server/server.ts',
+    },
     outdir: 'out',
   }),
   esbuild.build({

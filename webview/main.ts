@@ -26,13 +26,6 @@ const vscode = acquireVsCodeApi();
 const $ = (id: string) => document.getElementById(id)!;
 let fit: (() => void) | undefined;
 
-function base64ToBytes(b64: string): Uint8Array {
-  const bin = atob(b64);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
-
 function showError(message: string): void {
   const status = document.createElement('p');
   status.id = 'status';
@@ -160,7 +153,7 @@ function layerTable(layers: LayerResult[], threshold: number): void {
 let generation = 0;
 
 type ShowGraph = Extract<ToWebview, { type: 'showGraph' }>;
-/** The model shown, without its base64 text (the layout client keeps the bytes that re-layouts need). */
+/** The model shown, without its bytes (the layout client keeps the bytes that re-layouts need). */
 let current: ShowGraph | undefined;
 /** Names the model shown to the layout client, which re-lays out only the model it last got under this key. */
 let modelKey = '';
@@ -172,9 +165,10 @@ let selectedId: string | undefined;
 
 /** A new model: decode it (in the worker) and draw. */
 function show(msg: ShowGraph): Promise<void> {
-  modelKey = msg.onnxBase64.length + ':' + msg.title;
-  const bytes = base64ToBytes(msg.onnxBase64);
-  current = { ...msg, onnxBase64: '' };
+  modelKey = msg.onnx.length + ':' + msg.title;
+  // The bytes go to the layout worker (transferred, not copied, for a large model): nothing here keeps them.
+  const bytes = msg.onnx instanceof Uint8Array ? msg.onnx : new Uint8Array(msg.onnx);
+  current = { ...msg, onnx: new Uint8Array(0) };
   lastQuery = '';
   expanded = msg.groups === 'flat' ? null : undefined;
   $('title').textContent = msg.title;

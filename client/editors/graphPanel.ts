@@ -5,7 +5,11 @@ import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
-import { SLIM_LIMIT_BYTES, slimOnnx } from './slimOnnx';
+import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
+import { SlimError, SlimService } from './slimService';
+
+/** One worker thread slims every panel's model (started on first use, ended when idle). */
+let slimService: SlimService | undefined;
 
 export interface GraphContent {
   title: string;
@@ -44,7 +48,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
 
   constructor(
     private readonly panel: vscode.WebviewPanel,
-    extensionUri: vscode.Uri,
+    private readonly extensionUri: vscode.Uri,
     title: string,
     private log: vscode.LogOutputChannel,
   ) {
@@ -91,17 +95,29 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
   }
 
   async show(content: GraphContent): Promise<void> {
-    await this.ready;
     // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements); the
     // properties panel gets their summaries instead. Graph JSON holds no weights: it goes as it is.
-    const slim = /\.qatgraph\.json$/i.test(content.title) ? undefined : slimOnnx(content.onnx, SLIM_LIMIT_BYTES);
+    // Slimming parses the user's file: it runs in a worker thread with time and memory limits, never here.
+    let slim: SlimResult | undefined;
+    if (!/\.qatgraph\.json$/i.test(content.title)) {
+      slimService ??= new SlimService(vscode.Uri.joinPath(this.extensionUri, 'out', 'client', 'slimWorker.js').fsPath);
+      try {
+        slim = await slimService.slim(content.onnx, SLIM_LIMIT_BYTES);
+      } catch (err) {
+        if (!(err instanceof SlimError)) throw err;
+        this.log.error(`graph view: ${content.title}: ${err.message}`);
+        await this.showError(`Cannot show ${content.title}: ${err.message} The file was not changed.`);
+        return;
+      }
+    }
+    await this.ready;
     const msg: ToWebview = {
       type: 'showGraph',
       title: content.title,
       layers: content.layers,
       threshold: content.threshold,
       config: content.config,
-      onnxBase64: Buffer.from(slim ? slim.bytes : content.onnx).toString('base64'),
+      onnx: slim ? slim.bytes : content.onnx,
       baseDir: content.baseDir,
       ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),
       ...(content.histograms?.length ? { histograms: content.histograms } : {}),

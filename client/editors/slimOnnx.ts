@@ -64,119 +64,154 @@ function writeVarint(out: number[], value: number): void {
   out.push(value);
 }
 
-interface Field {
-  number: number;
-  wire: number;
+/** Deeper than any real model (graphs nest through If/Loop/Scan attributes); a deeper file is returned as it came. */
+export const MAX_NESTING = 256;
+
+/** A message being walked: [start, end) of its bytes, the field that holds it, the bytes cut from inside it. */
+interface Frame {
+  kind: Kind;
+  end: number;
+  pos: number;
+  /** Where the field holding this message starts (its key), and where its data starts (after the length). */
+  fieldStart: number;
+  dataStart: number;
+  fieldNumber: number;
+  removed: number;
+}
+
+/** Replace buf[start, end) by `bytes` (nothing when undefined). */
+interface Edit {
   start: number;
   end: number;
-  dataStart: number;
+  bytes?: Uint8Array;
 }
 
-function fields(buf: Uint8Array, start: number, end: number): Field[] {
-  const out: Field[] = [];
-  let pos = start;
-  while (pos < end) {
-    const fieldStart = pos;
-    const [key, afterKey] = readVarint(buf, pos);
-    const number = Math.floor(key / 8);
-    const wire = key % 8;
-    pos = afterKey;
-    let dataStart = pos;
-    if (wire === 0) pos = readVarint(buf, pos)[1];
-    else if (wire === 1) pos += 8;
-    else if (wire === 5) pos += 4;
-    else if (wire === 2) {
-      const [len, after] = readVarint(buf, pos);
-      dataStart = after;
-      pos = after + len;
-    } else throw new WireError(`unsupported wire type ${wire}`);
-    if (pos > end) throw new WireError('field runs past its message');
-    out.push({ number, wire, start: fieldStart, end: pos, dataStart });
-  }
-  return out;
+/** Reads one field's key and extent at `pos`; returns [number, wire, dataStart, end]. */
+function readField(buf: Uint8Array, pos: number, end: number): [number, number, number, number] {
+  const [key, afterKey] = readVarint(buf, pos);
+  const number = Math.floor(key / 8);
+  const wire = key % 8;
+  if (number === 0) throw new WireError('field number 0');
+  let dataStart = afterKey;
+  let next: number;
+  if (wire === 0) next = readVarint(buf, afterKey)[1];
+  else if (wire === 1) next = afterKey + 8;
+  else if (wire === 5) next = afterKey + 4;
+  else if (wire === 2) {
+    const [len, after] = readVarint(buf, afterKey);
+    dataStart = after;
+    next = after + len;
+  } else throw new WireError(`unsupported wire type ${wire}`);
+  if (next > end) throw new WireError('field runs past its message');
+  return [number, wire, dataStart, next];
 }
 
-/** Rewrites the model; on anything unexpected returns the input unchanged (the importer reports errors). */
+/**
+ * Rewrites the model; on anything unexpected returns the input unchanged (the importer reports errors).
+ * One pass with an explicit stack (no recursion on the file's nesting depth) that records only the cuts: memory
+ * is bounded by the number of removed tensors, not by the number of fields.
+ */
 export function slimOnnx(input: Uint8Array, limitBytes = 64 * 1024): SlimResult {
   const removed = new Map<string, TensorStats>();
   try {
-    const parts = rewrite(input, 0, input.length, 'model', limitBytes, removed);
+    const edits = walk(input, limitBytes, removed);
     if (removed.size === 0) return { bytes: input, removed };
-    return { bytes: concat(parts), removed };
+    return { bytes: applyEdits(input, edits), removed };
   } catch (err) {
     if (err instanceof WireError) return { bytes: input, removed: new Map() };
     throw err;
   }
 }
 
-type Part = Uint8Array | number[];
-
-function rewrite(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  kind: Kind,
-  limit: number,
-  removed: Map<string, TensorStats>,
-): Part[] {
-  const list = fields(buf, start, end);
-  if (kind === 'tensor') return rewriteTensor(buf, start, end, list, limit, removed);
-  const children = CHILDREN[kind];
-  const out: Part[] = [];
-  let copyFrom = start;
-  for (const f of list) {
-    const child = f.wire === 2 ? children[f.number] : undefined;
-    if (!child) continue;
-    const inner = rewrite(buf, f.dataStart, f.end, child, limit, removed);
-    if (
-      inner.length === 1 &&
-      inner[0] instanceof Uint8Array &&
-      inner[0].byteOffset === buf.byteOffset + f.dataStart &&
-      inner[0].length === f.end - f.dataStart
-    )
+function walk(buf: Uint8Array, limit: number, removed: Map<string, TensorStats>): Edit[] {
+  const edits: Edit[] = [];
+  const stack: Frame[] = [
+    { kind: 'model', end: buf.length, pos: 0, fieldStart: -1, dataStart: 0, fieldNumber: 0, removed: 0 },
+  ];
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    if (top.kind === 'tensor') {
+      top.removed = slimTensor(buf, top.dataStart, top.end, limit, removed, edits);
+      top.pos = top.end;
+    }
+    if (top.pos >= top.end) {
+      stack.pop();
+      const parent = stack[stack.length - 1];
+      if (top.removed > 0 && parent) {
+        const header: number[] = [];
+        writeVarint(header, top.fieldNumber * 8 + 2);
+        writeVarint(header, top.end - top.dataStart - top.removed);
+        edits.push({ start: top.fieldStart, end: top.dataStart, bytes: Uint8Array.from(header) });
+        parent.removed += top.removed + (top.dataStart - top.fieldStart) - header.length;
+      }
       continue;
-    out.push(buf.subarray(copyFrom, f.start));
-    const header: number[] = [];
-    writeVarint(header, f.number * 8 + 2);
-    writeVarint(header, partsLength(inner));
-    out.push(header, ...inner);
-    copyFrom = f.end;
+    }
+    const fieldStart = top.pos;
+    const [number, wire, dataStart, next] = readField(buf, top.pos, top.end);
+    top.pos = next;
+    const child = wire === 2 ? CHILDREN[top.kind as Exclude<Kind, 'tensor'>][number] : undefined;
+    if (!child) continue;
+    if (stack.length >= MAX_NESTING) throw new WireError('nested too deeply');
+    stack.push({ kind: child, end: next, pos: dataStart, fieldStart, dataStart, fieldNumber: number, removed: 0 });
   }
-  out.push(buf.subarray(copyFrom, end));
-  return out;
+  return edits;
 }
 
-function rewriteTensor(
+/** Cuts a tensor's payload fields when together they exceed the limit; returns the bytes cut. */
+function slimTensor(
   buf: Uint8Array,
   start: number,
   end: number,
-  list: Field[],
   limit: number,
   removed: Map<string, TensorStats>,
-): Part[] {
-  const payload = list.filter((f) => PAYLOAD.has(f.number));
-  const bytes = payload.reduce((n, f) => n + (f.end - f.dataStart), 0);
-  if (bytes <= limit) return [buf.subarray(start, end)];
-  const decoder = new TextDecoder();
-  const name =
-    list
-      .filter((f) => f.number === 8 && f.wire === 2)
-      .map((f) => decoder.decode(buf.subarray(f.dataStart, f.end)))
-      .pop() ?? '';
-  const dataType =
-    list
-      .filter((f) => f.number === 2 && f.wire === 0)
-      .map((f) => readVarint(buf, f.dataStart)[0])
-      .pop() ?? 0;
-  const raw = payload.find((f) => f.number === 9 && f.wire === 2);
-  removed.set(name, { bytes, ...(raw ? summarize(buf.subarray(raw.dataStart, raw.end), dataType) : {}) });
-  const out: Part[] = [];
-  let copyFrom = start;
-  for (const f of payload) {
-    out.push(buf.subarray(copyFrom, f.start));
-    copyFrom = f.end;
+  edits: Edit[],
+): number {
+  // Payload fields are usually one (raw_data) or a few; adjacent ones merge into one cut.
+  const cuts: Array<[number, number]> = [];
+  let bytes = 0;
+  let name = '';
+  let dataType = 0;
+  let raw: [number, number] | undefined;
+  for (let pos = start; pos < end;) {
+    const fieldStart = pos;
+    const [number, wire, dataStart, next] = readField(buf, pos, end);
+    pos = next;
+    if (PAYLOAD.has(number)) {
+      bytes += next - dataStart;
+      const last = cuts[cuts.length - 1];
+      if (last && last[1] === fieldStart) last[1] = next;
+      else cuts.push([fieldStart, next]);
+      if (number === 9 && wire === 2) raw = [dataStart, next];
+    } else if (number === 8 && wire === 2) name = new TextDecoder().decode(buf.subarray(dataStart, next));
+    else if (number === 2 && wire === 0) dataType = readVarint(buf, dataStart)[0];
   }
-  out.push(buf.subarray(copyFrom, end));
+  if (bytes <= limit) return 0;
+  removed.set(name, { bytes, ...(raw ? summarize(buf.subarray(raw[0], raw[1]), dataType) : {}) });
+  let cut = 0;
+  for (const [a, b] of cuts) {
+    edits.push({ start: a, end: b });
+    cut += b - a;
+  }
+  return cut;
+}
+
+function applyEdits(buf: Uint8Array, edits: Edit[]): Uint8Array {
+  edits.sort((a, b) => a.start - b.start);
+  let size = buf.length;
+  for (const e of edits) size += (e.bytes?.length ?? 0) - (e.end - e.start);
+  const out = new Uint8Array(size);
+  let from = 0;
+  let at = 0;
+  for (const e of edits) {
+    out.set(buf.subarray(from, e.start), at);
+    at += e.start - from;
+    if (e.bytes) {
+      out.set(e.bytes, at);
+      at += e.bytes.length;
+    }
+    from = e.end;
+  }
+  out.set(buf.subarray(from), at);
   return out;
 }
 
@@ -239,18 +274,4 @@ function halfToFloat(h: number): number {
   if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
   if (exp === 31) return frac ? NaN : sign * Infinity;
   return sign * 2 ** (exp - 15) * (1 + frac / 1024);
-}
-
-function partsLength(parts: Part[]): number {
-  return parts.reduce((n, p) => n + p.length, 0);
-}
-
-function concat(parts: Part[]): Uint8Array {
-  const out = new Uint8Array(partsLength(parts));
-  let pos = 0;
-  for (const p of parts) {
-    out.set(p, pos);
-    pos += p.length;
-  }
-  return out;
 }

@@ -137,7 +137,7 @@ async function measure(
     await postToWebview(page, {
       type: 'showGraph',
       title: 'bench',
-      onnxBase64,
+      onnx: Buffer.from(onnxBase64, 'base64'),
       layers: [],
       threshold: 0.99,
       renderer,

@@ -1,10 +1,22 @@
-// `npm run bench reliability`: the language server's share of the hostile-input figure. One server process,
-// mutated QAT configs and edited Python scripts (the driver the `reliability` suite uses, with more inputs);
-// prints inputs tried, crashes, hangs, the slowest request and the memory growth. Sizes from
-// QAT_BENCH_RELIABILITY_YAML / QAT_BENCH_RELIABILITY_PYTHON (default 2,500 each).
+// `npm run bench reliability`: the hostile-input figure for the two parts that parse a user's files.
+// - ONNX: 10,000 mutated ONNX files plus the hostile shapes through slimming, decoding and layout
+//   (test/reliability/onnxRun.ts).
+// - Language server: one server process fed mutated QAT configs and edited Python scripts (the driver the
+//   `reliability` suite uses, with more inputs). Sizes from QAT_BENCH_RELIABILITY_YAML /
+//   QAT_BENCH_RELIABILITY_PYTHON (default 2,500 each).
+// Each prints inputs tried, crashes, hangs, the slowest input and the memory growth.
+import { describe, runOnnxReliability } from '../reliability/onnxRun';
 import { runLanguageServerReliability } from '../support/lspReliability';
 
-export async function benchReliability(): Promise<void> {
+async function benchOnnx(): Promise<void> {
+  const stats = await runOnnxReliability(10_000, 20261204, true);
+  console.log(`\n## reliability (onnx)\n${describe(stats)}`);
+  for (const c of stats.crashes.slice(0, 5)) console.log(`  crash: ${c}`);
+  for (const h of stats.hangs.slice(0, 5)) console.log(`  hang: ${h}`);
+  if (stats.crashes.length || stats.hangs.length) process.exitCode = 1;
+}
+
+async function benchLanguageServer(): Promise<void> {
   const yaml = Number(process.env.QAT_BENCH_RELIABILITY_YAML ?? 2500);
   const python = Number(process.env.QAT_BENCH_RELIABILITY_PYTHON ?? 2500);
   console.log(`\n## reliability: language server (${yaml} mutated configs, ${python} Python edits, one process)`);
@@ -19,4 +31,9 @@ export async function benchReliability(): Promise<void> {
   );
   for (const e of r.errors.slice(0, 5)) console.log(`  - ${e}`);
   if (r.crashes || r.hangs) process.exitCode = 1;
+}
+
+export async function benchReliability(): Promise<void> {
+  await benchOnnx();
+  await benchLanguageServer();
 }

@@ -33,7 +33,7 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
   await postToWebview(page, {
     type: 'showGraph',
     title: 'g5k.onnx',
-    onnxBase64,
+    onnx: Buffer.from(onnxBase64, 'base64'),
     layers: [],
     threshold: 0.99,
     groups: 'flat',
@@ -68,7 +68,13 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
 
 test('a large model with module scopes opens as collapsed groups; clicking one opens it, and it collapses again', async () => {
   const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
-  await postToWebview(page, { type: 'showGraph', title: 'g5k.onnx', onnxBase64, layers: [], threshold: 0.99 });
+  await postToWebview(page, {
+    type: 'showGraph',
+    title: 'g5k.onnx',
+    onnx: Buffer.from(onnxBase64, 'base64'),
+    layers: [],
+    threshold: 0.99,
+  });
   const first = await waitForSent<{ nodes: number; groups: number; total: number; renderer: string }>(
     page,
     'rendered',
@@ -133,7 +139,7 @@ test(
     await postToWebview(page, {
       type: 'showGraph',
       title: 'g100k.onnx',
-      onnxBase64: g100k,
+      onnx: Buffer.from(g100k, 'base64'),
       layers: [],
       threshold: 0.99,
     });
@@ -161,7 +167,7 @@ test(
     await postToWebview(page, {
       type: 'showGraph',
       title: 'g100k.onnx',
-      onnxBase64: g100k,
+      onnx: Buffer.from(g100k, 'base64'),
       layers: [],
       threshold: 0.99,
       groups: 'flat',

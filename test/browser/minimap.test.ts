@@ -32,7 +32,7 @@ for (const renderer of ['svg', 'canvas'] as const) {
     await postToWebview(page, {
       type: 'showGraph',
       title: 'digits.qdq.onnx',
-      onnxBase64,
+      onnx: Buffer.from(onnxBase64, 'base64'),
       layers: [],
       threshold: 0.99,
       renderer,

@@ -15,7 +15,6 @@ const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const FILE = 'digits.converted.qatgraph.json';
 const text = readFileSync(path.join(fixtures, FILE), 'utf8');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 const harness = useWebviewHarness();
 
@@ -24,7 +23,7 @@ async function open(body = text, layers = result.layers) {
   await postToWebview(opened.page, {
     type: 'showGraph',
     title: FILE,
-    onnxBase64: b64(body),
+    onnx: Buffer.from(body),
     baseDir: fixtures,
     layers,
     threshold: result.threshold,
@@ -269,7 +268,7 @@ test('FP32, fake-quant and INT8 graphs side by side: selecting a node selects it
     await postToWebview(opened.page, {
       type: 'showGraph',
       title: file,
-      onnxBase64: b64(readFileSync(path.join(fixtures, file), 'utf8')),
+      onnx: readFileSync(path.join(fixtures, file)),
       baseDir: fixtures,
       layers: [],
       threshold: 0.99,

@@ -129,7 +129,7 @@ async function themedPage(kind: string): Promise<{ page: Page; violations: strin
   await postToWebview(opened.page, {
     type: 'showGraph',
     title: FILE,
-    onnxBase64: graphBase64,
+    onnx: Buffer.from(graphBase64, 'base64'),
     baseDir: fixtures,
     layers: result.layers,
     threshold: result.threshold,

@@ -33,7 +33,7 @@ async function openDigits() {
   await post(page, {
     type: 'showGraph',
     title: 'digits.qdq.onnx',
-    onnxBase64,
+    onnx: Buffer.from(onnxBase64, 'base64'),
     layers: result.layers,
     threshold: result.threshold,
   });
@@ -254,7 +254,13 @@ test('keyboard: arrows walk the graph along its edges, Escape clears the selecti
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
-  await post(page, { type: 'showGraph', title: 'broken.onnx', onnxBase64: garbage, layers: [], threshold: 0.99 });
+  await post(page, {
+    type: 'showGraph',
+    title: 'broken.onnx',
+    onnx: Buffer.from(garbage, 'base64'),
+    layers: [],
+    threshold: 0.99,
+  });
   const status = page.locator('#status.error');
   await status.waitFor({ timeout: 10_000 });
   assert.match((await status.textContent()) ?? '', /^Cannot show this model: /);
@@ -285,7 +291,7 @@ test('weights kept in the extension host show their summary and histogram in the
   await post(page, {
     type: 'showGraph',
     title: 'digits.qdq.onnx',
-    onnxBase64: Buffer.from(slim.bytes).toString('base64'),
+    onnx: slim.bytes,
     layers: [],
     threshold: 0.99,
     weights: Object.fromEntries(slim.removed),
@@ -324,7 +330,7 @@ test('a compared layer shows its weight and input-activation histograms with the
   await post(page, {
     type: 'showGraph',
     title: 'digits.qdq.onnx',
-    onnxBase64,
+    onnx: Buffer.from(onnxBase64, 'base64'),
     layers: result.layers,
     threshold: result.threshold,
     histograms: histograms.layers,
@@ -366,7 +372,7 @@ test('a compared layer shows how its observers drifted during QAT, epochs marked
   await post(page, {
     type: 'showGraph',
     title: 'digits.qdq.onnx',
-    onnxBase64,
+    onnx: Buffer.from(onnxBase64, 'base64'),
     layers: result.layers,
     threshold: result.threshold,
     drift,
@@ -418,7 +424,14 @@ test("precision as executed: ONNX Runtime's build report laid over the QDQ model
   ) as BuildOrtResult;
   const executed = executedOverlayFor('/ws/out/ort-cpu/model.qdq.onnx', report)!;
   const { page, violations } = await openPage();
-  await post(page, { type: 'showGraph', title: 'model.qdq.onnx', onnxBase64, layers: [], threshold: 0.99, executed });
+  await post(page, {
+    type: 'showGraph',
+    title: 'model.qdq.onnx',
+    onnx: Buffer.from(onnxBase64, 'base64'),
+    layers: [],
+    threshold: 0.99,
+    executed,
+  });
   await page.waitForSelector('svg g.node[data-name="node_linear_1"]', { timeout: 15_000, state: 'attached' });
   // The Gemm ORT left in fp32 carries an fp32 badge; the convs it fused into QLinearConv an int8 one.
   assert.equal(await page.locator('svg g.node[data-name="node_linear_1"]').getAttribute('data-precision'), 'fp32');

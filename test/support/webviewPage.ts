@@ -78,7 +78,20 @@ export async function openWebview(
   return { page, violations };
 }
 
-export const postToWebview = (page: Page, msg: ToWebview) => page.evaluate((m) => window.postMessage(m, '*'), msg);
+/** Posts as the extension host does; a showGraph's bytes cross the DevTools protocol as base64 and arrive as a
+ * Uint8Array, as VS Code's postMessage delivers them. */
+export const postToWebview = (page: Page, msg: ToWebview) =>
+  msg.type === 'showGraph'
+    ? page.evaluate(
+        ({ m, b64 }) => {
+          const bin = atob(b64);
+          const onnx = new Uint8Array(bin.length);
+          for (let i = 0; i < bin.length; i++) onnx[i] = bin.charCodeAt(i);
+          window.postMessage({ ...m, onnx }, '*');
+        },
+        { m: { ...msg, onnx: undefined }, b64: Buffer.from(msg.onnx).toString('base64') },
+      )
+    : page.evaluate((m) => window.postMessage(m, '*'), msg);
 
 /** The webview's last message of a type, waiting for it. */
 export async function waitForSent<T>(page: Page, type: string, timeoutMs: number): Promise<T> {

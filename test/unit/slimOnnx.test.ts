@@ -6,6 +6,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { onnx } from '../../build/generated/onnx-pb.js';
 import { slimOnnx } from '../../client/editors/slimOnnx';
+import { SlimError, SlimService } from '../../client/editors/slimService';
+import { deeplyNested, duplicatedNodes } from '../support/onnxShapes';
 import { repoRoot } from './helpers/builder';
 
 const original = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')));
@@ -75,4 +77,77 @@ test('small models pass through untouched, and broken bytes are returned as they
   assert.equal(same.removed.size, 0);
   const truncated = original.subarray(0, Math.floor(original.length / 2));
   assert.equal(slimOnnx(truncated, 1024).bytes, truncated);
+});
+
+// Hostile shapes: the contract is "return the input unchanged" for anything that is not a sane model.
+test('deeply nested messages (10k and 100k levels) come back unchanged instead of overflowing the stack', () => {
+  for (const depth of [10_000, 100_000]) {
+    const bytes = deeplyNested(depth);
+    const out = slimOnnx(bytes, 1024);
+    assert.equal(out.bytes, bytes, `${depth} levels`);
+    assert.equal(out.removed.size, 0);
+  }
+});
+
+test('16 MB and 64 MB of zeros come back unchanged, read no further than the first field', () => {
+  for (const size of [16, 64]) {
+    const zeros = new Uint8Array(size * 1024 * 1024);
+    assert.equal(slimOnnx(zeros, 1024).bytes, zeros);
+  }
+});
+
+test('a model with its node list duplicated to 20k nodes slims to the same graph', () => {
+  const big = duplicatedNodes(original, 20_000, true);
+  const { bytes, removed } = slimOnnx(big, 1024);
+  assert.ok(removed.size >= 2);
+  const before = onnx.ModelProto.decode(big);
+  const after = onnx.ModelProto.decode(bytes);
+  assert.equal(after.graph!.node!.length, before.graph!.node!.length);
+  assert.ok(after.graph!.node!.length >= 20_000);
+  assert.equal(after.graph!.initializer!.length, before.graph!.initializer!.length);
+});
+
+const workerFile = path.join(repoRoot, 'out', 'client', 'slimWorker.js');
+
+test('the worker thread slims exactly as the function does, and the caller keeps its bytes', async () => {
+  const service = new SlimService(workerFile);
+  try {
+    const input = original.slice();
+    const viaWorker = await service.slim(input, 1024);
+    const direct = slimOnnx(original, 1024);
+    assert.deepEqual(viaWorker.bytes, direct.bytes);
+    assert.deepEqual([...viaWorker.removed], [...direct.removed]);
+    assert.deepEqual(input, original, 'the input is not detached or changed');
+    // Hostile shapes through the worker: unchanged, not an error.
+    const deep = deeplyNested(100_000);
+    assert.deepEqual((await service.slim(deep)).bytes, deep);
+  } finally {
+    service.dispose();
+  }
+});
+
+test('past its size or time limit the worker is stopped with a clear message, and the next file still opens', async () => {
+  const small = new SlimService(workerFile, { maxInputBytes: 1000 });
+  await assert.rejects(small.slim(original), (e: Error) => e instanceof SlimError && /up to 0 MB/.test(e.message));
+  small.dispose();
+  // A time limit the first request cannot meet (starting the worker alone takes longer than 1 ms).
+  const service = new SlimService(workerFile, { timeoutMs: 1 });
+  await assert.rejects(
+    service.slim(duplicatedNodes(original, 20_000, true)),
+    (e: Error) => e instanceof SlimError && /took more than .* and was stopped/.test(e.message),
+  );
+  service.dispose();
+  const again = new SlimService(workerFile);
+  try {
+    assert.ok((await again.slim(original, 1024)).removed.size >= 2);
+  } finally {
+    again.dispose();
+  }
+});
+
+test('a worker that runs out of heap ends with a message, not a crash of the caller', async () => {
+  // 1 MB of heap cannot even load the worker's code: the worker dies, the promise rejects.
+  const service = new SlimService(workerFile, { maxHeapMb: 1 });
+  await assert.rejects(service.slim(original), (e: Error) => e instanceof SlimError);
+  service.dispose();
 });

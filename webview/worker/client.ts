@@ -12,11 +12,16 @@ import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
 import { decodeAndLayout, type LaidOut, type ViewOptions } from './pipeline';
 
 export const KEEP_WORKER_BYTES = 2 ** 20;
+/** A request the worker has not answered by then ends the worker: the view shows a message, never hangs. */
+export const LAYOUT_TIMEOUT_MS = 60_000;
 
 let worker: Worker | undefined | null;
 let workerUrl: string | undefined;
 let nextId = 1;
-const pending = new Map<number, { resolve: (r: LaidOut) => void; reject: (e: Error) => void }>();
+const pending = new Map<
+  number,
+  { resolve: (r: LaidOut) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }
+>();
 /** The model last sent; its bytes are kept only when the worker does not keep the decoded model. */
 let model: { key: string; fileName: string; bytes?: Uint8Array } | undefined;
 let keepWorker = false;
@@ -29,11 +34,12 @@ function getWorker(): Worker | null {
     w.onmessage = (ev: MessageEvent<FromLayoutWorker>) => {
       const p = pending.get(ev.data.id);
       pending.delete(ev.data.id);
+      if (p) clearTimeout(p.timer);
       if (!pending.size && !keepWorker && worker === w) {
         w.terminate();
         worker = undefined;
       }
-      if (ev.data.type === 'laidOut') p?.resolve(ev.data as unknown as LaidOut);
+      if (ev.data.type === 'laidOut') p?.resolve(ev.data);
       else p?.reject(new Error(ev.data.message));
     };
     worker = w;
@@ -60,7 +66,21 @@ export function layoutInWorker(
   const send = bytes && keepWorker ? bytes : model!.bytes?.slice();
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject });
+    const timer = setTimeout(() => {
+      // The model stays with the worker; a re-layout has nothing to start from.
+      w.terminate();
+      if (worker === w) worker = undefined;
+      model = undefined;
+      const stopped = new Error(
+        `Decoding and laying out this model took more than ${LAYOUT_TIMEOUT_MS / 1000} s and was stopped.`,
+      );
+      for (const p of pending.values()) {
+        clearTimeout(p.timer);
+        p.reject(stopped);
+      }
+      pending.clear();
+    }, LAYOUT_TIMEOUT_MS);
+    pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject, timer });
     w.postMessage(
       { type: 'layout', id, key, bytes: send, fileName: model!.fileName, options } satisfies ToLayoutWorker,
       send ? [send.buffer] : [],

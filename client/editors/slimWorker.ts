@@ -1,0 +1,25 @@
+// worker_threads entry (out/client/slimWorker.js): slims .onnx bytes off the extension host's thread. One request at
+// a time; the host ends this worker when a request outlives its time limit (slimService.ts).
+import { parentPort } from 'node:worker_threads';
+import { slimOnnx, type TensorStats } from './slimOnnx';
+
+export interface SlimRequest {
+  id: number;
+  bytes: Uint8Array;
+  limitBytes: number;
+}
+export type SlimReply =
+  | { id: number; ok: true; bytes: Uint8Array; removed: Array<[string, TensorStats]> }
+  | { id: number; ok: false; message: string };
+
+parentPort?.on('message', (req: SlimRequest) => {
+  let reply: SlimReply;
+  try {
+    const { bytes, removed } = slimOnnx(req.bytes, req.limitBytes);
+    reply = { id: req.id, ok: true, bytes, removed: [...removed] };
+  } catch (err) {
+    reply = { id: req.id, ok: false, message: (err as Error).message ?? String(err) };
+  }
+  // The slimmed copy (or the input, when nothing was cut) goes back without a copy.
+  parentPort!.postMessage(reply, reply.ok ? [reply.bytes.buffer as ArrayBuffer] : []);
+});
