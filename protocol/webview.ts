@@ -90,6 +90,31 @@ export type FromWebview =
   /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in. */
   | { type: 'selected'; name: string; op: string; module?: string };
 
+/** What the layout worker is asked: decode (when `bytes` come) and lay out, with these view options. */
+export interface LayoutOptions {
+  renderer?: 'auto' | 'svg' | 'canvas';
+  collapseQdq?: boolean;
+  /** Modules to show open; undefined: flat when small, top-level groups collapsed when large. */
+  expanded?: string[] | null;
+  /** Refuse models with more nodes than this (default MAX_NODES in webview/worker/pipeline.ts). */
+  maxNodes?: number;
+}
+
+/** A laid-out view of a model: the graph as drawn (groups stand for collapsed modules) and where each node sits. */
+export interface LaidOut {
+  /** The graph drawn (module groups collapsed as asked) and its placement; structured-cloned, Maps included. */
+  graph: Graph;
+  layout: Layout;
+  /** Drawn on canvas (past the SVG limit, or asked for). */
+  big: boolean;
+  /** Expanded module groups, or null when the graph is shown flat. */
+  expanded: string[] | null;
+  /** Nodes in the whole model (groups stand for many). */
+  total: number;
+  /** Milliseconds spent decoding (with grouping) and laying out. */
+  timings: { decode: number; layout: number };
+}
+
 /** The webview's layout worker: decode and lay out off the UI thread. */
 export type ToLayoutWorker = {
   type: 'layout';
@@ -99,23 +124,7 @@ export type ToLayoutWorker = {
   bytes?: Uint8Array;
   /** The model's file name, which with the bytes picks the importer. */
   fileName?: string;
-  options: {
-    renderer?: 'auto' | 'svg' | 'canvas';
-    collapseQdq?: boolean;
-    expanded?: string[] | null;
-    maxNodes?: number;
-  };
+  options: LayoutOptions;
 };
 export type FromLayoutWorker =
-  | {
-      type: 'laidOut';
-      id: number;
-      /** The graph drawn (module groups collapsed as asked) and its placement; structured-cloned, Maps included. */
-      graph: Graph;
-      layout: Layout;
-      big: boolean;
-      expanded: string[] | null;
-      total: number;
-      timings: { decode: number; layout: number };
-    }
-  | { type: 'failed'; id: number; message: string };
+  ({ type: 'laidOut'; id: number } & LaidOut) | { type: 'failed'; id: number; message: string };

@@ -7,26 +7,10 @@ import { fastLayout } from '../view/fastLayout';
 import { groupGraph, inheritScopes, topScopes } from '../view/groups';
 import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../view/layout';
 import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
+import type { LaidOut, LayoutOptions } from '../../protocol/webview';
 
-export interface LaidOut {
-  graph: Graph;
-  layout: Layout;
-  big: boolean;
-  /** Expanded module groups, or null when the graph is shown flat. */
-  expanded: string[] | null;
-  /** Nodes in the whole model (groups stand for many). */
-  total: number;
-  timings: { decode: number; layout: number };
-}
-
-export interface ViewOptions {
-  renderer?: 'auto' | 'svg' | 'canvas';
-  collapseQdq?: boolean;
-  /** Modules to show open; undefined: flat when small, top-level groups collapsed when large. */
-  expanded?: string[] | null;
-  /** Refuse models with more nodes than this (default MAX_NODES). */
-  maxNodes?: number;
-}
+export type { LaidOut };
+export type ViewOptions = LayoutOptions;
 
 /** Past these the view refuses the model with a message instead of trying (the worker would run for minutes). */
 export const MAX_MODEL_BYTES = 1024 ** 3;
