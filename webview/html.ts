@@ -63,7 +63,7 @@ const STYLE = `
 body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(--vscode-editor-background);
   font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); display: grid;
   grid-template-rows: auto auto 1fr auto; height: 100vh; overflow: hidden; }
-#toolbar { display: flex; gap: 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--vscode-panel-border); }
+#toolbar { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--vscode-panel-border); }
 #title { font-weight: 600; }
 #summary { opacity: .8; }
 #legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
@@ -106,11 +106,27 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .badge { font-size: 8px; font-weight: 600; fill: var(--vscode-descriptionForeground, #555); }
 .badge.p-int8 { fill: var(--vscode-charts-purple, #8a4fbf); }
 .badge.p-fp16, .badge.p-bf16 { fill: var(--vscode-charts-blue, #1a85ff); }
-#search { width: 260px; }
-#layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
-#layers { display: flex; gap: 16px; align-items: flex-start; }
-#layers table { border-collapse: collapse; font-size: 12px; }
-#layers th { cursor: pointer; user-select: none; }
+#search { width: 260px; max-width: 100%; }
+@media (max-width: 760px) {
+  #props { width: 200px; }
+  #layers { flex-direction: column; gap: 4px; max-height: 42vh; }
+  #layers .chart { flex: none; width: 100%; max-height: 14vh; }
+  #layers .table-side { width: 100%; max-height: 26vh; }
+  #summary { flex-basis: 100%; }
+}
+#layers { max-height: 34vh; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; min-height: 0; }
+#layers { display: flex; gap: 16px; align-items: flex-start; overflow: hidden; }
+#layers .chart { flex: 0 1 640px; min-width: 0; max-height: 32vh; overflow: auto; }
+#layers .chart svg { max-width: 100%; height: auto; }
+#layers .table-side { flex: 1 1 auto; min-width: 0; display: flex; flex-direction: column; max-height: 32vh; }
+#layers .table-wrap { overflow: auto; min-height: 0; }
+#layers details.columns { font-size: 12px; padding: 2px 0 4px; }
+#layers details.columns summary { cursor: pointer; user-select: none; }
+#layers details.columns label { display: inline-block; margin-right: 10px; white-space: nowrap; }
+#layers table { border-collapse: separate; border-spacing: 0; font-size: 12px; }
+#layers th { cursor: pointer; user-select: none; position: sticky; top: 0; z-index: 1; white-space: nowrap;
+  background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ccc); }
+#layers td[data-column="layer"] { white-space: nowrap; }
 #layers tr[data-module] { cursor: pointer; }
 #layers tr[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
 .chart text { fill: var(--vscode-foreground, #333); }

@@ -34,10 +34,15 @@ export function compareLayer(ctx: Ctx) {
   };
 }
 
-/** `focus`: a module path; the results view then selects that layer and its figures are shown. */
+/**
+ * `focus`: a module path; the results view then selects that layer and its figures are shown. Menus call the
+ * command with more arguments than the file (the explorer adds the selected URIs, the editor title its group):
+ * anything but a string is not a focus.
+ */
 export function compareLayers(ctx: Ctx) {
-  return async (uri?: vscode.Uri, focus?: string): Promise<CompareLayersResult | undefined> => {
-    const config = await configFor(uri);
+  return async (uri?: vscode.Uri, focusArg?: unknown): Promise<CompareLayersResult | undefined> => {
+    const focus = typeof focusArg === 'string' && focusArg ? focusArg : undefined;
+    const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
       void vscode.window.showWarningMessage(
         'No QAT config (*.qat.yaml) found. Create one next to your model to compare layers.',
