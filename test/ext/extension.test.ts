@@ -45,6 +45,47 @@ describe('QAT Studio in the extension host', () => {
       assert.ok(commands.includes(id), id);
   });
 
+  it("the walkthrough's steps have their media, and every command they name or wait for is registered", async () => {
+    const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
+    const walkthroughs = ext.packageJSON.contributes.walkthroughs as Array<{
+      id: string;
+      steps: Array<{ id: string; description: string; media: { markdown: string }; completionEvents: string[] }>;
+    }>;
+    const steps = walkthroughs.find((w) => w.id === 'qatStudio.gettingStarted')?.steps ?? [];
+    assert.deepEqual(
+      steps.map((s) => s.id),
+      ['kernel', 'openConfig', 'compare', 'fix', 'build'],
+    );
+    const commands = new Set(await vscode.commands.getCommands(true));
+    for (const step of steps) {
+      await vscode.workspace.fs.stat(vscode.Uri.joinPath(ext.extensionUri, step.media.markdown));
+      const linked = [...step.description.matchAll(/\(command:([\w.]+)/g)].map((m) => m[1]);
+      const waited = step.completionEvents.filter((e) => e.startsWith('onCommand:')).map((e) => e.slice(10));
+      assert.ok(linked.length > 0 && step.completionEvents.length > 0, `${step.id}: no command or completion event`);
+      for (const id of [...linked, ...waited]) assert.ok(commands.has(id), `${step.id}: ${id} is not registered`);
+    }
+  });
+
+  it('QAT: Open a QAT Config (the walkthrough step) asks which config when there are several and opens it', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    let done = false;
+    const opened = (vscode.commands.executeCommand('qatStudio.openConfig') as Thenable<vscode.Uri | undefined>).then(
+      (uri) => {
+        done = true;
+        return uri;
+      },
+    );
+    // The workspace has several configs: accept the quick pick's first item once it shows.
+    for (let i = 0; i < 100 && !done; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    }
+    const uri = await opened;
+    assert.ok(uri && /\.qat\.ya?ml$/.test(uri.fsPath), `opened ${uri?.fsPath}`);
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), uri.toString());
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
   it('publishes QCFG001 for a quant_max outside quint8, and clears it after the fix', async () => {
     const uri = vscode.Uri.joinPath(ws(), 'bad-range.qat.yaml');
     const doc = await vscode.workspace.openTextDocument(uri);
