@@ -14,11 +14,22 @@ import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
 import { createLanguageClient } from './languageClient';
 import { QatTaskProvider } from './tasks/qatTasks';
+import { KernelErrorCode } from '../protocol/kernel';
+import { KernelError } from './kernel/kernel';
+import { RunStore, type RunKind, type RunRecord } from './runs/runStore';
+import type { RunSummary } from './runs/figures';
+import { RunsView, openRun } from './views/runsView';
+import { showCompareRuns } from './views/compareRunsPanel';
+import { LayersView, revealLayer } from './views/layersView';
+import { ArtifactsView, openArtifact, revealArtifact } from './views/artifactsView';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly kernel: Kernel;
   readonly onnxEditor: OnnxEditorProvider;
+  /** The runs started from this workspace, kept in its out/qat-runs.json. */
+  readonly runs: RunStore;
+  readonly layersView: LayersView;
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -26,6 +37,23 @@ export class Ctx implements vscode.Disposable {
     this.log = this.track(vscode.window.createOutputChannel('QAT Studio', { log: true }));
     this.kernel = this.track(new Kernel(context.extensionPath, this.log));
     this.onnxEditor = new OnnxEditorProvider(context.extensionUri, this.log);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? context.globalStorageUri.fsPath;
+    this.runs = RunStore.forWorkspace(folder);
+    this.layersView = this.track(new LayersView());
+  }
+
+  /** Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. */
+  trackRun<T>(
+    kind: RunKind,
+    config: string,
+    work: () => PromiseLike<T>,
+    describe: (result: T) => RunSummary,
+    detail?: string,
+  ): Promise<T> {
+    return this.runs.track(kind, config, work, describe, {
+      ...(detail ? { detail } : {}),
+      isCancel: (err) => err instanceof KernelError && err.code === KernelErrorCode.cancelled,
+    });
   }
 
   get extensionUri(): vscode.Uri {
@@ -59,6 +87,31 @@ export class Ctx implements vscode.Disposable {
     this.track(vscode.commands.registerCommand('qatStudio.buildForTarget', requireTrust(buildForTarget(this, tasks))));
     this.track(kernelStatusBar(this.kernel));
     this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
+    await this.runs.load();
+    const runsView = this.track(new RunsView(this.runs));
+    this.track(vscode.commands.registerCommand('qatStudio.openRun', openRun));
+    this.track(
+      vscode.commands.registerCommand('qatStudio.compareRuns', (clicked?: RunRecord, selected?: RunRecord[]) => {
+        const picked = selected?.length ? selected : runsView.selected();
+        const runs = picked.length ? picked : clicked ? [clicked] : [];
+        if (runs.length < 2) {
+          void vscode.window.showInformationMessage('Select two runs in the Runs view (Ctrl+click) to compare them.');
+          return undefined;
+        }
+        return showCompareRuns(runs);
+      }),
+    );
+    this.track(
+      vscode.commands.registerCommand('qatStudio.compareRunsById', (ids: string[]) =>
+        showCompareRuns(ids.map((id) => this.runs.get(id)).filter((r): r is RunRecord => !!r)),
+      ),
+    );
+    this.track(vscode.commands.registerCommand('qatStudio.revealLayer', revealLayer(this.layersView)));
+    const artifacts = this.track(new ArtifactsView());
+    this.track(vscode.commands.registerCommand('qatStudio.openArtifact', openArtifact));
+    this.track(vscode.commands.registerCommand('qatStudio.revealArtifact', revealArtifact));
+    this.track(vscode.commands.registerCommand('qatStudio.refreshArtifacts', () => artifacts.refresh()));
+    this.track(this.runs.onDidChange(() => artifacts.refresh()));
     this.track(
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')),
     );
