@@ -92,6 +92,14 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
+/* Op categories (Netron's palette): deep tones on dark themes, light tints on light ones; high contrast keeps
+   the plain widget background (its borders carry the structure). Labels pick a readable ink on each. */
+body { --qat-op-layer: #335588; --qat-op-activation: #702921; --qat-op-pooling: #335533;
+  --qat-op-normalization: #335544; --qat-op-layout: #6c4f47; --qat-op-control: #4b4b70; }
+body.vscode-light { --qat-op-layer: #c9daf5; --qat-op-activation: #f5cfc9; --qat-op-pooling: #cfe8cf;
+  --qat-op-normalization: #cde6de; --qat-op-layout: #e6d6cf; --qat-op-control: #dcdcf0; }
+body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: initial; --qat-op-activation: initial;
+  --qat-op-pooling: initial; --qat-op-normalization: initial; --qat-op-layout: initial; --qat-op-control: initial; }
 .node rect { stroke: var(--vscode-panel-border, #999); stroke-width: 1; }
 .node text { fill: var(--vscode-editor-foreground, #333); font-size: 11px; pointer-events: none; }
 .node.group rect { stroke: var(--vscode-focusBorder, #0078d4); stroke-width: 2; }
