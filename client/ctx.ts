@@ -5,6 +5,7 @@ import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
+import { createKernelEnvironment } from './commands/createKernelEnv';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
 import { openConfig } from './commands/openConfig';
@@ -30,6 +31,7 @@ export class Ctx implements vscode.Disposable {
   /** The runs started from this workspace, kept in its out/qat-runs.json. */
   readonly runs: RunStore;
   readonly layersView: LayersView;
+  readonly artifactsView: ArtifactsView;
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -40,6 +42,7 @@ export class Ctx implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? context.globalStorageUri.fsPath;
     this.runs = RunStore.forWorkspace(folder);
     this.layersView = this.track(new LayersView());
+    this.artifactsView = this.track(new ArtifactsView());
   }
 
   /** Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. */
@@ -73,6 +76,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
       'qatStudio.showModelGraph': showModelGraph,
+      'qatStudio.createKernelEnvironment': createKernelEnvironment,
     };
     for (const [id, factory] of Object.entries(commands))
       this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
@@ -107,7 +111,7 @@ export class Ctx implements vscode.Disposable {
       ),
     );
     this.track(vscode.commands.registerCommand('qatStudio.revealLayer', revealLayer(this.layersView)));
-    const artifacts = this.track(new ArtifactsView());
+    const artifacts = this.artifactsView;
     this.track(vscode.commands.registerCommand('qatStudio.openArtifact', openArtifact));
     this.track(vscode.commands.registerCommand('qatStudio.revealArtifact', revealArtifact));
     this.track(vscode.commands.registerCommand('qatStudio.refreshArtifacts', () => artifacts.refresh()));
