@@ -5,19 +5,33 @@ import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
+import { createKernelEnvironment } from './commands/createKernelEnv';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
+import { openConfig } from './commands/openConfig';
 import { showModelGraph } from './commands/showModelGraph';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
 import { createLanguageClient } from './languageClient';
 import { QatTaskProvider } from './tasks/qatTasks';
+import { KernelErrorCode } from '../protocol/kernel';
+import { KernelError } from './kernel/kernel';
+import { RunStore, type RunKind, type RunRecord } from './runs/runStore';
+import type { RunSummary } from './runs/figures';
+import { RunsView, openRun } from './views/runsView';
+import { showCompareRuns } from './views/compareRunsPanel';
+import { LayersView, revealLayer } from './views/layersView';
+import { ArtifactsView, openArtifact, revealArtifact } from './views/artifactsView';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly kernel: Kernel;
   readonly onnxEditor: OnnxEditorProvider;
+  /** The runs started from this workspace, kept in its out/qat-runs.json. */
+  readonly runs: RunStore;
+  readonly layersView: LayersView;
+  readonly artifactsView: ArtifactsView;
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -25,6 +39,24 @@ export class Ctx implements vscode.Disposable {
     this.log = this.track(vscode.window.createOutputChannel('QAT Studio', { log: true }));
     this.kernel = this.track(new Kernel(context.extensionPath, this.log));
     this.onnxEditor = new OnnxEditorProvider(context.extensionUri, this.log);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? context.globalStorageUri.fsPath;
+    this.runs = RunStore.forWorkspace(folder);
+    this.layersView = this.track(new LayersView());
+    this.artifactsView = this.track(new ArtifactsView());
+  }
+
+  /** Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. */
+  trackRun<T>(
+    kind: RunKind,
+    config: string,
+    work: () => PromiseLike<T>,
+    describe: (result: T) => RunSummary,
+    detail?: string,
+  ): Promise<T> {
+    return this.runs.track(kind, config, work, describe, {
+      ...(detail ? { detail } : {}),
+      isCancel: (err) => err instanceof KernelError && err.code === KernelErrorCode.cancelled,
+    });
   }
 
   get extensionUri(): vscode.Uri {
@@ -44,6 +76,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
       'qatStudio.showModelGraph': showModelGraph,
+      'qatStudio.createKernelEnvironment': createKernelEnvironment,
     };
     for (const [id, factory] of Object.entries(commands))
       this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
@@ -51,12 +84,38 @@ export class Ctx implements vscode.Disposable {
     this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
     this.track(vscode.commands.registerCommand('qatStudio.openGraphsSideBySide', openGraphsSideBySide()));
+    this.track(vscode.commands.registerCommand('qatStudio.openConfig', openConfig()));
     this.track(this.onnxEditor.register());
     const tasks = new QatTaskProvider(this);
     this.track(tasks.register());
     this.track(vscode.commands.registerCommand('qatStudio.buildForTarget', requireTrust(buildForTarget(this, tasks))));
     this.track(kernelStatusBar(this.kernel));
     this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
+    await this.runs.load();
+    const runsView = this.track(new RunsView(this.runs));
+    this.track(vscode.commands.registerCommand('qatStudio.openRun', openRun));
+    this.track(
+      vscode.commands.registerCommand('qatStudio.compareRuns', (clicked?: RunRecord, selected?: RunRecord[]) => {
+        const picked = selected?.length ? selected : runsView.selected();
+        const runs = picked.length ? picked : clicked ? [clicked] : [];
+        if (runs.length < 2) {
+          void vscode.window.showInformationMessage('Select two runs in the Runs view (Ctrl+click) to compare them.');
+          return undefined;
+        }
+        return showCompareRuns(runs);
+      }),
+    );
+    this.track(
+      vscode.commands.registerCommand('qatStudio.compareRunsById', (ids: string[]) =>
+        showCompareRuns(ids.map((id) => this.runs.get(id)).filter((r): r is RunRecord => !!r)),
+      ),
+    );
+    this.track(vscode.commands.registerCommand('qatStudio.revealLayer', revealLayer(this.layersView)));
+    const artifacts = this.artifactsView;
+    this.track(vscode.commands.registerCommand('qatStudio.openArtifact', openArtifact));
+    this.track(vscode.commands.registerCommand('qatStudio.revealArtifact', revealArtifact));
+    this.track(vscode.commands.registerCommand('qatStudio.refreshArtifacts', () => artifacts.refresh()));
+    this.track(this.runs.onDidChange(() => artifacts.refresh()));
     this.track(
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('workspace trusted: the kernel may start')),
     );

@@ -63,7 +63,7 @@ const STYLE = `
 body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(--vscode-editor-background);
   font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); display: grid;
   grid-template-rows: auto auto 1fr auto; height: 100vh; overflow: hidden; }
-#toolbar { display: flex; gap: 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--vscode-panel-border); }
+#toolbar { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--vscode-panel-border); }
 #title { font-weight: 600; }
 #summary { opacity: .8; }
 #legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
@@ -92,6 +92,14 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
+/* Op categories (Netron's palette): deep tones on dark themes, light tints on light ones; high contrast keeps
+   the plain widget background (its borders carry the structure). Labels pick a readable ink on each. */
+body { --qat-op-layer: #335588; --qat-op-activation: #702921; --qat-op-pooling: #335533;
+  --qat-op-normalization: #335544; --qat-op-layout: #6c4f47; --qat-op-control: #4b4b70; }
+body.vscode-light { --qat-op-layer: #c9daf5; --qat-op-activation: #f5cfc9; --qat-op-pooling: #cfe8cf;
+  --qat-op-normalization: #cde6de; --qat-op-layout: #e6d6cf; --qat-op-control: #dcdcf0; }
+body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: initial; --qat-op-activation: initial;
+  --qat-op-pooling: initial; --qat-op-normalization: initial; --qat-op-layout: initial; --qat-op-control: initial; }
 .node rect { stroke: var(--vscode-panel-border, #999); stroke-width: 1; }
 .node text { fill: var(--vscode-editor-foreground, #333); font-size: 11px; pointer-events: none; }
 .node.group rect { stroke: var(--vscode-focusBorder, #0078d4); stroke-width: 2; }
@@ -106,11 +114,27 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .badge { font-size: 8px; font-weight: 600; fill: var(--vscode-descriptionForeground, #555); }
 .badge.p-int8 { fill: var(--vscode-charts-purple, #8a4fbf); }
 .badge.p-fp16, .badge.p-bf16 { fill: var(--vscode-charts-blue, #1a85ff); }
-#search { width: 260px; }
-#layers { max-height: 30vh; overflow: auto; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; }
-#layers { display: flex; gap: 16px; align-items: flex-start; }
-#layers table { border-collapse: collapse; font-size: 12px; }
-#layers th { cursor: pointer; user-select: none; }
+#search { width: 260px; max-width: 100%; }
+@media (max-width: 760px) {
+  #props { width: 200px; }
+  #layers { flex-direction: column; gap: 4px; max-height: 42vh; }
+  #layers .chart { flex: none; width: 100%; max-height: 14vh; }
+  #layers .table-side { width: 100%; max-height: 26vh; }
+  #summary { flex-basis: 100%; }
+}
+#layers { max-height: 34vh; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; min-height: 0; }
+#layers { display: flex; gap: 16px; align-items: flex-start; overflow: hidden; }
+#layers .chart { flex: 0 1 640px; min-width: 0; max-height: 32vh; overflow: auto; }
+#layers .chart svg { max-width: 100%; height: auto; }
+#layers .table-side { flex: 1 1 auto; min-width: 0; display: flex; flex-direction: column; max-height: 32vh; }
+#layers .table-wrap { overflow: auto; min-height: 0; }
+#layers details.columns { font-size: 12px; padding: 2px 0 4px; }
+#layers details.columns summary { cursor: pointer; user-select: none; }
+#layers details.columns label { display: inline-block; margin-right: 10px; white-space: nowrap; }
+#layers table { border-collapse: separate; border-spacing: 0; font-size: 12px; }
+#layers th { cursor: pointer; user-select: none; position: sticky; top: 0; z-index: 1; white-space: nowrap;
+  background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ccc); }
+#layers td[data-column="layer"] { white-space: nowrap; }
 #layers tr[data-module] { cursor: pointer; }
 #layers tr[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
 .chart text { fill: var(--vscode-foreground, #333); }

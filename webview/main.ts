@@ -8,7 +8,7 @@ import { groupMetrics } from './view/groups';
 import { barChart, htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
-import { BANDS, bandOf, layerFor } from './view/metrics';
+import { BANDS, layerFor } from './view/metrics';
 import { showProperties } from './view/properties';
 import { layerDrift } from './view/drift';
 import { applyExecuted, executedSummary } from './view/executed';
@@ -20,6 +20,7 @@ import { sourceOf } from './view/source';
 import { counterpart, selectedOf } from './view/sync';
 import { isQdq, type GraphNode } from './importers/types';
 import { layoutInWorker } from './worker/client';
+import { renderLayerTable } from './view/layerTable';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
 const vscode = acquireVsCodeApi();
@@ -58,96 +59,22 @@ function legend(threshold: number): void {
   );
 }
 
-type Column = {
-  title: string;
-  value: (l: LayerResult) => number | string;
-  text: (l: LayerResult) => string;
-  hint?: string;
-};
-const metric = (v: number | undefined, digits: number) => (v === undefined ? '' : v.toFixed(digits));
-const COLUMNS: Column[] = [
-  { title: 'layer', value: (l) => l.module, text: (l) => l.module },
-  { title: 'op', value: (l) => l.op, text: (l) => `${l.op}${l.group.length > 1 ? ` (${l.group.join('+')})` : ''}` },
-  {
-    title: 'cosine',
-    value: (l) => l.cosine,
-    text: (l) => l.cosine.toFixed(5),
-    hint: 'whole INT8 model vs the original FP32 model',
-  },
-  {
-    title: 'SQNR dB',
-    value: (l) => l.sqnr,
-    text: (l) => l.sqnr.toFixed(2),
-    hint: 'cosine flatters post-ReLU tensors; SQNR does not',
-  },
-  {
-    title: 'local SQNR',
-    value: (l) => l.local?.sqnr ?? -Infinity,
-    text: (l) => metric(l.local?.sqnr, 2),
-    hint: 'this layer alone, fed the FP32 input',
-  },
-  {
-    title: 'SQNR vs QAT float',
-    value: (l) => l.vsQatFloat?.sqnr ?? -Infinity,
-    text: (l) => metric(l.vsQatFloat?.sqnr, 2),
-    hint: 'quantization error alone, without QAT weight drift',
-  },
-  { title: 'MSE', value: (l) => l.mse, text: (l) => l.mse.toExponential(2) },
-  { title: 'max |Δ|', value: (l) => l.maxAbs, text: (l) => l.maxAbs.toFixed(4) },
-];
-let sortBy = { column: 2, ascending: true };
-
 /** Worst-first, sortable per-layer table; a row click shows the layer in the graph and its source. */
 function layerTable(layers: LayerResult[], threshold: number): void {
-  const host = $('layers');
-  if (!layers.length) {
-    host.replaceChildren();
-    return;
-  }
-  const table = document.createElement('table');
-  const head = table.insertRow();
-  COLUMNS.forEach((c, i) => {
-    const th = document.createElement('th');
-    th.textContent = c.title + (sortBy.column === i ? (sortBy.ascending ? ' ▲' : ' ▼') : '');
-    if (c.hint) th.title = c.hint;
-    th.setAttribute('aria-sort', sortBy.column === i ? (sortBy.ascending ? 'ascending' : 'descending') : 'none');
-    th.addEventListener('click', () => {
-      sortBy = { column: i, ascending: sortBy.column === i ? !sortBy.ascending : true };
-      layerTable(layers, threshold);
-    });
-    head.append(th);
-  });
-  const col = COLUMNS[sortBy.column];
-  const sorted = [...layers].sort((a, b) => {
-    const x = col.value(a),
-      y = col.value(b);
-    const d = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
-    return sortBy.ascending ? d : -d;
-  });
-  for (const l of sorted) {
-    const row = table.insertRow();
-    row.dataset.module = l.module;
-    if (l.cosine < threshold) row.className = 'bad';
-    for (const c of COLUMNS) row.insertCell().textContent = c.text(l);
-    const sw = document.createElement('span');
-    sw.className = 'swatch';
-    sw.style.background = bandOf(l.cosine, threshold).colour;
-    row.cells[0].prepend(sw);
-    row.addEventListener('click', () => {
+  renderLayerTable($('layers'), layers, {
+    threshold,
+    chartSvg: barChart(
+      [...layers].sort((a, b) => a.cosine - b.cosine),
+      threshold,
+    ),
+    onSelect: (l) => {
       const id =
         view?.graph.nodes.find((n) => n.module === l.module && n.kind !== 'group')?.id ??
         view?.graph.nodes.find((n) => n.kind === 'group' && l.module.startsWith(n.module + '.'))?.id;
       if (id) view?.select(id);
       if (l.source) vscode.postMessage({ type: 'revealSource', file: l.source.file, line: l.source.line });
-    });
-  }
-  const chart = document.createElement('div');
-  chart.className = 'chart';
-  chart.innerHTML = barChart(
-    [...layers].sort((a, b) => a.cosine - b.cosine),
-    threshold,
-  );
-  host.replaceChildren(chart, table);
+    },
+  });
 }
 
 let generation = 0;
@@ -331,7 +258,12 @@ let following = false;
 function follow(sel: Extract<ToWebview, { type: 'selectCounterpart' }>): void {
   const id = view && counterpart(view.graph, sel);
   if (!id) {
-    showToast(`No counterpart of ${sel.name}${sel.module ? ` (${sel.module})` : ''} in this graph`);
+    const module = typeof sel.module === 'string' ? sel.module : undefined;
+    showToast(
+      sel.name
+        ? `No counterpart of ${sel.name}${module ? ` (${module})` : ''} in this graph`
+        : `No layer ${module ?? ''} in this graph`,
+    );
     return;
   }
   following = true;

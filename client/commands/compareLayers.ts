@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 import { GraphPanel } from '../editors/graphPanel';
+import { compareFigures } from '../runs/figures';
 import { configFor } from './configPick';
 import { reportKernelError } from './errors';
 import { findLayer, layerSummary } from './layerSummary';
@@ -34,10 +35,15 @@ export function compareLayer(ctx: Ctx) {
   };
 }
 
-/** `focus`: a module path; the results view then selects that layer and its figures are shown. */
+/**
+ * `focus`: a module path; the results view then selects that layer and its figures are shown. Menus call the
+ * command with more arguments than the file (the explorer adds the selected URIs, the editor title its group):
+ * anything but a string is not a focus.
+ */
 export function compareLayers(ctx: Ctx) {
-  return async (uri?: vscode.Uri, focus?: string): Promise<CompareLayersResult | undefined> => {
-    const config = await configFor(uri);
+  return async (uri?: vscode.Uri, focusArg?: unknown): Promise<CompareLayersResult | undefined> => {
+    const focus = typeof focusArg === 'string' && focusArg ? focusArg : undefined;
+    const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
       void vscode.window.showWarningMessage(
         'No QAT config (*.qat.yaml) found. Create one next to your model to compare layers.',
@@ -46,24 +52,30 @@ export function compareLayers(ctx: Ctx) {
     }
     ctx.log.info(`compare/layers ${config.fsPath}`);
     try {
-      const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'QAT: Compare Layers', cancellable: true },
-        async (progress, token) => {
-          let last = 0;
-          return ctx.kernel.request(
-            'compare/layers',
-            { config: config.fsPath },
-            {
-              token,
-              onProgress: (p) => {
-                const fraction = p.fraction ?? last;
-                progress.report({ message: p.message, increment: Math.max(0, (fraction - last) * 100) });
-                last = Math.max(last, fraction);
-                ctx.log.info(`[${p.stage}] ${p.message}`);
-              },
+      const result = await ctx.trackRun(
+        'compare',
+        config.fsPath,
+        () =>
+          vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: 'QAT: Compare Layers', cancellable: true },
+            async (progress, token) => {
+              let last = 0;
+              return ctx.kernel.request(
+                'compare/layers',
+                { config: config.fsPath },
+                {
+                  token,
+                  onProgress: (p) => {
+                    const fraction = p.fraction ?? last;
+                    progress.report({ message: p.message, increment: Math.max(0, (fraction - last) * 100) });
+                    last = Math.max(last, fraction);
+                    ctx.log.info(`[${p.stage}] ${p.message}`);
+                  },
+                },
+              );
             },
-          );
-        },
+          ),
+        compareFigures,
       );
       ctx.log.info(
         `compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`,
@@ -72,6 +84,7 @@ export function compareLayers(ctx: Ctx) {
         ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
       const title = `Layers: ${path.basename(config.fsPath)}`;
       const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
+      ctx.layersView.show({ config: config.fsPath, threshold: result.threshold, layers: result.layers, panel });
       if (result.onnx.path) {
         ctx.onnxEditor.overlays.set(result.onnx.path, {
           layers: result.layers,

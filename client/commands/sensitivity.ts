@@ -1,6 +1,7 @@
 // QAT: Analyze Sensitivity — ranks layers by what quantizing them costs, then offers to keep the chosen
 // ones in FP16 through one undoable edit of the config's overrides.
 import * as vscode from 'vscode';
+import { sensitivityFigures } from '../runs/figures';
 import type { SensitivityResult } from '../../protocol/kernel';
 import { withOverrides } from '../config/overrides';
 import type { Ctx } from '../ctx';
@@ -31,8 +32,13 @@ async function applyOverrides(
 }
 
 export function analyzeSensitivity(ctx: Ctx) {
-  return async (uri?: vscode.Uri, options: SensitivityOptions = {}): Promise<SensitivityResult | undefined> => {
-    const config = await configFor(uri);
+  return async (uri?: vscode.Uri, optionsArg?: SensitivityOptions): Promise<SensitivityResult | undefined> => {
+    // Menus pass more arguments than the file (the explorer its selected URIs): only a plain object is options.
+    const options: SensitivityOptions =
+      optionsArg && typeof optionsArg === 'object' && !Array.isArray(optionsArg) && !(optionsArg instanceof vscode.Uri)
+        ? optionsArg
+        : {};
+    const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
       void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found.');
       return undefined;
@@ -51,20 +57,26 @@ export function analyzeSensitivity(ctx: Ctx) {
     }
     let result: SensitivityResult;
     try {
-      result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'QAT: Analyze Sensitivity', cancellable: true },
-        (progress, token) =>
-          ctx.kernel.request(
-            'analyze/sensitivity',
-            { config: config.fsPath, budget },
-            {
-              token,
-              onProgress: (p) => {
-                progress.report({ message: p.message });
-                ctx.log.info(`[${p.stage}] ${p.message}`);
-              },
-            },
+      result = await ctx.trackRun(
+        'sensitivity',
+        config.fsPath,
+        () =>
+          vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: 'QAT: Analyze Sensitivity', cancellable: true },
+            (progress, token) =>
+              ctx.kernel.request(
+                'analyze/sensitivity',
+                { config: config.fsPath, budget },
+                {
+                  token,
+                  onProgress: (p) => {
+                    progress.report({ message: p.message });
+                    ctx.log.info(`[${p.stage}] ${p.message}`);
+                  },
+                },
+              ),
           ),
+        sensitivityFigures,
       );
     } catch (err) {
       await reportKernelError(err, 'Analyze Sensitivity', ctx.log);

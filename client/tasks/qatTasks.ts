@@ -7,6 +7,7 @@ import { KernelErrorCode } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 import { KernelError } from '../kernel/kernel';
 import { JOBS, type JobName } from './jobs';
+import { jobFigures, TRACKED_JOBS } from '../runs/figures';
 
 export interface QatTaskDefinition extends vscode.TaskDefinition {
   type: 'qat';
@@ -58,18 +59,31 @@ class JobTerminal implements vscode.Pseudoterminal {
     }
     this.line(`> ${job.method} ${this.configPath}`);
     try {
-      const result = await this.ctx.kernel.request(job.method, job.params(this.configPath, this.def) as never, {
-        token: this.cts.token,
-        onProgress:
-          job.progress === false
-            ? undefined
-            : (p) =>
-                this.line(
-                  `[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`,
-                ),
-      });
-      for (const l of job.summary(result as never)) this.line(l);
-      await job.after?.(this.ctx, result as never, this.configPath);
+      const kind = TRACKED_JOBS[this.def.job];
+      const go = async () => {
+        const result = await this.ctx.kernel.request(job.method, job.params(this.configPath, this.def) as never, {
+          token: this.cts.token,
+          onProgress:
+            job.progress === false
+              ? undefined
+              : (p) =>
+                  this.line(
+                    `[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`,
+                  ),
+        });
+        for (const l of job.summary(result as never)) this.line(l);
+        await job.after?.(this.ctx, result as never, this.configPath);
+        return result;
+      };
+      if (kind)
+        await this.ctx.trackRun(
+          kind,
+          this.configPath,
+          go,
+          (r) => jobFigures(this.def.job, r)!.summary,
+          this.def.target,
+        );
+      else await go();
       this.done.fire(0);
     } catch (err) {
       this.report(err);

@@ -65,7 +65,8 @@ def test_checkpoint_holds_the_reference(runs):
     saved = torch.load(two["checkpoint"], weights_only=True)
     assert (saved["epoch"], saved["step"], saved["world_size"]) == (EPOCHS, 20, 2)
     assert "conv1.weight" in saved["fp32_state_dict"]
-    assert sorted(p.name for p in (config.parent / "out").iterdir()) == ["digits.qat.pt"]
+    assert sorted(p.name for p in (config.parent / "out").iterdir()) == ["digits.qat.pt", "tensorboard"]
+    assert two["tensorboard"].startswith(str(config.parent / "out" / "tensorboard" / "digits"))
 
 
 def test_kernel_keeps_the_model_the_processes_trained(runs, kernel, validate):

@@ -5,6 +5,8 @@ import pytest
 import torch
 from conftest import copy_example, edit_config
 
+from qat_kernel import tbevents
+
 STEPS = 40  # two epochs of the 20 digits batches
 
 
@@ -63,7 +65,7 @@ def test_checkpoint_is_the_last_epoch(train_run):
     saved = torch.load(checkpoint, weights_only=False)
     assert (saved["epoch"], saved["step"], saved["flow"]) == (2, STEPS, "pt2e")
     assert any(k.startswith("activation_post_process") for k in saved["state_dict"])
-    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt"]
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt", "tensorboard"]
 
 
 def test_compare_after_train_reuses_the_model(train_run, kernel, validate):
@@ -86,7 +88,12 @@ def test_cancel_keeps_the_last_checkpoint(kernel, tmp_path):
     assert first["train"]["checkpoint"] == str(checkpoint)
     saved = torch.load(checkpoint, weights_only=False)
     assert saved["epoch"] >= 1 and saved["step"] == saved["epoch"] * 20
-    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt"]  # no temp files
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt", "tensorboard"]  # no temp files
+    # The epochs before the cancel are in the run's event file, readable to its last record.
+    (run,) = (config.parent / "out" / "tensorboard" / "digits").iterdir()
+    (events,) = run.iterdir()
+    steps = [e["step"] for e in tbevents.read_events(events) if "scalars" in e]
+    assert steps and steps == [20 * (i + 1) for i in range(len(steps))]
 
 
 def test_observer_drift_is_sampled_over_the_run(train_run):
@@ -115,3 +122,38 @@ def test_observer_drift_is_sampled_over_the_run(train_run):
     assert all(len(values(l, 2)) == 1 for l in drift["layers"])
     final = next(o for o in result["observers"] if (o["module"], o["role"]) == ("conv1", "activation"))
     assert act["scaleMean"][-1] == pytest.approx(final["scale"][0])
+
+
+def test_tensorboard_events_per_epoch(train_run):
+    """The run's TensorBoard file: per epoch the loss and accuracy of the result's history, and every
+    layer's scale, its drift since the first step and zero point, matching the observers reported."""
+    _, result, config = train_run
+    folder = config.parent / "out" / "tensorboard" / "digits"
+    (run,) = folder.iterdir()
+    assert result["tensorboard"] == str(run)
+    (path,) = run.iterdir()
+    assert path.name.startswith("events.out.tfevents.")
+    events = tbevents.read_events(path)  # every record's CRC checked
+    assert events[0]["file_version"] == "brain.Event:2"
+    epochs = [e for e in events if "scalars" in e]
+    assert [e["step"] for e in epochs] == [h["step"] for h in result["history"]]
+    for event, epoch in zip(epochs, result["history"]):
+        s = event["scalars"]
+        assert s["train/loss"] == pytest.approx(epoch["loss"], rel=1e-6)  # float32 in the file
+        assert s["accuracy/fake_quant"] == pytest.approx(epoch["accuracy"], rel=1e-6)
+        assert s["accuracy/fp32"] == pytest.approx(result["accuracy"]["fp32"], rel=1e-6)
+    last = epochs[-1]["scalars"]
+    for o in result["observers"]:
+        tag = f"{o['module']}/{o['role']}"
+        if o["role"] == "weight" or len(o["scale"]) == 1:
+            assert last[f"scale/{tag}"] == pytest.approx(sum(o["scale"]) / len(o["scale"]), rel=1e-5)
+            assert last[f"zero_point/{tag}"] == o["zeroPoint"][0]
+    first = {(l["module"], l["role"]): l["scaleMean"][0] for l in result["drift"]["layers"]}
+    for (module, role), start in first.items():
+        drift = last[f"scale_drift/{module}/{role}"]
+        assert drift == pytest.approx(last[f"scale/{module}/{role}"] / start - 1, rel=1e-4, abs=1e-6)
+    # Observers move in epoch 1 (some layer's scale drifts) and are frozen in epoch 2.
+    assert any(abs(v) > 1e-6 for k, v in epochs[0]["scalars"].items() if k.startswith("scale_drift/"))
+    assert {k: v for k, v in epochs[0]["scalars"].items() if k.startswith("scale/")} == {
+        k: v for k, v in last.items() if k.startswith("scale/")
+    }

@@ -186,17 +186,25 @@ for (const kind of Object.keys(themes)) {
     const purple = colourOf(t.vars['--vscode-charts-purple'], editorBg);
     assert.ok(distance(qdqFill, purple) <= 2, `Q/DQ box ${hex(qdqFill)}, theme's charts.purple ${hex(purple)}`);
     assert.ok(distance(labels.dequantize_per_tensor_default_4.fill, purple) <= 2);
-    // A plain op: the widget background with the editor's foreground on it.
+    // Ops by category (Netron's palette): flatten is layout, max_pool2d pooling; deep tones in the dark theme,
+    // light tints in the light one, and in high contrast the plain widget background with the editor's ink.
     const widget = colourOf(t.vars['--vscode-editorWidget-background'], editorBg);
-    assert.ok(
-      distance(labels.flatten.fill, widget) <= 2,
-      `op box ${hex(labels.flatten.fill)}, theme's editorWidget.background ${hex(widget)}`,
-    );
-    const fg = colourOf(t.vars['--vscode-editor-foreground'], widget);
-    assert.ok(
-      distance(labels.flatten.ink, fg) <= 40,
-      `op label ${hex(labels.flatten.ink)}, theme's editor.foreground ${hex(fg)}`,
-    );
+    const CATEGORY = {
+      dark: { flatten: '#6c4f47', max_pool2d: '#335533' },
+      light: { flatten: '#e6d6cf', max_pool2d: '#cfe8cf' },
+    } as Record<string, Record<string, string>>;
+    for (const name of ['flatten', 'max_pool2d']) {
+      const want = CATEGORY[kind] ? colourOf(CATEGORY[kind][name]) : widget;
+      assert.ok(distance(labels[name].fill, want) <= 2, `${name} box ${hex(labels[name].fill)}, want ${hex(want)}`);
+    }
+    assert.ok(distance(labels.flatten.fill, labels.max_pool2d.fill) > 20 || !CATEGORY[kind], 'categories look alike');
+    if (!CATEGORY[kind]) {
+      const fg = colourOf(t.vars['--vscode-editor-foreground'], widget);
+      assert.ok(
+        distance(labels.flatten.ink, fg) <= 40,
+        `op label ${hex(labels.flatten.ink)}, theme's editor.foreground ${hex(fg)}`,
+      );
+    }
     // fc1 is within the threshold: green.
     const green = colourOf(t.vars['--vscode-charts-green'], editorBg);
     assert.ok(

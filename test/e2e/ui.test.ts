@@ -8,6 +8,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { devUrl, exampleWorkspace, startCodeServer, type CodeServer } from '../support/codeServer';
 import { artifactsDir } from '../support/paths';
+import { readableText } from '../support/webviewPage';
 import { BAD_RANGE_YAML, TYPING_YAML } from './workspaceFiles';
 
 let cs: CodeServer;
@@ -115,6 +116,8 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
     'worker',
     'the layout worker did not run in the VS Code webview',
   );
+  await frame.locator('#layers tr[data-module]').first().waitFor({ timeout: 30_000 });
+  assert.ok(!(await readableText(frame)).includes('[object Object]'), 'the results view reads [object Object]');
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });
 
@@ -211,3 +214,17 @@ test(
     await page.screenshot({ path: path.join(artifactsDir, 'e2e-onnx-editor.png') });
   },
 );
+
+test('no text in any webview reads [object Object] after the runs above', { timeout: 60_000 }, async () => {
+  const views = [];
+  for (const f of page.frames())
+    if (
+      await f
+        .locator('#canvas')
+        .count()
+        .catch(() => 0)
+    )
+      views.push(f);
+  assert.ok(views.length > 0, 'no webview open');
+  for (const f of views) assert.ok(!(await readableText(f)).includes('[object Object]'), `${f.url()}`);
+});

@@ -45,6 +45,47 @@ describe('QAT Studio in the extension host', () => {
       assert.ok(commands.includes(id), id);
   });
 
+  it("the walkthrough's steps have their media, and every command they name or wait for is registered", async () => {
+    const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
+    const walkthroughs = ext.packageJSON.contributes.walkthroughs as Array<{
+      id: string;
+      steps: Array<{ id: string; description: string; media: { markdown: string }; completionEvents: string[] }>;
+    }>;
+    const steps = walkthroughs.find((w) => w.id === 'qatStudio.gettingStarted')?.steps ?? [];
+    assert.deepEqual(
+      steps.map((s) => s.id),
+      ['kernel', 'openConfig', 'compare', 'fix', 'build'],
+    );
+    const commands = new Set(await vscode.commands.getCommands(true));
+    for (const step of steps) {
+      await vscode.workspace.fs.stat(vscode.Uri.joinPath(ext.extensionUri, step.media.markdown));
+      const linked = [...step.description.matchAll(/\(command:([\w.]+)/g)].map((m) => m[1]);
+      const waited = step.completionEvents.filter((e) => e.startsWith('onCommand:')).map((e) => e.slice(10));
+      assert.ok(linked.length > 0 && step.completionEvents.length > 0, `${step.id}: no command or completion event`);
+      for (const id of [...linked, ...waited]) assert.ok(commands.has(id), `${step.id}: ${id} is not registered`);
+    }
+  });
+
+  it('QAT: Open a QAT Config (the walkthrough step) asks which config when there are several and opens it', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    let done = false;
+    const opened = (vscode.commands.executeCommand('qatStudio.openConfig') as Thenable<vscode.Uri | undefined>).then(
+      (uri) => {
+        done = true;
+        return uri;
+      },
+    );
+    // The workspace has several configs: accept the quick pick's first item once it shows.
+    for (let i = 0; i < 100 && !done; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    }
+    const uri = await opened;
+    assert.ok(uri && /\.qat\.ya?ml$/.test(uri.fsPath), `opened ${uri?.fsPath}`);
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), uri.toString());
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
   it('publishes QCFG001 for a quant_max outside quint8, and clears it after the fix', async () => {
     const uri = vscode.Uri.joinPath(ws(), 'bad-range.qat.yaml');
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -194,6 +235,69 @@ describe('QAT Studio in the extension host', () => {
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
   });
 
+  it('the Runs view lists the compare and the build run, kept in out/qat-runs.json; two runs open in Compare Runs', async () => {
+    const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
+    const compared = await vscode.commands.executeCommand<{ layers: Array<{ module: string; cosine: number }> }>(
+      'qatStudio.compareLayers',
+      config,
+    );
+    assert.ok(compared, 'no compare result');
+    type Run = { id: string; kind: string; status: string; config: string; figures: Array<[string, string]> };
+    const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as {
+      runs: { list(): Run[] };
+      layersView: { getChildren(): Array<{ module: string }> };
+      artifactsView: { getChildren(): Promise<Array<{ uri: vscode.Uri; kind: string }>> };
+    };
+    const runs = api.runs.list();
+    const compare = runs.find((r) => r.kind === 'compare' && r.status === 'done' && r.config === config.fsPath);
+    const build = runs.find((r) => r.kind === 'build' && r.status === 'done');
+    assert.ok(compare, `no finished compare run in ${JSON.stringify(runs.map((r) => [r.kind, r.status]))}`);
+    assert.ok(build, 'no finished build run');
+    assert.ok(
+      runs.some((r) => r.kind === 'compare' && r.status === 'failed' && r.config.endsWith('broken.qat.yaml')),
+      'the failing compare task is not recorded as failed',
+    );
+    const figure = (r: Run, k: string) => r.figures.find(([l]) => l === k)?.[1];
+    assert.match(figure(compare, 'INT8') ?? '', /^\d+\.\d\d %$/);
+    assert.equal(figure(build, 'target'), 'x86-64');
+    // On disk, so the history survives a reload.
+    const onDisk = JSON.parse(
+      Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(ws(), 'out', 'qat-runs.json'))).toString(),
+    ) as { runs: Run[] };
+    for (const r of [compare, build])
+      assert.ok(
+        onDisk.runs.some((d) => d.id === r.id && d.status === 'done'),
+        r.kind,
+      );
+    await vscode.commands.executeCommand('qatStudio.runs.focus');
+    // Two runs selected in the view: the comparison shows their figures side by side.
+    const panel = await vscode.commands.executeCommand<vscode.WebviewPanel>('qatStudio.compareRuns', compare, [
+      compare,
+      build,
+    ]);
+    assert.ok(panel, 'Compare Runs opened nothing');
+    assert.equal(panel.title, 'Compare Runs');
+    assert.match(
+      panel.webview.html,
+      /<th scope="col">compare · digits\.qat\.yaml<\/th><th scope="col">build x86-64 · digits\.qat\.yaml<\/th>/,
+    );
+    assert.match(panel.webview.html, /<th scope="row">INT8<\/th><td>\d+\.\d\d %<\/td><td><\/td>/);
+    assert.ok(!panel.webview.html.includes('[object Object]'));
+    panel.dispose();
+    // Layers: the last comparison, worst first.
+    assert.deepEqual(
+      api.layersView.getChildren().map((l) => l.module),
+      [...compared.layers].sort((a, b) => a.cosine - b.cosine).map((l) => l.module),
+    );
+    // Artifacts: the QDQ export, the INT8 program and the TVM library under out/.
+    const kinds = (await api.artifactsView.getChildren()).map((a) => `${a.kind}:${a.uri.path.split('/out/')[1]}`);
+    for (const k of ['onnx:digits.qdq.onnx', 'pt2:digits.int8.pt2']) assert.ok(kinds.includes(k), kinds.join(', '));
+    assert.ok(
+      kinds.some((k) => /^tvm:tvm-x86-64\//.test(k)),
+      kinds.join(', '),
+    );
+  });
+
   it('QAT: Show Model Graph opens the INT8 graph in the graph view, and the config then checks override names', async () => {
     const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
     const result = await vscode.commands.executeCommand<{
@@ -225,5 +329,45 @@ describe('QAT Studio in the extension host', () => {
     const diags = await waitForDiagnostics(config, (d) => d.some((x) => x.code === 'QCFG015'));
     assert.match(diags.find((x) => x.code === 'QCFG015')!.message, /"conv9" is not a module of the model/);
     await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
+
+  it('QAT: Create Kernel Environment makes a venv from a local wheel folder, points the kernel at it, and is undone', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const work = mkdtempSync(path.join(tmpdir(), 'qat-ext-env-'));
+    // A one-module wheel built here: nothing is downloaded.
+    execFileSync('python3', [
+      '-c',
+      `import zipfile, sys
+n = 'qatenvprobe-1.0'
+f = {'qatenvprobe.py': 'ANSWER = 42\\n', n + '.dist-info/METADATA': 'Metadata-Version: 2.1\\nName: qatenvprobe\\nVersion: 1.0\\n',
+  n + '.dist-info/WHEEL': 'Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n'}
+f[n + '.dist-info/RECORD'] = ''.join(k + ',,\\n' for k in list(f) + [n + '.dist-info/RECORD'])
+with zipfile.ZipFile(sys.argv[1] + '/qatenvprobe-1.0-py3-none-any.whl', 'w') as z:
+    [z.writestr(k, v) for k, v in f.items()]`,
+      work,
+    ]);
+    const requirements = path.join(work, 'requirements.txt');
+    writeFileSync(requirements, 'qatenvprobe==1.0\n');
+    const settings = () => vscode.workspace.getConfiguration('qatStudio');
+    const before = settings().inspect<string>('pythonPath')?.workspaceValue;
+    try {
+      const python = await vscode.commands.executeCommand<string>('qatStudio.createKernelEnvironment', {
+        dir: path.join(work, 'env'),
+        requirements,
+        pipArgs: ['--no-index', '--find-links', work],
+      });
+      assert.ok(python, 'no environment made');
+      assert.equal(settings().get('pythonPath'), python);
+      assert.equal(
+        execFileSync(python, ['-c', 'import qatenvprobe; print(qatenvprobe.ANSWER)']).toString().trim(),
+        '42',
+      );
+    } finally {
+      await settings().update('pythonPath', before, vscode.ConfigurationTarget.Workspace);
+      await vscode.commands.executeCommand('qatStudio.stopKernel');
+    }
   });
 });

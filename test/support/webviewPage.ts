@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { after, before } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import type { ToWebview } from '../../protocol/webview';
 import { webviewHtml } from '../../webview/html';
 import { launchChromium } from './browser';
@@ -128,4 +128,17 @@ export function useWebviewHarness(setup?: () => void | Promise<void>): {
       return browser!;
     },
   };
+}
+
+/** Every text a user can read in a page or webview frame: text nodes, titles, labels and placeholders. */
+export async function readableText(page: Page | Frame): Promise<string> {
+  return page.evaluate(() => {
+    const parts = [document.body?.textContent ?? ''];
+    for (const e of document.querySelectorAll('*'))
+      for (const a of ['title', 'aria-label', 'placeholder', 'label']) {
+        const v = e.getAttribute(a);
+        if (v) parts.push(v);
+      }
+    return parts.join('\n');
+  });
 }

@@ -77,7 +77,7 @@ export function barChart(layers: LayerResult[], threshold: number): string {
     .join('');
   const t = x(threshold);
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${layers.length * rowH + 20}" role="img" aria-label="Cosine similarity per layer">${rows}` +
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${layers.length * rowH + 20}" viewBox="0 0 ${w} ${layers.length * rowH + 20}" role="img" aria-label="Cosine similarity per layer">${rows}` +
     `<line x1="${t}" x2="${t}" y1="0" y2="${layers.length * rowH}" stroke="#e51400" stroke-dasharray="4 2"/>` +
     `<text x="${t + 3}" y="${layers.length * rowH + 14}" font-size="10" fill="#e51400">threshold ${threshold}</text></svg>`
   );

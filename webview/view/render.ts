@@ -3,6 +3,7 @@ import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, qdqRole, type Graph, type GraphNode } from '../importers/types';
 import { fitView, type Layout } from './layout';
 import { colourResolver } from './colours';
+import { categoryFill, opCategory } from './opCategory';
 import { readableOn, textColours } from './contrast';
 import { bandOf, layerFor } from './metrics';
 import type { Viewport } from './minimap';
@@ -30,10 +31,12 @@ export interface RenderOptions {
   onView?: (v: Viewport) => void;
 }
 
-/** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops, the rest. */
+/** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops by category, the rest. */
 export function nodeFill(n: GraphNode, layer: LayerResult | undefined, threshold: number): string {
   if (isQdq(n.op)) return 'var(--vscode-charts-purple, #b180d7)';
   if (layer) return bandOf(layer.cosine, threshold).colour;
+  const category = n.kind === 'op' ? opCategory(n.op) : undefined;
+  if (category) return categoryFill(category);
   return n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
 }
 
@@ -194,6 +197,8 @@ export function renderGraph(
       g.setAttribute('data-module', layer.module);
     }
     if (n.precision) g.setAttribute('data-precision', n.precision);
+    const category = n.kind === 'op' && !qdq ? opCategory(n.op) : undefined;
+    if (category) g.setAttribute('data-category', category);
     const context = opts.contextFor?.(n, layer);
     if (context) g.setAttribute('data-vscode-context', JSON.stringify(context));
     const label = el('text', { x: p.width / 2, y: n.module ? 15 : p.height / 2 + 4, 'text-anchor': 'middle' });

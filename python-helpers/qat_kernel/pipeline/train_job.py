@@ -4,7 +4,11 @@ the validation set, every layer's fake-quantizer scale/zero-point so drift can b
 
 After each epoch the QAT model's state_dict is written to <config folder>/out/<name>.qat.pt through a
 temp file and a rename, so the file always holds the last finished epoch: a cancel stops at the next
-step and leaves it. The trained model stays in the kernel's cache, so compare/layers, eval/accuracy,
+step and leaves it. The run's loss, fake-quant accuracy and every layer's scale / zero point (and the
+scale's drift since the first step) also go to TensorBoard event files under
+<config folder>/out/tensorboard/<config name>/<UTC time>/, flushed per epoch.
+
+The trained model stays in the kernel's cache, so compare/layers, eval/accuracy,
 export/onnx and analyze/sensitivity on the same config (same steps/epochs) reuse it.
 
 With train.distributed.nproc_per_node > 1 (or the request's nprocPerNode) the training runs under
@@ -17,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from qat_kernel import atomic
+from qat_kernel import atomic, tbevents
 from qat_kernel.pipeline import distributed, drift, runner, session, trained_model
 from qat_kernel.rpc.context import RequestContext
 
@@ -74,6 +78,7 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
     started = time.monotonic()
     saved: dict = {}
     main = runner.is_main()
+    events = tbevents.EventWriter(tensorboard_dir(cfg)) if main else None
 
     def epoch_end(trained, row: dict) -> None:
         if not main:
@@ -83,6 +88,8 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
 
             row["accuracy"], _ = accuracy(model, trained.val, ctx)
         observers = drift.observer_state(trained.qat)
+        if events is not None:
+            events.add_scalars(row["step"], epoch_scalars(trained, row))
         if checkpoint is not None:
             state = {
                 "epoch": row["epoch"],
@@ -117,7 +124,11 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
             },
         )
 
-    trained, _ = session.get(cfg, ctx, steps=steps, epochs=epochs, retrain=True, on_epoch_end=epoch_end)
+    try:
+        trained, _ = session.get(cfg, ctx, steps=steps, epochs=epochs, retrain=True, on_epoch_end=epoch_end)
+    finally:
+        if events is not None:
+            events.close()
     result = {
         "flow": trained.flow,
         "epochs": trained.epochs,
@@ -130,7 +141,38 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
         },
         "observers": drift.observer_state(trained.qat),
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
+        "tensorboard": str(events.logdir) if events is not None else None,
         "seconds": round(time.monotonic() - started, 2),
     }
     result.update(trained.report_fields())
     return result
+
+
+def tensorboard_dir(cfg) -> Path:
+    """A new run folder under out/tensorboard/<config name>/ (point TensorBoard at out/tensorboard)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = session.out_path(cfg, "tensorboard") / cfg.path.name.split(".")[0]
+    folder, n = base / stamp, 1
+    while folder.exists():
+        n += 1
+        folder = base / f"{stamp}-{n}"
+    return folder
+
+
+def epoch_scalars(trained, row: dict) -> dict[str, float]:
+    """An epoch's figures as TensorBoard tags: loss, accuracy (FP32 as the reference line), and per layer
+    and role the mean scale, its drift relative to the first QAT step, and the (first) zero point."""
+    scalars = {
+        "train/loss": row["loss"],
+        "accuracy/fake_quant": row["accuracy"],
+        "accuracy/fp32": trained.fp32_accuracy,
+    }
+    start = trained.drift[0]["observers"] if trained.drift else []
+    first = {(r["module"], r["role"]): r["scale"][1] for r in start}
+    for r in drift.drift_state(trained.qat):
+        key, mean = (r["module"], r["role"]), r["scale"][1]
+        scalars[f"scale/{r['module']}/{r['role']}"] = mean
+        scalars[f"zero_point/{r['module']}/{r['role']}"] = r["zeroPoint"]
+        if first.get(key):
+            scalars[f"scale_drift/{r['module']}/{r['role']}"] = mean / first[key] - 1
+    return scalars

@@ -1,0 +1,108 @@
+// The key figures of a run, for the Runs view and the run comparison: one home for what each job's result shows.
+import path from 'node:path';
+import type {
+  BuildTvmResult,
+  CompareLayersResult,
+  EvalAccuracyResult,
+  QatTrainResult,
+  SensitivityResult,
+} from '../../protocol/kernel';
+import type { RunKind } from './runStore';
+
+export interface RunSummary {
+  figures: Array<[string, string]>;
+  report?: string;
+  detail?: string;
+}
+
+const pct = (v: number | undefined) => (v === undefined ? '-' : `${(v * 100).toFixed(2)} %`);
+
+export function compareFigures(r: CompareLayersResult): RunSummary {
+  const worst = r.layers.length ? r.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
+  return {
+    figures: [
+      ['FP32', pct(r.accuracy.fp32)],
+      ['INT8', pct(r.accuracy.int8)],
+      ['layers', String(r.layers.length)],
+      ['below threshold', String(r.layers.filter((l) => l.cosine < r.threshold).length)],
+      ...(worst ? ([['worst', `${worst.module} (cos ${worst.cosine.toFixed(4)})`]] as Array<[string, string]>) : []),
+    ],
+    ...(r.onnx.path ? { report: r.onnx.path } : {}),
+  };
+}
+
+export function trainFigures(r: QatTrainResult): RunSummary {
+  return {
+    figures: [
+      ['FP32', pct(r.accuracy.fp32)],
+      ['fake-quant', pct(r.accuracy.fakeQuant)],
+      ['epochs', String(r.epochs)],
+      ['steps', String(r.steps)],
+    ],
+    ...(r.checkpoint ? { report: r.checkpoint } : {}),
+  };
+}
+
+export function sensitivityFigures(r: SensitivityResult): RunSummary {
+  const top = [...r.layers].sort((a, b) => a.rank - b.rank)[0];
+  return {
+    figures: [
+      ['fake-quant', pct(r.accuracy.fakeQuant)],
+      ['budget', `${r.budget} points`],
+      ...(top ? ([['most sensitive', top.module]] as Array<[string, string]>) : []),
+      ['suggested', r.suggestion.overrides.map((o) => `${o.match} ${o.precision}`).join(', ') || 'none'],
+    ],
+  };
+}
+
+export function buildFigures(r: BuildTvmResult): RunSummary {
+  const a = r.anchorsPerPrecision.after;
+  const anchors = Object.values(a).reduce<number>((n, v) => n + (v ?? 0), 0);
+  return {
+    figures: [
+      ['target', r.target],
+      ['conv/matmul int8', `${a.int8}/${anchors}`],
+      ['artifact', `${(r.artifactBytes / 1024).toFixed(1)} KiB`],
+      ['build', `${r.buildSeconds.toFixed(1)} s`],
+    ],
+    report: path.join(r.outDir, 'build-report.md'),
+    detail: r.target,
+  };
+}
+
+export function evaluateFigures(r: EvalAccuracyResult): RunSummary {
+  return {
+    figures: [
+      ['FP32', pct(r.fp32)],
+      ['fake-quant', pct(r.fakeQuant)],
+      ['INT8', pct(r.int8)],
+    ],
+  };
+}
+
+/** The `qat` task jobs recorded as runs, and the kind each is recorded as. */
+export const TRACKED_JOBS: Partial<Record<string, RunKind>> = {
+  train: 'train',
+  compare: 'compare',
+  sensitivity: 'sensitivity',
+  build: 'build',
+  evaluate: 'evaluate',
+};
+
+/** Figures of a `qat` task job's result, by job name. */
+export function jobFigures(job: string, result: unknown): { kind: RunKind; summary: RunSummary } | undefined {
+  switch (job) {
+    case 'train':
+      return { kind: 'train', summary: trainFigures(result as QatTrainResult) };
+    case 'compare':
+      return { kind: 'compare', summary: compareFigures(result as CompareLayersResult) };
+    case 'sensitivity':
+      return { kind: 'sensitivity', summary: sensitivityFigures(result as SensitivityResult) };
+    case 'build':
+      return { kind: 'build', summary: buildFigures(result as BuildTvmResult) };
+    case 'evaluate':
+      return { kind: 'evaluate', summary: evaluateFigures(result as EvalAccuracyResult) };
+    default:
+      return undefined;
+  }
+}

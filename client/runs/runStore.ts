@@ -1,0 +1,132 @@
+// The history of runs the extension started (train, compare, sensitivity, build, ...): kept in the workspace's
+// out/qat-runs.json, written atomically (temp file + rename), so it survives a reload. Free of the vscode module.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export type RunKind = 'train' | 'compare' | 'sensitivity' | 'build' | 'evaluate' | 'convert' | 'export' | 'job';
+export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface RunRecord {
+  id: string;
+  kind: RunKind;
+  /** The config, as given (absolute path). */
+  config: string;
+  /** ISO time the run started. */
+  started: string;
+  seconds?: number;
+  status: RunStatus;
+  /** Key figures, in the order they are shown: label -> value as text. */
+  figures: Array<[string, string]>;
+  /** The file that opens the run's results or report, when it has one. */
+  report?: string;
+  /** What the run was for, e.g. the build target. */
+  detail?: string;
+  error?: string;
+}
+
+export const RUNS_FILE = 'qat-runs.json';
+const MAX_RUNS = 200;
+
+export class RunStore {
+  private runs: RunRecord[] = [];
+  private listeners: Array<() => void> = [];
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(readonly file: string) {}
+
+  static forWorkspace(folder: string): RunStore {
+    return new RunStore(path.join(folder, 'out', RUNS_FILE));
+  }
+
+  /** Reads the file; a missing or unreadable one is an empty history (an unreadable one is kept aside). */
+  async load(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch {
+      this.runs = [];
+      return;
+    }
+    try {
+      const data = JSON.parse(text) as { runs?: RunRecord[] };
+      this.runs = Array.isArray(data.runs) ? data.runs.filter((r) => r && typeof r.id === 'string') : [];
+      // A run that was still going when the window closed did not finish.
+      for (const r of this.runs) if (r.status === 'running') r.status = 'cancelled';
+    } catch {
+      await rename(this.file, `${this.file}.unreadable`).catch(() => undefined);
+      this.runs = [];
+    }
+    this.fire();
+  }
+
+  onDidChange(listener: () => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+
+  /** Newest first. */
+  list(): RunRecord[] {
+    return [...this.runs].sort((a, b) => b.started.localeCompare(a.started));
+  }
+
+  get(id: string): RunRecord | undefined {
+    return this.runs.find((r) => r.id === id);
+  }
+
+  /** Records a run while `work` goes, then its outcome and figures; returns (or throws) what `work` does. */
+  async track<T>(
+    kind: RunKind,
+    config: string,
+    work: () => PromiseLike<T>,
+    describe: (result: T) => { figures: Array<[string, string]>; report?: string; detail?: string },
+    options: { detail?: string; isCancel?: (err: unknown) => boolean; now?: () => Date } = {},
+  ): Promise<T> {
+    const now = options.now ?? (() => new Date());
+    const start = now();
+    const run: RunRecord = {
+      id: `${start.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      kind,
+      config,
+      started: start.toISOString(),
+      status: 'running',
+      figures: [],
+      ...(options.detail ? { detail: options.detail } : {}),
+    };
+    this.runs.push(run);
+    if (this.runs.length > MAX_RUNS) this.runs.splice(0, this.runs.length - MAX_RUNS);
+    await this.save();
+    try {
+      const result = await work();
+      const d = describe(result);
+      Object.assign(run, { status: 'done', figures: d.figures }, d.report ? { report: d.report } : {});
+      if (d.detail) run.detail = d.detail;
+      return result;
+    } catch (err) {
+      run.status = options.isCancel?.(err) ? 'cancelled' : 'failed';
+      run.error = (err as Error)?.message ?? String(err);
+      throw err;
+    } finally {
+      run.seconds = Math.round((now().getTime() - start.getTime()) / 100) / 10;
+      await this.save();
+    }
+  }
+
+  /** Writes the whole history: temp file then rename, one write at a time. */
+  save(): Promise<void> {
+    this.fire();
+    const body = JSON.stringify({ version: 1, runs: this.runs }, null, 1);
+    this.writing = this.writing
+      .catch(() => undefined)
+      .then(async () => {
+        await mkdir(path.dirname(this.file), { recursive: true });
+        const tmp = `${this.file}.${process.pid}.tmp`;
+        await writeFile(tmp, body);
+        await rename(tmp, this.file);
+      });
+    return this.writing;
+  }
+
+  private fire(): void {
+    for (const l of this.listeners) l();
+  }
+}

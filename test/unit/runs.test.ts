@@ -1,0 +1,130 @@
+// The run history (out/qat-runs.json): recorded while a run goes, its outcome and figures after, written
+// atomically, read back after a reload; the run comparison and what counts as an artifact.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { artifactKind } from '../../client/runs/artifacts';
+import { compareRunsHtml } from '../../client/runs/present';
+import { RunStore } from '../../client/runs/runStore';
+
+const folder = () => mkdtempSync(path.join(tmpdir(), 'qat-runs-'));
+
+test('a run is recorded while it goes, then with its status and figures, and survives a reload', async () => {
+  const dir = folder();
+  const store = RunStore.forWorkspace(dir);
+  await store.load();
+  let during: string | undefined;
+  const value = await store.track(
+    'compare',
+    '/w/digits.qat.yaml',
+    async () => {
+      during = store.list()[0]?.status;
+      return 42;
+    },
+    (r) => ({ figures: [['answer', String(r)]], report: '/w/out/digits.qdq.onnx' }),
+  );
+  assert.equal(value, 42);
+  assert.equal(during, 'running');
+  await assert.rejects(
+    store.track(
+      'build',
+      '/w/digits.qat.yaml',
+      async () => {
+        throw new Error('no compiler');
+      },
+      () => ({ figures: [] }),
+      { detail: 'aarch64' },
+    ),
+    /no compiler/,
+  );
+  const file = path.join(dir, 'out', 'qat-runs.json');
+  assert.deepEqual(readdirSync(path.join(dir, 'out')), ['qat-runs.json'], 'a temp file was left behind');
+  const again = RunStore.forWorkspace(dir);
+  await again.load();
+  const runs = again.list();
+  assert.equal(runs.length, 2);
+  const compare = runs.find((r) => r.kind === 'compare')!;
+  assert.equal(compare.status, 'done');
+  assert.deepEqual(compare.figures, [['answer', '42']]);
+  assert.equal(compare.report, '/w/out/digits.qdq.onnx');
+  assert.equal(typeof compare.seconds, 'number');
+  const build = runs.find((r) => r.kind === 'build')!;
+  assert.equal(build.status, 'failed');
+  assert.equal(build.error, 'no compiler');
+  assert.equal(build.detail, 'aarch64');
+  assert.equal((JSON.parse(readFileSync(file, 'utf8')) as { version: number }).version, 1);
+});
+
+test('a run still going when the window closed reads as cancelled; a cancel is told from a failure', async () => {
+  const dir = folder();
+  const store = RunStore.forWorkspace(dir);
+  let release!: () => void;
+  const going = store.track(
+    'train',
+    '/w/a.qat.yaml',
+    () => new Promise<void>((r) => (release = r)),
+    () => ({ figures: [] }),
+  );
+  await new Promise((r) => setTimeout(r, 50));
+  const reloaded = RunStore.forWorkspace(dir);
+  await reloaded.load();
+  assert.equal(reloaded.list()[0].status, 'cancelled');
+  release();
+  await going;
+  await assert.rejects(
+    store.track(
+      'sensitivity',
+      '/w/a.qat.yaml',
+      () => Promise.reject(new Error('Cancelled')),
+      () => ({ figures: [] }),
+      { isCancel: (e) => (e as Error).message === 'Cancelled' },
+    ),
+  );
+  assert.equal(store.list().find((r) => r.kind === 'sensitivity')!.status, 'cancelled');
+});
+
+test('an unreadable history is set aside, not overwritten silently', async () => {
+  const dir = folder();
+  const store = RunStore.forWorkspace(dir);
+  await store.save();
+  writeFileSync(store.file, '{ not json');
+  await store.load();
+  assert.deepEqual(store.list(), []);
+  assert.ok(readdirSync(path.dirname(store.file)).includes('qat-runs.json.unreadable'));
+});
+
+test('the run comparison shows every figure of both runs side by side, escaped, differing rows marked', () => {
+  const base = { config: '/w/digits.qat.yaml', status: 'done' as const, kind: 'compare' as const };
+  const html = compareRunsHtml(
+    [
+      {
+        ...base,
+        id: 'a',
+        started: '2026-12-04T01:00:00.000Z',
+        figures: [
+          ['INT8', '97.50 %'],
+          ['worst', '<fc2>'],
+        ],
+      },
+      { ...base, id: 'b', started: '2026-12-04T01:05:00.000Z', figures: [['INT8', '98.10 %']] },
+    ],
+    'https://csp',
+  );
+  assert.match(html, /<tr class="differs"><th scope="row">INT8<\/th><td>97\.50 %<\/td><td>98\.10 %<\/td><\/tr>/);
+  assert.match(html, /<th scope="row">worst<\/th><td>&#60;fc2&#62;<\/td><td><\/td>/);
+  assert.match(html, /<tr><th scope="row">config<\/th>/);
+  assert.ok(!html.includes('[object Object]'));
+});
+
+test('artifacts: ONNX files, .pt2 programs, TVM libraries and C deploy folders under out/', () => {
+  assert.deepEqual(artifactKind('digits.qdq.onnx'), { kind: 'onnx', folder: false });
+  assert.deepEqual(artifactKind('ort-cpu/model.optimized.onnx'), { kind: 'onnx', folder: false });
+  assert.deepEqual(artifactKind('digits.int8.pt2'), { kind: 'pt2', folder: false });
+  assert.deepEqual(artifactKind('tvm-x86-64/model.so'), { kind: 'tvm', folder: false });
+  assert.deepEqual(artifactKind('deploy-aarch64'), { kind: 'deploy', folder: true });
+  assert.equal(artifactKind('digits.fp32.qatgraph.json'), undefined);
+  assert.equal(artifactKind('qat-runs.json'), undefined);
+  assert.equal(artifactKind('other/model.so'), undefined);
+});
