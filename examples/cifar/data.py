@@ -19,7 +19,7 @@ def tensors():
     return x_tr[order], y_tr[order], x_va, y_va
 
 
-def loaders(batch_size: int = 64):
+def loaders(batch_size: int = 32):
     x_tr, y_tr, x_va, y_va = tensors()
     train = [(x_tr[i : i + batch_size], y_tr[i : i + batch_size]) for i in range(0, len(x_tr), batch_size)]
     val = [(x_va[i : i + batch_size], y_va[i : i + batch_size]) for i in range(0, len(x_va), batch_size)]

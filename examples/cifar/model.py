@@ -113,7 +113,7 @@ class MobileNetV2(nn.Module):
 
 
 BUILDERS = {"resnet18": lambda: ResNet18(width=16), "mobilenetv2": lambda: MobileNetV2()}
-FP32_EPOCHS = {"resnet18": 4, "mobilenetv2": 8}
+FP32_EPOCHS = {"resnet18": 4, "mobilenetv2": 6}
 
 
 def checkpoint(name: str) -> Path:
