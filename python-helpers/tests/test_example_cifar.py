@@ -2,7 +2,7 @@
 weights loses its accuracy in the depthwise convs; compare/layers and analyze/sensitivity point at them; the
 per-channel override for those layers gets the accuracy back. Short schedule: FP32 pre-training of a few
 epochs (cached in the copy's out/, as the example does) and a few QAT steps: the example's own schedule.
-About 14 minutes on a 2-core machine under heavy load (most of it analyze/sensitivity over 52 layers)."""
+7 to 14 minutes measured on a 2-core machine under heavy load (analyze/sensitivity over 52 layers is most of it)."""
 
 from __future__ import annotations
 
