@@ -12,7 +12,7 @@ import { openWebview, postToWebview, readableText, useWebviewHarness } from '../
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
 const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
-const onnxBase64 = readFileSync(path.join(fixtures, 'digits.qdq.onnx')).toString('base64');
+const onnx = readFileSync(path.join(fixtures, 'digits.qdq.onnx'));
 
 const harness = useWebviewHarness();
 
@@ -26,7 +26,7 @@ async function openNarrow() {
   await postToWebview(opened.page, {
     type: 'showGraph',
     title: 'digits.qdq.onnx',
-    onnxBase64,
+    onnx,
     layers: manyLayers,
     threshold: result.threshold,
   });
