@@ -168,4 +168,6 @@ def test_sigkill_during_training_leaves_a_loadable_checkpoint(tmp_path):
             client.close()
         saved = torch.load(checkpoint, weights_only=True)
         assert saved["epoch"] >= 1 and saved["state_dict"], trial
-        assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["digits.qat.pt"], trial
+        # No temporary file is left beside the checkpoint; the run's TensorBoard folder is its log, written as it goes.
+        left = sorted(p.name for p in checkpoint.parent.iterdir() if p.name != "tensorboard")
+        assert left == ["digits.qat.pt"], trial
