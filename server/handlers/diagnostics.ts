@@ -1,11 +1,9 @@
 // Publishes diagnostics when a document opens or changes (debounced per document) and clears them on close.
-// A run yields while it parses and is dropped when a newer edit arrives; huge documents are analysed up to a
+// A run yields while it analyses and is dropped when a newer edit arrives; huge documents are analysed up to a
 // budget (util/budget.ts).
 import type { Connection, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { diagnosticsFor, forgetDocument } from '../services/diagnostics';
-import { analyzePythonSliced } from '../services/pythonDiagnostics';
-import { pythonBudget } from '../util/budget';
+import { diagnosticsFor, forgetDocument, prepareFindings } from '../services/diagnostics';
 import type { Settings } from '../services/settings';
 
 // Short: typing bursts still coalesce (keys come ~100 ms apart), and the 50 ms republish goal leaves room for the rules.
@@ -62,10 +60,9 @@ export class DiagnosticsHandler {
     const stale = () => this.runs.get(doc.uri) !== run || this.documents.get(doc.uri) !== doc;
     let diagnostics;
     try {
-      // Python analysis is the long part: it runs in slices so hover and completion are answered meanwhile, and
-      // leaves its results cached for diagnosticsFor below.
-      if (doc.languageId === 'python' && !(await analyzePythonSliced(pythonBudget(doc.getText()).text, doc.uri, stale)))
-        return;
+      // The analysis runs in slices so hover and completion are answered meanwhile, and leaves its results
+      // cached for diagnosticsFor below.
+      if (!(await prepareFindings(doc, stale))) return;
       if (stale()) return;
       diagnostics = diagnosticsFor(doc, this.settings());
     } catch (err) {

@@ -1,21 +1,109 @@
-// Diagnostics for a QAT config YAML: syntax errors, JSON Schema errors and the semantic rules.
-import { isMap, isScalar, isSeq, parseDocument, type Document, type Node } from 'yaml';
+// Diagnostics for a QAT config YAML: syntax errors, JSON Schema errors and the semantic rules. The analysis is
+// a step generator (util/slices.ts): the server runs it in slices so a huge config never blocks other
+// requests, tests and code actions run it at once. A huge config is analysed up to a budget (util/budget.ts).
+import {
+  Composer,
+  Lexer,
+  Parser,
+  YAMLParseError,
+  isMap,
+  isScalar,
+  isSeq,
+  type CST,
+  type Document,
+  type Node,
+} from 'yaml';
+
 import { makeContext, replaceFix } from '../rules/yaml/context';
 import { yamlRules } from '../rules/yaml';
 import { missingKey } from '../rules/yaml/missingKey';
 import { unknownKey } from '../rules/yaml/unknownKey';
 import type { Finding } from '../rules/types';
 import type { ModelKnowledge } from './modelIndex';
-import { MAX_OVERRIDES, sizeFinding } from '../util/budget';
+import { CONFIG_CHARS, configBudget, MAX_OVERRIDES, sizeFinding } from '../util/budget';
 import { closest } from '../util/levenshtein';
+import { runAll } from '../util/slices';
 import { validateConfigSchema, type SchemaError } from './schema';
 
 export function parseConfig(text: string): Document.Parsed {
-  return parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  return runAll(parseSteps(text));
+}
+
+/** yaml's parseDocument, a step per few hundred lexemes (lexing and the CST are most of the time). */
+function* parseSteps(text: string): Generator<void, Document.Parsed> {
+  const parser = new Parser();
+  const tokens: CST.Token[] = [];
+  let n = 0;
+  for (const lexeme of new Lexer().lex(text)) {
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    if (++n % 256 === 0) yield;
+  }
+  for (const token of parser.end()) tokens.push(token);
+  yield;
+  let doc: Document.Parsed | undefined;
+  for (const next of new Composer({ prettyErrors: false, uniqueKeys: true }).compose(tokens, true, text.length)) {
+    if (!doc) doc = next as Document.Parsed;
+    else {
+      doc.errors.push(
+        new YAMLParseError(
+          [next.range[0], next.range[1]],
+          'MULTIPLE_DOCS',
+          'Source contains multiple documents; please use YAML.parseAllDocuments()',
+        ),
+      );
+      break;
+    }
+  }
+  return doc!;
+}
+
+// The last parse of each open config, for hover, symbols and semantic tokens (the analysis leaves it here).
+const MAX_PARSED = 32;
+const parsed = new Map<string, { text: string; doc: Document.Parsed }>();
+
+function remember(uri: string, text: string, doc: Document.Parsed): void {
+  parsed.delete(uri);
+  parsed.set(uri, { text, doc });
+  if (parsed.size > MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+}
+
+/** The parsed analysed part of an open config (its budget), reusing the last parse of the same text. */
+export function parsedConfig(uri: string, text: string): Document.Parsed {
+  const part = configBudget(text).text;
+  const last = parsed.get(uri);
+  if (last?.text === part) return last.doc;
+  const doc = parseConfig(part);
+  remember(uri, part, doc);
+  return doc;
+}
+
+export function forgetConfig(uri: string): void {
+  parsed.delete(uri);
 }
 
 export function configFindings(text: string, model?: ModelKnowledge): Finding[] {
-  const doc = parseConfig(text);
+  return runAll(configSteps(text, model));
+}
+
+/** configFindings as steps; with `uri`, the parse is kept for parsedConfig. */
+export function* configSteps(text: string, model?: ModelKnowledge, uri?: string): Generator<void, Finding[]> {
+  const budget = configBudget(text);
+  const findings = yield* budgetedSteps(budget.text, model, uri);
+  if (budget.stoppedAt !== undefined)
+    findings.push(
+      sizeFinding(
+        text,
+        budget.stoppedAt,
+        `${Math.round(text.length / 1024)} KB; the first ${CONFIG_CHARS / 1000} KB is checked`,
+      ),
+    );
+  return findings;
+}
+
+function* budgetedSteps(text: string, model?: ModelKnowledge, uri?: string): Generator<void, Finding[]> {
+  if (!text) return [];
+  const doc = yield* parseSteps(text);
+  if (uri) remember(uri, text, doc);
   const findings: Finding[] = doc.errors.map((e) => ({
     code: 'YAML',
     severity: 'error' as const,
@@ -24,6 +112,7 @@ export function configFindings(text: string, model?: ModelKnowledge): Finding[] 
     message: e.message.split('\n')[0],
   }));
   if (doc.errors.length > 0) return findings;
+  yield;
   let data: unknown;
   try {
     data = doc.toJS();
@@ -33,14 +122,20 @@ export function configFindings(text: string, model?: ModelKnowledge): Finding[] 
       { code: 'YAML', severity: 'error', start: 0, end: Math.min(text.length, 1), message: (err as Error).message },
     ];
   }
+  yield;
   if (!validateConfigSchema(data)) {
     for (const err of validateConfigSchema.errors ?? []) {
       const f = schemaFinding(doc, text, err);
       if (f) findings.push(f);
+      yield;
     }
   }
   const ctx = makeContext(text, doc, model);
-  for (const rule of yamlRules) findings.push(...rule(ctx));
+  for (const rule of yamlRules) {
+    yield;
+    const found = rule(ctx);
+    findings.push(...(Array.isArray(found) ? found : yield* found));
+  }
   const overrides = (data as { overrides?: unknown } | null)?.overrides;
   if (Array.isArray(overrides) && overrides.length > MAX_OVERRIDES) {
     const root = doc.contents;

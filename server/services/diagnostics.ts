@@ -2,12 +2,13 @@
 // per-code severities from the settings.
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { configFindings, isQatConfig } from './configDiagnostics';
+import { configFindings, configSteps, forgetConfig, isQatConfig } from './configDiagnostics';
 import { modelIndex } from './modelIndex';
-import { forgetPython, pythonFindings } from './pythonDiagnostics';
+import { analyzePythonSliced, forgetPython, pythonFindings } from './pythonDiagnostics';
 import { defaultSettings, type Settings } from './settings';
 import type { Finding, Severity } from '../rules/types';
 import { PYTHON_CHARS, pythonBudget, sizeFinding } from '../util/budget';
+import { runSliced } from '../util/slices';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -19,13 +20,25 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 // The last findings per document: code actions ask right after diagnostics were computed.
 const lastFindings = new Map<string, { text: string; languageId: string; model?: string; findings: Finding[] }>();
 
-export function findingsFor(doc: TextDocument): Finding[] {
+function keyOf(doc: TextDocument) {
   const text = doc.getText();
   const isConfig = doc.languageId === 'yaml' && isQatConfig(doc.uri, text);
   const model = isConfig ? modelIndex.forConfig(doc.uri) : undefined;
   const cached = lastFindings.get(doc.uri);
-  if (cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp)
-    return cached.findings;
+  const fresh = cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp;
+  return { text, isConfig, model, cached: fresh ? cached.findings : undefined };
+}
+
+function remember(doc: TextDocument, text: string, model: string | undefined, findings: Finding[]): Finding[] {
+  lastFindings.delete(doc.uri);
+  lastFindings.set(doc.uri, { text, languageId: doc.languageId, model, findings });
+  if (lastFindings.size > 32) lastFindings.delete(lastFindings.keys().next().value!);
+  return findings;
+}
+
+export function findingsFor(doc: TextDocument): Finding[] {
+  const { text, isConfig, model, cached } = keyOf(doc);
+  if (cached) return cached;
   let findings: Finding[] = [];
   if (doc.languageId === 'python') {
     const budget = pythonBudget(text);
@@ -40,16 +53,31 @@ export function findingsFor(doc: TextDocument): Finding[] {
         ),
       ];
   } else if (isConfig) findings = configFindings(text, model);
-  lastFindings.delete(doc.uri);
-  lastFindings.set(doc.uri, { text, languageId: doc.languageId, model: model?.stamp, findings });
-  if (lastFindings.size > 32) lastFindings.delete(lastFindings.keys().next().value!);
-  return findings;
+  return remember(doc, text, model?.stamp, findings);
+}
+
+/**
+ * Does the long part of findingsFor in slices that yield to the event loop (so other requests are answered
+ * meanwhile) and leaves its results cached, so findingsFor right after is quick; false as soon as `stale()`
+ * says a newer version exists (nothing is cached then).
+ */
+export async function prepareFindings(doc: TextDocument, stale: () => boolean): Promise<boolean> {
+  const { text, isConfig, model, cached } = keyOf(doc);
+  if (cached) return true;
+  if (doc.languageId === 'python')
+    return (await analyzePythonSliced(pythonBudget(text).text, doc.uri, stale)) !== undefined;
+  if (!isConfig) return true;
+  const findings = await runSliced(configSteps(text, model, doc.uri), stale);
+  if (!findings) return false;
+  remember(doc, text, model?.stamp, findings);
+  return true;
 }
 
 /** Drops what is kept for a closed document. */
 export function forgetDocument(uri: string): void {
   lastFindings.delete(uri);
   forgetPython(uri);
+  forgetConfig(uri);
 }
 
 function suppressed(doc: TextDocument, f: Finding): boolean {

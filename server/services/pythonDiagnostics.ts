@@ -6,6 +6,7 @@ import { parser } from '@lezer/python';
 import { analysisSteps, analyzePython, type Analysis } from '../analysis/document';
 import { pythonDocumentRules, pythonRules } from '../rules/python';
 import type { Finding } from '../rules/types';
+import { nextTurn, runSliced } from '../util/slices';
 
 const MAX_TREES = 32;
 const trees = new Map<string, { text: string; tree: Tree }>();
@@ -115,8 +116,6 @@ export function pythonFindings(text: string, key?: string): Finding[] {
   return analyzePythonText(text, key).findings;
 }
 
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * analyzePythonText in slices of about `sliceMs` (parse, then unit by unit), yielding to the event loop between
  * them; undefined as soon as `stale()` says a newer version exists. Its unit results stay cached, so the next
@@ -130,13 +129,5 @@ export async function analyzePythonSliced(
 ): Promise<Analysis | undefined> {
   const tree = await parsePythonSliced(text, key, stale, sliceMs);
   if (!tree) return undefined;
-  const steps = analysisSteps(text, tree, pythonRules, pythonDocumentRules, lineIndex(text));
-  for (;;) {
-    const until = performance.now() + sliceMs;
-    let step = steps.next();
-    while (!step.done && performance.now() < until) step = steps.next();
-    if (step.done) return step.value;
-    await nextTurn();
-    if (stale()) return undefined;
-  }
+  return runSliced(analysisSteps(text, tree, pythonRules, pythonDocumentRules, lineIndex(text)), stale, sliceMs);
 }

@@ -5,7 +5,7 @@ import { assignsSelf } from '../analysis/selfAttributes';
 import { SemanticTokensBuilder, type SemanticTokens, type SemanticTokensLegend } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { overrideMatches, makeContext } from '../rules/yaml/context';
-import { parseConfig } from './configDiagnostics';
+import { parsedConfig } from './configDiagnostics';
 import type { ModelKnowledge } from './modelIndex';
 import { parsePython } from './pythonDiagnostics';
 import { pythonBudget } from '../util/budget';
@@ -38,7 +38,7 @@ function encode(doc: TextDocument, tokens: Token[]): SemanticTokens {
 export function configTokens(doc: TextDocument, model: ModelKnowledge | undefined): SemanticTokens {
   if (!model) return { data: [] };
   const text = doc.getText();
-  const parsed = parseConfig(text);
+  const parsed = parsedConfig(doc.uri, text);
   if (parsed.errors.length > 0) return { data: [] };
   const known = new Set(model.modules.map((m) => m.path));
   const tokens: Token[] = [];

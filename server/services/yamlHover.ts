@@ -14,7 +14,7 @@ import {
 } from '../knowledge/quant';
 import { scalarValue, stringValue } from '../rules/yaml/context';
 import { compilePython } from '../util/pyRegex';
-import { parseConfig } from './configDiagnostics';
+import { parsedConfig } from './configDiagnostics';
 import type { ModelKnowledge } from './modelIndex';
 import { schemaAt } from './schema';
 
@@ -54,7 +54,7 @@ function find(
 }
 
 export function yamlHover(doc: TextDocument, position: Position, model?: ModelKnowledge): Hover | null {
-  const parsed = parseConfig(doc.getText());
+  const parsed = parsedConfig(doc.uri, doc.getText());
   const hit = find(parsed.contents, doc.offsetAt(position), [], []);
   if (!hit) return null;
   const key = String(hit.path[hit.path.length - 1]);

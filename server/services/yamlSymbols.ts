@@ -2,7 +2,7 @@
 import { isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
 import { SymbolKind, type DocumentSymbol } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { parseConfig } from './configDiagnostics';
+import { parsedConfig } from './configDiagnostics';
 
 export function yamlSymbols(doc: TextDocument): DocumentSymbol[] {
   const range = (from: number, to: number) => ({
@@ -45,5 +45,5 @@ export function yamlSymbols(doc: TextDocument): DocumentSymbol[] {
     children: isMap(value) || isSeq(value) ? children(value) : undefined,
   });
 
-  return children(parseConfig(doc.getText()).contents);
+  return children(parsedConfig(doc.uri, doc.getText()).contents);
 }

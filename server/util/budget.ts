@@ -1,10 +1,12 @@
 // How much of a huge document the server analyses. A Python file is analysed up to the last line that fits in
-// PYTHON_CHARS (diagnostics, hover and semantic tokens alike); a config's override rules (pairwise shadowing)
-// look at its first MAX_OVERRIDES overrides. Past the budget the user gets one information diagnostic saying
+// PYTHON_CHARS, a config up to the last list item or top-level key that starts within CONFIG_CHARS
+// (diagnostics, hover and semantic tokens alike); a config's override rules (pairwise shadowing) look at its
+// first MAX_OVERRIDES overrides. Past the budget the user gets one information diagnostic saying
 // where analysis stopped and why, instead of a server that stops answering.
 import type { Finding } from '../rules/types';
 
 export const PYTHON_CHARS = 200_000;
+export const CONFIG_CHARS = 512_000;
 export const MAX_OVERRIDES = 1000;
 export const SIZE_CODE = 'SIZE';
 
@@ -25,6 +27,32 @@ const lineOf = (text: string, offset: number) => {
 export function pythonBudget(text: string, limit = PYTHON_CHARS): Budgeted {
   if (text.length <= limit) return { text };
   const cut = text.lastIndexOf('\n', limit - 1);
+  const prefix = cut < 0 ? '' : text.slice(0, cut + 1);
+  return { text: prefix, stoppedAt: lineOf(prefix, prefix.length) - 1 };
+}
+
+// A line that starts a block node: a list item (any indent) or a top-level key. Cut before one, the part kept
+// is whole YAML nodes (a multi-line flow collection or quoted string across the cut is the exception).
+const NODE_START = /(?: *- | *-$|[^\s#\-\]},])/my;
+const NODE_SEARCH = 64_000;
+
+/** The part of a config text that is analysed: up to the last node start within CONFIG_CHARS. */
+export function configBudget(text: string, limit = CONFIG_CHARS): Budgeted {
+  if (text.length <= limit) return { text };
+  let cut = -1;
+  for (
+    let nl = text.lastIndexOf('\n', limit - 1);
+    nl >= 0 && nl > limit - NODE_SEARCH;
+    nl = text.lastIndexOf('\n', nl - 1)
+  ) {
+    NODE_START.lastIndex = nl + 1;
+    if (NODE_START.test(text)) {
+      cut = nl;
+      break;
+    }
+  }
+  // No node starts near the limit (one huge line or scalar): whole lines, whatever they hold.
+  if (cut < 0) cut = text.lastIndexOf('\n', limit - 1);
   const prefix = cut < 0 ? '' : text.slice(0, cut + 1);
   return { text: prefix, stoppedAt: lineOf(prefix, prefix.length) - 1 };
 }

@@ -1,6 +1,6 @@
 // Huge documents over LSP against the real server: analysis is budgeted and sliced, so hover is answered while
-// a 5 MB Python file is analysed, and both it and a 5,000-override config get diagnostics that say where
-// analysis stopped.
+// a 5 MB Python file or a 5 MB config is analysed, and each of them and a 5,000-override config get diagnostics
+// that say where analysis stopped.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,21 @@ function bigPython(size: number): string {
   return parts.join('');
 }
 
+/** A block-style config of about `size` characters; every 500th override names a misspelt observer. */
+function bigConfig(size: number): string {
+  const parts = [small, 'overrides:\n'];
+  let n = 0;
+  for (let i = 0; n < size; i++) {
+    const observer = i % 500 === 7 ? 'MovingAverageMinMaxObservr' : 'MovingAverageMinMaxObserver';
+    const part =
+      `  - match: "layer${i}\\\\.conv[0-9]+"\n    precision: int8\n` +
+      `    activation:\n      observer: ${observer}\n      dtype: quint8\n`;
+    parts.push(part);
+    n += part.length;
+  }
+  return parts.join('');
+}
+
 before(async () => {
   client = await LspClient.start(
     'qat-studio',
@@ -46,16 +61,23 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Sends hovers one after another until `done` settles; how many were answered before it. */
+const hoverSmall = () =>
+  client.request('textDocument/hover', {
+    textDocument: { uri: uri('small.qat.yaml') },
+    position: { line: 0, character: 2 },
+  });
+
+/**
+ * Sends hovers one after another until `done` settles; how many were answered before it. Called after a hover
+ * answered once the open was read (requests are handled in order) and a pause past the debounce, every hover
+ * it counts was answered while the server was analysing.
+ */
 async function hoversUntil(done: Promise<Published>): Promise<number> {
   let finished = false;
   void done.then(() => (finished = true));
   let answered = 0;
   while (!finished) {
-    await client.request('textDocument/hover', {
-      textDocument: { uri: uri('small.qat.yaml') },
-      position: { line: 0, character: 2 },
-    });
+    await hoverSmall();
     if (!finished) answered++;
   }
   return answered;
@@ -87,7 +109,7 @@ test('a 5 MB Python file: hovers are answered while it is analysed, then partial
   );
 });
 
-test('a config with 5,000 overrides gets diagnostics, the override checks stopping at override 1000', async () => {
+test('a config with 5,000 overrides: hovers are answered meanwhile, the override checks stop at override 1000', async () => {
   const items = Array.from(
     { length: 5000 },
     (_, i) => `  - {match: "layer${i}\\\\.conv[0-9]+|fc${i}", precision: fp16}`,
@@ -97,7 +119,11 @@ test('a config with 5,000 overrides gets diagnostics, the override checks stoppi
   await client.notify('textDocument/didOpen', {
     textDocument: { uri: uri('many.qat.yaml'), languageId: 'yaml', version: 1, text },
   });
+  await hoverSmall();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const answered = await hoversUntil(published);
   const { diagnostics } = await published;
+  assert.ok(answered >= 2, `only ${answered} hover(s) answered while the config was analysed`);
   const size = diagnostics.filter((d) => d.code === 'SIZE');
   assert.equal(size.length, 1);
   assert.match(size[0].message, /line 1004 .*5000 overrides; the override checks take the first 1000/);
@@ -106,6 +132,74 @@ test('a config with 5,000 overrides gets diagnostics, the override checks stoppi
     position: { line: 3, character: 2 },
   });
   assert.ok(hover.result, 'hover on the big config');
+});
+
+test('a 5 MB config: hovers are answered while it is analysed, then partial results with the stop line', async () => {
+  const text = bigConfig(5_000_000);
+  const big = uri('big.qat.yaml');
+  const published = client.waitFor(big, () => true, 'big config');
+  await client.notify('textDocument/didOpen', {
+    textDocument: { uri: big, languageId: 'yaml', version: 1, text },
+  });
+  await hoverSmall();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const answered = await hoversUntil(published);
+  const { diagnostics } = await published;
+  assert.ok(answered >= 2, `only ${answered} hover(s) answered while the config was analysed`);
+  // One for the document, one for the override checks (they stop at override 1000).
+  const size = diagnostics.filter((d) => d.code === 'SIZE' && / KB is checked/.test(d.message));
+  assert.equal(size.length, 1);
+  assert.equal(diagnostics.filter((d) => d.code === 'SIZE').length, 2);
+  assert.match(
+    size[0].message,
+    /^Analysis stopped at line \d+ because of the document's size \(\d+ KB; the first 512 KB is checked\)/,
+  );
+  const line = Number(/line (\d+)/.exec(size[0].message)![1]);
+  assert.equal(size[0].range.start.line, line - 1);
+  const typos = diagnostics.filter((d) => d.code === 'QCFG009');
+  assert.ok(typos.length > 0, 'findings before the stop line are published');
+  assert.ok(
+    diagnostics.every((d) => d.range.start.line < line),
+    'nothing past the stop line',
+  );
+  assert.ok(!diagnostics.some((d) => d.code === 'YAML'), 'the analysed part is whole YAML nodes');
+  const hover = (l: number) =>
+    client.request<{ contents: unknown } | null>('textDocument/hover', {
+      textDocument: { uri: big },
+      position: { line: l, character: 8 },
+    });
+  assert.ok((await hover(5)).result, 'hover before the stop line');
+  assert.equal((await hover(line + 10)).result, null, 'no hover past it');
+  const completion = await client.request<{ items: unknown[] }>('textDocument/completion', {
+    textDocument: { uri: big },
+    position: { line: 7, character: 6 },
+  });
+  assert.ok(completion.result.items.length > 0, 'completion in the big config');
+});
+
+test('an edit while a big config is analysed drops the stale analysis: only the newest version is published', async () => {
+  const text = bigConfig(400_000);
+  const target = uri('edited.qat.yaml');
+  const seen: Array<number | undefined> = [];
+  const last = client.waitFor(
+    target,
+    (p) => {
+      seen.push(p.version);
+      return p.version === 3;
+    },
+    'version 3',
+  );
+  await client.notify('textDocument/didOpen', {
+    textDocument: { uri: target, languageId: 'yaml', version: 1, text },
+  });
+  for (const version of [2, 3])
+    await client.notify('textDocument/didChange', {
+      textDocument: { uri: target, version },
+      contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '#\n' }],
+    });
+  const { diagnostics } = await last;
+  assert.deepEqual(seen, [3]);
+  assert.ok(diagnostics.some((d) => d.code === 'QCFG009'));
 });
 
 test('an edit while a big file is analysed drops the stale analysis: only the newest version is published', async () => {

@@ -14,8 +14,14 @@ import { reduceRange } from './reduceRange';
 import { symmetricUnsigned } from './symmetricUnsigned';
 import type { Finding } from '../types';
 
-/** One rule per file; each gets the parsed document and returns findings. QCFG002/003 come from the schema. */
-export const yamlRules: Array<(ctx: YamlRuleContext) => Finding[]> = [
+/**
+ * One rule per file; each gets the parsed document and returns findings, or, when its work grows with the
+ * number of overrides, is a step generator returning them (it yields between overrides, so the server can
+ * answer other requests meanwhile). QCFG002/003 come from the schema.
+ */
+export type YamlRule = (ctx: YamlRuleContext) => Finding[] | Generator<void, Finding[]>;
+
+export const yamlRules: YamlRule[] = [
   quantRange,
   qschemeObserver,
   chAxis,

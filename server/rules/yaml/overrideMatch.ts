@@ -5,9 +5,10 @@ import type { Finding } from '../types';
 import { compilePython } from '../../util/pyRegex';
 import { overrideMatches, type YamlRuleContext } from './context';
 
-export function overrideMatch(ctx: YamlRuleContext): Finding[] {
+export function* overrideMatch(ctx: YamlRuleContext): Generator<void, Finding[]> {
   const findings: Finding[] = [];
   for (const { pattern, at } of overrideMatches(ctx)) {
+    yield;
     const compiled = compilePython(pattern);
     if (compiled.ok === true) continue;
     findings.push(

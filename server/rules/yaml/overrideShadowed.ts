@@ -37,10 +37,15 @@ function covers(earlier: Shape, later: Shape): boolean {
   return later.prefix !== undefined && earlier.prefix !== undefined && later.prefix.startsWith(earlier.prefix);
 }
 
-export function overrideShadowed(ctx: YamlRuleContext): Finding[] {
-  const shapes = overrideMatches(ctx).map(shapeOf);
+export function* overrideShadowed(ctx: YamlRuleContext): Generator<void, Finding[]> {
+  const shapes: Shape[] = [];
+  for (const m of overrideMatches(ctx)) {
+    yield;
+    shapes.push(shapeOf(m));
+  }
   const findings: Finding[] = [];
   for (const [i, later] of shapes.entries()) {
+    yield;
     const earlier = shapes.slice(0, i).find((e) => covers(e, later))?.m;
     if (!earlier) continue;
     findings.push({
