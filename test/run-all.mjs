@@ -27,9 +27,10 @@ const suites = {
     args: ['-m', 'pytest', '-q', 'test/rule-claims'],
     parse: parsePytest,
   },
+  // The kernel's user-code and kill cases (tests/test_kernel_reliability.py) run in the reliability suite.
   python: {
     cmd: python,
-    args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'],
+    args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--ignore=tests/test_kernel_reliability.py'],
     cwd: path.join(root, 'python-helpers'),
     parse: parsePytest,
   },

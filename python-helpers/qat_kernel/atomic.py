@@ -1,6 +1,7 @@
 """Nothing the kernel writes is left half-written: a file is written beside its destination and renamed
 over it, a folder is built beside its destination and swapped in. A cancel, an error or a kill in between
-leaves the old file or folder (or none), never a part of the new one."""
+leaves the old file or folder (or none), never a part of the new one. What a killed process was writing (a
+hidden sibling named with its pid) is removed by the next write of the same destination."""
 
 from __future__ import annotations
 
@@ -18,12 +19,42 @@ def sibling(path: Path, suffix: str) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.{suffix}")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep(path: Path, suffix: str) -> None:
+    """Removes the siblings of `path` (see `sibling`) that a process no longer running left behind."""
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except FileNotFoundError:
+        return
+    for name in names:
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not (name.startswith(prefix) and name.endswith(f".{suffix}") and pid.isdigit()) or _alive(int(pid)):
+            continue
+        stale = path.parent / name
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+
+
 @contextlib.contextmanager
 def replacing(path) -> Iterator[Path]:
     """A temporary path beside `path` to write to; renamed over `path` when the block ends without error,
     removed otherwise. The parent folder is created."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    sweep(path, "tmp")
     tmp = sibling(path, "tmp")
     try:
         yield tmp
@@ -61,6 +92,7 @@ def staging(folder) -> Iterator[Path]:
     when the block ends without error, and is removed otherwise."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
+    sweep(folder, "staging")
     stage = sibling(folder, "staging")
     stage.mkdir()
     try:
