@@ -179,14 +179,14 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
     out.push(
       '## Latency on this machine',
       '',
-      '| artifact | batch 1 median | vs PyTorch FP32 | batch 16 median | vs PyTorch FP32 | |',
-      '|---|---|---|---|---|---|',
+      '| artifact | batch 1 median | p10–p90 | vs PyTorch FP32 | batch 16 median | p10–p90 | vs PyTorch FP32 | |',
+      '|---|---|---|---|---|---|---|---|',
       ...latency.map(
         (l) =>
-          `| ${l.label} | ${ms(l.latency.b1?.medianMs)}${noisy(l, 'b1')} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)}${noisy(l, 'b16')} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
+          `| ${l.label} | ${ms(l.latency.b1?.medianMs)}${noisy(l, 'b1')} | ${spread(l, 'b1')} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)}${noisy(l, 'b16')} | ${spread(l, 'b16')} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
       ),
       '',
-      ...(r.bench?.notes ?? []).map((n) => `Note: ${n}`),
+      ...timingLines(r, ort, latency),
       '',
     );
     const best = fastestCorrect(latency, parity);
@@ -254,7 +254,30 @@ const sig = (v?: number) => (v === undefined ? '' : v.toPrecision(3));
 const num = (v?: number) => (v === undefined ? '' : v < 10 ? v.toFixed(2) : v.toFixed(0));
 const pc = (v?: number) => (v === undefined ? '' : `${(v * 100).toFixed(1)} %`);
 const noisy = (l: LatencyRow, k: 'b1' | 'b16') => (l.latency[k]?.noisy ? ' (noisy)' : '');
+const spread = (l: LatencyRow, k: 'b1' | 'b16') => {
+  const s = l.latency[k];
+  return s ? `${s.p10Ms.toFixed(3)}–${s.p90Ms.toFixed(3)}` : '';
+};
 const bar = (v: number, top: number) => '█'.repeat(Math.max(1, Math.round((v / (top || 1)) * 20)));
+
+/** How the table was timed (rounds, threads), where its rows come from, and what its figures do not say. */
+function timingLines(r: BuildTvmResult, ort: BuildOrtResult | undefined, latency: LatencyRow[]): string[] {
+  const lines: string[] = [];
+  const b = r.bench ?? ort?.bench;
+  if (b?.threads) {
+    const t = b.threads;
+    lines.push(
+      `Timed in ${b.rounds ?? 1} interleaved rounds (every row, then again), ${b.runs} calls a figure after ${b.warmup} warm-up calls; threads: PyTorch ${t.torch ?? '?'}, ONNX Runtime ${t.onnxruntime ?? '?'}, TVM ${t.tvm ?? 'default'} of ${t.cpus} CPUs.`,
+    );
+  }
+  const fromOrt = latency.filter((l) => r.bench && !r.bench.rows.some((t) => t.name === l.name));
+  if (fromOrt.length)
+    lines.push(
+      `${fromOrt.map((l) => l.label).join(', ')}: from build/ort's table, timed in its own rounds against its own PyTorch FP32 run.`,
+    );
+  const notes = new Set([...(r.bench?.notes ?? []), ...(fromOrt.length || !r.bench ? (ort?.bench?.notes ?? []) : [])]);
+  return [...lines, ...[...notes].map((n) => `Note: ${n}`)];
+}
 
 /** TVM's rows, then ONNX Runtime's rows the TVM bench did not time (quantize_static). */
 function latencyRows(r: BuildTvmResult, ort?: BuildOrtResult): LatencyRow[] {
