@@ -179,14 +179,14 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
     out.push(
       '## Latency on this machine',
       '',
-      '| artifact | batch 1 median | vs PyTorch FP32 | batch 16 median | vs PyTorch FP32 | |',
-      '|---|---|---|---|---|---|',
+      '| artifact | batch 1 median | p10–p90 | vs PyTorch FP32 | batch 16 median | p10–p90 | vs PyTorch FP32 | |',
+      '|---|---|---|---|---|---|---|---|',
       ...latency.map(
         (l) =>
-          `| ${l.label} | ${ms(l.latency.b1?.medianMs)}${noisy(l, 'b1')} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)}${noisy(l, 'b16')} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
+          `| ${l.label} | ${ms(l.latency.b1?.medianMs)}${noisy(l, 'b1')} | ${spread(l, 'b1')} | ${x(l.speedupVsTorchFp32?.b1)} | ${ms(l.latency.b16?.medianMs)}${noisy(l, 'b16')} | ${spread(l, 'b16')} | ${x(l.speedupVsTorchFp32?.b16)} | ${bar(l.speedupVsTorchFp32?.b1 ?? 0, top)} |`,
       ),
       '',
-      ...(r.bench?.notes ?? []).map((n) => `Note: ${n}`),
+      ...timingLines(r, ort, latency),
       '',
     );
     const best = fastestCorrect(latency, parity);
@@ -199,23 +199,7 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
       '',
     );
   }
-  if (parity) {
-    out.push(
-      `## Parity with PyTorch INT8 (${parity.samples} validation samples)`,
-      '',
-      '| artifact | status | top-1 agreement | max abs diff | of the largest output | max diff (steps) | accuracy |',
-      '|---|---|---|---|---|---|---|',
-      ...parity.rows.map(
-        (p) =>
-          `| ${p.label} | ${p.status}${p.note ? `: ${cell(p.note)}` : ''} | ${pc(p.vsTorchInt8?.top1Agreement)} | ${sig(p.vsTorchInt8?.maxAbsDiff)} | ${pc(p.vsTorchInt8?.maxRelDiff)} | ${num(p.vsTorchInt8?.maxDiffSteps)} | ${pc(p.accuracy)} |`,
-      ),
-      '',
-      parity.outputKind === 'accumulator'
-        ? "Steps are units of the last layer's int32 accumulator (input scale × weight scale): far finer than one rounding step of the activations before it, so a few hundred of them is a small difference in the logits."
-        : 'Steps are the output quantization step.',
-      '',
-    );
-  }
+  if (parity) out.push(...parityMarkdown(parity));
   // The kernel renders this section; the report shows its lines as they are.
   out.push(...(ort?.qdqReplacement?.markdown ?? []));
   out.push(
@@ -247,6 +231,32 @@ export function buildReportMarkdown(r: BuildTvmResult, ort?: BuildOrtResult, par
   return out.join('\n');
 }
 
+/** Parity in the units a user reads: a quantized output in its own quantization steps; float outputs (logits)
+ * as top-1 agreement and absolute / relative difference, the int32-accumulator step count only as a detail. */
+function parityMarkdown(parity: VerifyParityResult): string[] {
+  const quantized = parity.outputKind === 'quantized';
+  const out = [
+    `## Parity with PyTorch INT8 (${parity.samples} validation samples)`,
+    '',
+    `| artifact | status | top-1 agreement | max abs diff | of the largest output |${quantized ? ' max diff (output steps) | within one step |' : ''} accuracy |`,
+    `|---|---|---|---|---|${quantized ? '---|---|' : ''}---|`,
+    ...parity.rows.map((p) => {
+      const m = p.vsTorchInt8;
+      const steps = quantized ? ` ${num(m?.maxDiffSteps)} | ${pc(m?.withinOneStep)} |` : '';
+      return `| ${p.label} | ${p.status}${p.note ? `: ${cell(p.note)}` : ''} | ${pc(m?.top1Agreement)} | ${sig(m?.maxAbsDiff)} | ${pc(m?.maxRelDiff)} |${steps} ${pc(p.accuracy)} |`;
+    }),
+    '',
+  ];
+  if (quantized) out.push("Output steps are the output's own quantization step (its dequantize scale).", '');
+  const detail = parity.rows.filter((p) => p.vsTorchInt8?.maxDiffSteps !== undefined);
+  if (parity.outputKind === 'accumulator' && detail.length)
+    out.push(
+      `Detail, in steps of the last layer's int32 accumulator (input scale × weight scale, far finer than one rounding step of the activations before it, so a few hundred is a small difference in the logits): ${detail.map((p) => `${p.label} ${num(p.vsTorchInt8?.maxDiffSteps)}`).join(', ')}.`,
+      '',
+    );
+  return out;
+}
+
 const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const ms = (v?: number) => (v === undefined ? '' : `${v.toFixed(3)} ms`);
 const x = (v?: number) => (v === undefined ? '' : `${v.toFixed(2)}x`);
@@ -254,7 +264,30 @@ const sig = (v?: number) => (v === undefined ? '' : v.toPrecision(3));
 const num = (v?: number) => (v === undefined ? '' : v < 10 ? v.toFixed(2) : v.toFixed(0));
 const pc = (v?: number) => (v === undefined ? '' : `${(v * 100).toFixed(1)} %`);
 const noisy = (l: LatencyRow, k: 'b1' | 'b16') => (l.latency[k]?.noisy ? ' (noisy)' : '');
+const spread = (l: LatencyRow, k: 'b1' | 'b16') => {
+  const s = l.latency[k];
+  return s ? `${s.p10Ms.toFixed(3)}–${s.p90Ms.toFixed(3)}` : '';
+};
 const bar = (v: number, top: number) => '█'.repeat(Math.max(1, Math.round((v / (top || 1)) * 20)));
+
+/** How the table was timed (rounds, threads), where its rows come from, and what its figures do not say. */
+function timingLines(r: BuildTvmResult, ort: BuildOrtResult | undefined, latency: LatencyRow[]): string[] {
+  const lines: string[] = [];
+  const b = r.bench ?? ort?.bench;
+  if (b?.threads) {
+    const t = b.threads;
+    lines.push(
+      `Timed in ${b.rounds ?? 1} interleaved rounds (every row, then again), ${b.runs} calls a figure after ${b.warmup} warm-up calls; threads: PyTorch ${t.torch ?? '?'}, ONNX Runtime ${t.onnxruntime ?? '?'}, TVM ${t.tvm ?? 'default'} of ${t.cpus} CPUs.`,
+    );
+  }
+  const fromOrt = latency.filter((l) => r.bench && !r.bench.rows.some((t) => t.name === l.name));
+  if (fromOrt.length)
+    lines.push(
+      `${fromOrt.map((l) => l.label).join(', ')}: from build/ort's table, timed in its own rounds against its own PyTorch FP32 run.`,
+    );
+  const notes = new Set([...(r.bench?.notes ?? []), ...(fromOrt.length || !r.bench ? (ort?.bench?.notes ?? []) : [])]);
+  return [...lines, ...[...notes].map((n) => `Note: ${n}`)];
+}
 
 /** TVM's rows, then ONNX Runtime's rows the TVM bench did not time (quantize_static). */
 function latencyRows(r: BuildTvmResult, ort?: BuildOrtResult): LatencyRow[] {

@@ -2,7 +2,7 @@
 INT8, Inductor INT8) for the digits example and for a ResNet-18 with random weights.
 
 Run: python -m benchmarks.build_bench <digits.qat.yaml> [resnet-side] [digits-runs] [resnet-runs]
-Prints one JSON line per model: {model, input, runs, seconds, summary, notes, rows}.
+Prints one JSON line per model: {model, input, runs, seconds, summary, notes, threads, rounds, rows}.
 
 The ResNet-18 (vision_models.resnet18: torchvision's layout, one ReLU module per use) goes through a
 temporary workspace written here: a config, a model.py that builds it, and a data.py of seeded random
@@ -82,6 +82,7 @@ def bench(config: Path, runs: int, model: str, shape: str) -> dict:
             "p10Ms": {k: round(v["p10Ms"], 3) for k, v in r["latency"].items()},
             "p90Ms": {k: round(v["p90Ms"], 3) for k, v in r["latency"].items()},
             "ratio": {k: round(v, 2) for k, v in r["speedupVsTorchFp32"].items()},
+            "noisy": {k: bool(v.get("noisy")) for k, v in r["latency"].items()},
         }
         for r in result["bench"]["rows"]
     ]
@@ -91,7 +92,9 @@ def bench(config: Path, runs: int, model: str, shape: str) -> dict:
         "runs": runs,
         "seconds": round(time.monotonic() - started, 1),
         "summary": result["summary"],
-        "notes": result["notes"],
+        "notes": result["bench"]["notes"] + result["notes"],
+        "threads": result["bench"]["threads"],
+        "rounds": result["bench"]["rounds"],
         "rows": rows,
     }
 

@@ -1,10 +1,12 @@
 """Latency figures a user can trust: interleaved rounds, the spread and the drift between rounds, and the noisy
-flag, checked with a deliberately loaded run (CPU burners started half-way through the rounds)."""
+flag, checked with a deliberately loaded run (busy-loop processes pinned onto this process's cores, started
+half-way through the rounds)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -26,9 +28,7 @@ class Ctx:
         pass
 
 
-def _burn(stop):
-    while not stop.is_set():
-        pass
+BUSY_LOOP = "while True: pass"
 
 
 def test_steady_calls_are_not_noisy_and_spread_or_drift_are():
@@ -50,26 +50,28 @@ def test_a_run_loaded_half_way_is_marked_noisy_and_not_headlined():
         return a
 
     def sleeper(a):  # not CPU-bound: steady whatever the load
-        time.sleep(0.02)
+        time.sleep(0.1)  # long beside the wake-up delay of a loaded scheduler (a few ms)
         return a
 
-    stop = multiprocessing.Event()
-    burners = [multiprocessing.Process(target=_burn, args=(stop,)) for _ in range(2 * (os.cpu_count() or 1))]
+    cores = os.sched_getaffinity(0)
+    burners: list[subprocess.Popen] = []
 
     def on_round(r):
-        if r == 3:
-            for p in burners:
-                p.start()
+        if r == 3:  # rounds 3 to 5 run against two busy loops per core this process runs on
+            for _ in range(2 * len(cores)):
+                p = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+                os.sched_setaffinity(p.pid, cores)
+                burners.append(p)
 
     fns = {"torch-fp32": (sleeper, None), "loaded": (compute, None)}
     labels = {"torch-fp32": "steady", "loaded": "loaded"}
     try:
         table = bench.time_rows(fns, x, {"torch-fp32": 1, "loaded": 1}, 20, Ctx(on_round), labels, rounds=5)
     finally:
-        stop.set()
         for p in burners:
-            if p.pid is not None:
-                p.join(timeout=10)
+            p.kill()
+            p.wait(timeout=10)
+    assert len(burners) == 2 * len(cores)
     rows = {r["name"]: r for r in table["rows"]}
     loaded = rows["loaded"]["latency"]["b16"]
     assert loaded["noisy"] is True and len(loaded["roundsMs"]) == 5, loaded

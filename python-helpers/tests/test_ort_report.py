@@ -22,6 +22,12 @@ def test_the_fixture_renders_a_before_after_table_with_counts_parity_and_latency
     assert "| conv/matmul ops int8 | 3 | 4 |" in md and "| conv/matmul ops fp32 | 1 | 0 |" in md
     assert "| fp32 compute ops | node_linear_1 | none |" in md
     assert "| top-1 agreement vs PyTorch INT8 | 100.0 % | 100.0 % |" in md
+    # float logits: the difference as is and relative to the largest output; accumulator steps only a detail
+    assert (
+        "| max abs diff vs PyTorch INT8 | 0.0347 | 0.0347 |" in md
+        and "| of the largest output | 0.33 % | 0.33 % |" in md
+    )
+    assert "| detail: int32-accumulator steps | 516 | 516 |" in md and "(output steps)" not in md
     assert "| latency batch 16 (median) | 0.102 ms | 0.082 ms |" in md
     assert "| bias | fc2.bias | Gemm node_linear_1 | 7.323e-05 |" in md
 
@@ -86,7 +92,13 @@ def test_calibrated_activations_are_named_as_such_and_missing_figures_read_na():
         in md
     )
     assert "| fp32 compute ops | node_conv2d_2, node_add | none |" in md
-    assert "| max diff vs PyTorch INT8 (steps) | n/a | n/a |" in md
+    # no outputKind: no step rows, the absolute and relative difference read n/a
+    assert "| max abs diff vs PyTorch INT8 | n/a | n/a |" in md and "steps" not in md
+    quantized = "\n".join(replacement_markdown({**rq, "outputKind": "quantized"}))
+    assert "| max diff vs PyTorch INT8 (output steps) | n/a | n/a |" in quantized and "accumulator" not in quantized
+    accumulator = "\n".join(replacement_markdown({**rq, "outputKind": "accumulator"}))
+    assert "| detail: int32-accumulator steps | n/a | n/a |" in accumulator
+    assert "(output steps)" not in accumulator and "Accumulator steps are units of" in accumulator
     assert "| latency batch 1 (median) | n/a | n/a |" in md
     assert "| activation | conv2d_2 | Conv node_conv2d_2 | 0.04913 (calibrated) | no Q \\| on its output |" in md
     assert "| 0.02370 (from node_dq_5) |" in md

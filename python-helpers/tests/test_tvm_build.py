@@ -342,18 +342,27 @@ def test_strip_qdq_is_the_fp32_twin(tmp_path, digits_x):
 
 
 def test_compare_backends_digits(tmp_path, digits_x):
-    result = compare_backends(
-        DIGITS_QDQ,
-        tmp_path,
-        {1: digits_x[:1], 16: digits_x[:16]},
-        warmup=3,
-        runs=20,
-        rows=("tvm-int8", "tvm-qdq-fp32", "ort-int8"),
-    )
-    rows = {r["name"]: r for r in result["rows"]}
-    assert set(rows) == {"tvm-int8", "tvm-qdq-fp32", "ort-int8"}
-    for r in rows.values():
-        assert set(r["latency"]) == {"1", "16"} and r["latency"]["16"]["medianMs"] > 0
-    assert rows["tvm-int8"]["ops_per_precision"]["int8"] > 0
-    assert set(result["fastest"]) == {"1", "16"}
+    class Ctx:
+        def __init__(self):
+            self.messages = []
+
+        def progress(self, stage, message, fraction=None, **_):
+            self.messages.append(message)
+
+        def check_cancelled(self):
+            pass
+
+    ctx = Ctx()
+    rows = ("tvm-int8", "tvm-qdq-fp32", "ort-int8")
+    result = compare_backends(DIGITS_QDQ, tmp_path, digits_x[:16], ctx, runs=20, rows=rows)
+    by_name = {r["name"]: r for r in result["rows"]}
+    assert list(by_name) == list(rows) and result["baseline"] == "tvm-int8" and result["rounds"] == 5
+    for r in by_name.values():
+        assert set(r["latency"]) == {"b1", "b16"} and r["latency"]["b16"]["medianMs"] > 0
+        assert len(r["latency"]["b1"]["roundsMs"]) == 5 and r["latency"]["b1"]["runs"] == 20
+    assert by_name["tvm-int8"]["opsPerPrecision"]["int8"] > 0
+    assert by_name["tvm-int8"]["speedupVsTorchFp32"] == {"b1": 1.0, "b16": 1.0}
+    # every build happens before the first timing round: the rows are timed side by side
+    first_round = ctx.messages.index(next(m for m in ctx.messages if m.startswith("timing round 1 ")))
+    assert sum(m.startswith("Building ") for m in ctx.messages[:first_round]) == len(rows)
     json.dumps(result)

@@ -13,6 +13,7 @@ interface Row {
   p10Ms: Record<string, number>;
   p90Ms: Record<string, number>;
   ratio: Record<string, number>;
+  noisy: Record<string, boolean>;
 }
 interface Table {
   model: string;
@@ -21,6 +22,8 @@ interface Table {
   seconds: number;
   summary: string[];
   notes: string[];
+  threads: { cpus: number; torch: number | null; onnxruntime: number | null; tvm: number | null };
+  rounds: number;
   rows: Row[];
 }
 
@@ -49,11 +52,20 @@ export async function benchBuild(): Promise<void> {
       `\n### ${t.model}, input ${t.input}, ${t.runs} timed runs per row and batch (${t.seconds.toFixed(0)} s with QAT, export and builds)`,
     );
     const width = Math.max(...t.rows.map((r) => r.label.length));
-    console.log(`${'runtime'.padEnd(width)} | ${'batch 1'.padStart(20)} | ${'batch 16'.padStart(20)} | size`);
-    for (const r of t.rows) {
-      const cell = (k: string) => `${r.medianMs[k].toFixed(3)} ms (${r.ratio[k].toFixed(2)}x)`.padStart(20);
-      console.log(`${r.label.padEnd(width)} | ${cell('b1')} | ${cell('b16')} | ${(r.bytes / 2 ** 20).toFixed(2)} MiB`);
-    }
+    const noisy = (r: Row, k: string) => r.noisy[k] || t.rows[0].noisy[k];
+    const cell = (r: Row, k: string) =>
+      `${r.medianMs[k].toFixed(3)} [${r.p10Ms[k].toFixed(3)}-${r.p90Ms[k].toFixed(3)}] (${r.ratio[k].toFixed(2)}x)${noisy(r, k) ? ' noisy' : ''}`;
+    const cw = Math.max(...t.rows.flatMap((r) => [cell(r, 'b1').length, cell(r, 'b16').length]));
+    console.log("median ms [p10-p90] (ratio to PyTorch FP32 eager: its median over the row's)");
+    console.log(`${'runtime'.padEnd(width)} | ${'batch 1'.padStart(cw)} | ${'batch 16'.padStart(cw)} | size`);
+    for (const r of t.rows)
+      console.log(
+        `${r.label.padEnd(width)} | ${cell(r, 'b1').padStart(cw)} | ${cell(r, 'b16').padStart(cw)} | ${(r.bytes / 2 ** 20).toFixed(2)} MiB`,
+      );
+    const th = t.threads;
+    console.log(
+      `threads: PyTorch ${th.torch}, ONNX Runtime ${th.onnxruntime}, TVM ${th.tvm ?? 'default'} of ${th.cpus} CPUs; ${t.rounds} interleaved rounds after warm-up`,
+    );
     for (const line of t.summary.filter((l) => l.startsWith('Fastest'))) console.log(line);
     for (const note of t.notes) console.log(`note: ${note}`);
   }

@@ -22,6 +22,11 @@ SUB_MS_NOTE = (
     "batch-1 times under 1 ms: ratios there mostly measure call overhead (Python, each runtime's dispatch), "
     "not the kernels"
 )
+NOISY_NOTE = (
+    "noisy: the calls of that figure spread wide (p90/p10 over 1.5) or its round medians drifted (over 1.25x): "
+    "the machine was busy while it was timed; its figure and ratio are not reliable and no speed-up is headlined "
+    "from it"
+)
 
 
 def stats(times_ms: list[float], batch: int, rounds: list[float] | None = None) -> dict:
@@ -93,7 +98,9 @@ def threads() -> dict:
     }
 
 
-def time_rows(fns: dict, x, sizes: dict, runs: int, ctx, labels: dict, rounds: int = ROUNDS) -> dict:
+def time_rows(
+    fns: dict, x, sizes: dict, runs: int, ctx, labels: dict, rounds: int = ROUNDS, baseline: str = "torch-fp32"
+) -> dict:
     """The latency table: fns {row name: (numpy in -> out, artifact path | None)}, the baseline (torch-fp32)
     first, each at batch 1 and 16 from the samples `x` (repeated to fill a batch), `runs` timed calls per row
     and batch spread over `rounds` interleaved rounds after `warmup` calls of each."""
@@ -129,17 +136,20 @@ def time_rows(fns: dict, x, sizes: dict, runs: int, ctx, labels: dict, rounds: i
         rows.append(row)
     with_ratios(rows)
     ctx.progress("bench", "benchmarked", 1.0)
-    table = {"baseline": "torch-fp32", "warmup": warmup, "runs": per_round * rounds, "rounds": rounds, "rows": rows}
+    table = {"baseline": baseline, "warmup": warmup, "runs": per_round * rounds, "rounds": rounds, "rows": rows}
     table["threads"] = threads()
+    table["notes"] = table_notes(rows)
+    return table
+
+
+def table_notes(rows: list[dict]) -> list[str]:
+    """What a latency table's figures do not say: sub-millisecond baselines, noisy figures."""
     notes = []
     if rows and rows[0]["latency"]["b1"]["medianMs"] < 1.0:
         notes.append(SUB_MS_NOTE)
-    if any(r["latency"][k]["noisy"] for r in rows for k in r["latency"]):
-        notes.append(
-            "noisy rows: the machine was busy while they were timed; their figures and ratios are not reliable"
-        )
-    table["notes"] = notes
-    return table
+    if any(r["latency"][k].get("noisy") for r in rows for k in r["latency"]):
+        notes.append(NOISY_NOTE)
+    return notes
 
 
 def fastest(rows: list[dict]) -> dict:
@@ -161,21 +171,31 @@ def with_ratios(rows: list[dict]) -> None:
         }
 
 
+def _ms(v: float) -> str:
+    return f"{v:.3f}" if v < 100 else f"{v:.1f}"
+
+
 def _cell(row: dict, base: dict, k: str) -> str:
     stat = row["latency"][k]
-    text = f"{stat['medianMs']:>8.3f} ({row['speedupVsTorchFp32'].get(k, 0):>5.2f}x)"
+    ratio = row.get("speedupVsTorchFp32", {}).get(k, 0)
+    text = f"{_ms(stat['medianMs'])} [{_ms(stat['p10Ms'])}-{_ms(stat['p90Ms'])}] ({ratio:.2f}x)"
     return text + (" noisy" if stat.get("noisy") or base["latency"][k].get("noisy") else "")
 
 
 def table(bench: dict) -> list[str]:
-    """The latency table as text lines (reports and the build report in VS Code show these): medians with the
-    ratio to the first row; `noisy` where the figure or its baseline is."""
+    """The latency table as text lines (reports and the build report in VS Code show these): medians with
+    p10-p90 and the ratio to the first row; `noisy` where the figure or its baseline is."""
     rows = bench["rows"]
-    width = max(len(r["label"]) for r in rows)
-    lines = [f"{'median ms (ratio to PyTorch FP32)':<{width}}  {'batch 1':>24}  {'batch 16':>24}  {'size':>11}"]
+    cells = {r["name"]: [_cell(r, rows[0], k) for k in ("b1", "b16")] for r in rows}
+    width = max(len(r["label"]) for r in rows + [{"label": "runtime"}])
+    cw = max(len(c) for pair in cells.values() for c in pair)
+    lines = [
+        f"Latency: median ms [p10-p90] (ratio to {rows[0]['label']}: its median over the row's)",
+        f"{'runtime':<{width}}  {'batch 1':>{cw}}  {'batch 16':>{cw}}  {'size':>13}",
+    ]
     for r in rows:
-        cells = [_cell(r, rows[0], k) for k in ("b1", "b16")]
-        lines.append(f"{r['label']:<{width}}  {cells[0]:>24}  {cells[1]:>24}  {r['bytes']:>11,} B")
+        b1, b16 = cells[r["name"]]
+        lines.append(f"{r['label']:<{width}}  {b1:>{cw}}  {b16:>{cw}}  {r['bytes']:>11,} B")
     t = bench.get("threads")
     if t:
         lines.append(

@@ -161,7 +161,8 @@ def describe(m: dict, output_kind: str) -> str:
         parts.append(
             f"max diff {m['maxDiffSteps']:.2f} output steps ({m['withinOneStep'] * 100:.1f}% of samples within one)"
         )
-    parts.append(f"max |diff| {m['maxAbsDiff']:.3g} ({m.get('maxRelDiff', 0) * 100:.2f}% of the largest output)")
+    rel = f" ({m['maxRelDiff'] * 100:.2f}% of the largest output)" if "maxRelDiff" in m else ""
+    parts.append(f"max |diff| {m['maxAbsDiff']:.3g}{rel}")
     parts.append(f"cosine min {m['cosineMin']:.6f}")
     text = ", ".join(parts)
     if output_kind == "accumulator" and "maxDiffSteps" in m:

@@ -151,7 +151,8 @@ def _replace(
 
 
 def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
-    """maxDiffSteps etc. vs PyTorch INT8 for before and after, both in the steps of our export's output."""
+    """The difference from PyTorch INT8 of before and after: absolute, relative to the largest output, and in
+    the steps of our export's output (its quantization step, or its int32 accumulator's: outputKind)."""
     step = parity.onnx_output_step(qdq)
     replacement["outputKind"] = step["kind"]
     by_name = {v["name"]: v for v in variants}
@@ -161,6 +162,7 @@ def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_
         entry.update(
             {
                 "maxAbsDiff": c["maxAbsDiff"],
+                "maxRelDiff": c["maxRelDiff"],
                 "maxDiffSteps": c.get("maxDiffSteps"),
                 "withinOneStep": c.get("withinOneStep"),
             }

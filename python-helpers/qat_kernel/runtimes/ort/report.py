@@ -36,7 +36,7 @@ def summary(result: dict) -> list[str]:
     rq = result.get("qdqReplacement")
     if rq is not None:
         lines.append(f"Q/DQ re-placement of our export ({_what(rq)}), before -> after:")
-        for label, cell in ROWS:
+        for label, cell in rows(rq):
             lines.append(f"  {label}: {cell(rq['before'])} -> {cell(rq['after'])}")
     bench = result.get("bench")
     if bench is not None:
@@ -55,8 +55,12 @@ def _steps(v) -> str:
     return "n/a" if v is None else f"{v:.2f}" if v < 10 else f"{v:.0f}"
 
 
-def _pct(v) -> str:
-    return "n/a" if v is None else f"{v * 100:.1f} %"
+def _pct(v, digits: int = 1) -> str:
+    return "n/a" if v is None else f"{v * 100:.{digits}f} %"
+
+
+def _sig(v) -> str:
+    return "n/a" if v is None else f"{v:.3g}"
 
 
 def _ms(v) -> str:
@@ -75,13 +79,33 @@ ROWS = (
     ("compute ops fp32", lambda s: _count(s, "computePerPrecision", "fp32")),
     ("Q/DQ left (conversions)", lambda s: _count(s, "perPrecision", "conversion")),
     ("fp32 compute ops", lambda s: _cell(", ".join(s["fp32Ops"])) if s["fp32Ops"] else "none"),
-    ("max diff vs PyTorch INT8 (steps)", lambda s: _steps(s.get("maxDiffSteps"))),
-    ("within one step", lambda s: _pct(s.get("withinOneStep"))),
     ("top-1 agreement vs PyTorch INT8", lambda s: _pct(s.get("top1AgreementVsTorchInt8"))),
+    ("max abs diff vs PyTorch INT8", lambda s: _sig(s.get("maxAbsDiff"))),
+    ("of the largest output", lambda s: _pct(s.get("maxRelDiff"), 2)),
     ("top-1 accuracy", lambda s: _pct(s.get("accuracy"))),
     ("latency batch 1 (median)", lambda s: _ms((s.get("latencyMs") or {}).get("b1"))),
     ("latency batch 16 (median)", lambda s: _ms((s.get("latencyMs") or {}).get("b16"))),
 )
+
+
+# In the output's own quantization steps: only where the output is quantized.
+QUANTIZED_ROWS = (
+    ("max diff vs PyTorch INT8 (output steps)", lambda s: _steps(s.get("maxDiffSteps"))),
+    ("within one output step", lambda s: _pct(s.get("withinOneStep"))),
+)
+# A float output (logits) from a conv/matmul: the steps of its int32 accumulator, a detail.
+ACCUMULATOR_ROWS = (("detail: int32-accumulator steps", lambda s: _steps(s.get("maxDiffSteps"))),)
+ACCUMULATOR_NOTE = (
+    "Accumulator steps are units of the last layer's int32 accumulator (input scale x weight scale): far finer "
+    "than one rounding step of the activations before it, so hundreds of them are a small difference in the logits."
+)
+
+
+def rows(rq: dict) -> tuple:
+    """The before/after rows for this output kind: parity in the units a user reads."""
+    kind = rq.get("outputKind")
+    extra = QUANTIZED_ROWS if kind == "quantized" else ACCUMULATOR_ROWS if kind == "accumulator" else ()
+    return ROWS[:9] + extra + ROWS[9:]
 
 
 def _what(rq: dict) -> str:
@@ -122,9 +146,11 @@ def replacement_markdown(rq: dict) -> list[str]:
         "",
         "| | before (our export) | after (re-placed) |",
         "|---|---|---|",
-        *[f"| {label} | {cell(rq['before'])} | {cell(rq['after'])} |" for label, cell in ROWS],
+        *[f"| {label} | {cell(rq['before'])} | {cell(rq['after'])} |" for label, cell in rows(rq)],
         "",
     ]
+    if rq.get("outputKind") == "accumulator":
+        out += [ACCUMULATOR_NOTE, ""]
     if rq["inserted"]:
         out += ["| change | tensor | for | scale | why |", "|---|---|---|---|---|"]
         for i in rq["inserted"]:

@@ -1,5 +1,6 @@
-"""compare_backends: TVM INT8 (our fold) vs TVM FP32 vs ONNX Runtime on one QDQ model, same inputs,
-batch 1 and a larger batch. PyTorch FP32/INT8 timings are the caller's (bench/run).
+"""The comparison rows of a TVM build: TVM INT8 (our fold) vs TVM without it vs TVM FP32 vs ONNX Runtime on
+one QDQ model. PyTorch FP32/INT8 rows are the caller's (build/tvm's job adds them); every row is timed
+together, in interleaved rounds, by runtimes.bench.time_rows.
 
 Rows:
   tvm-int8        the QDQ model with our Q/DQ fold (integer conv/matmul)
@@ -7,36 +8,30 @@ Rows:
   tvm-fp32        strip_qdq's FP32 twin (same weights, no quantization)
   ort-int8        ONNX Runtime CPU EP on the QDQ model (ORT fuses it to QLinearConv/QGemm...)
   ort-fp32        ONNX Runtime on the FP32 twin
-All are timed numpy-in/numpy-out (TVM includes its tensor copy in and out)."""
+All are called numpy-in/numpy-out (TVM includes its tensor copy in and out)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
-from qat_kernel.runtimes.bench import bench_latency
+from qat_kernel.runtimes.bench import time_rows
 from qat_kernel.runtimes.tvm.build import build_tvm
 from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
 
 ROWS = ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
 
 
-def compare_backends(
+def backend_rows(
     onnx_path,
     work_dir,
-    inputs_by_batch: dict,
     target="x86-64",
-    warmup: int = 20,
-    runs: int = 200,
     rows=ROWS,
     progress: Callable | None = None,
     check_cancelled: Callable | None = None,
 ) -> dict:
-    """inputs_by_batch: {batch size: float32 array}. Returns {"rows": [{name, artifact, bytes,
-    build_s?, ops_per_precision?, latency: {"<batch>": bench_latency result}}],
-    "fastest": {"<batch>": row name}} (batch keys are strings, as they come back from JSON)."""
+    """Builds (TVM) or opens (ONNX Runtime) each row: {name: {fn, artifact, bytes, build_s?,
+    ops_per_precision?}}, in the order of `rows`. Nothing is timed here."""
     progress = progress or (lambda *a: None)
     check_cancelled = check_cancelled or (lambda: None)
     work_dir = Path(work_dir)
@@ -44,35 +39,37 @@ def compare_backends(
     fp32_onnx = None
     if "tvm-fp32" in rows or "ort-fp32" in rows:
         fp32_onnx = strip_qdq(onnx_path, work_dir / "fp32.onnx")
-    results = []
+    out = {}
     for i, name in enumerate(rows):
-        progress("bench", f"Building and timing {name}", i / len(rows))
+        progress("bench", f"Building {name}", i / len(rows))
         check_cancelled()
-        row: dict = {"name": name}
         if name.startswith("tvm-"):
             src = fp32_onnx if name == "tvm-fp32" else onnx_path
             report = build_tvm(src, target, work_dir / name, fold_int8=(name == "tvm-int8"))
-            fn = load_tvm(report["artifact"])
-            row.update(
-                artifact=report["artifact"],
-                bytes=report["artifact_bytes"],
-                build_s=report["build_time_s"],
-                ops_per_precision=report["ops_per_precision"],
-            )
+            out[name] = {
+                "fn": load_tvm(report["artifact"]),
+                "artifact": report["artifact"],
+                "bytes": report["artifact_bytes"],
+                "build_s": report["build_time_s"],
+                "ops_per_precision": report["ops_per_precision"],
+            }
         else:
             src = fp32_onnx if name == "ort-fp32" else onnx_path
             sess = ort_session(src)
             in_name = sess.get_inputs()[0].name
             fn = (lambda s, n: lambda x: s.run(None, {n: x})[0])(sess, in_name)
-            row.update(artifact=str(src), bytes=Path(src).stat().st_size)
-        row["latency"] = {}
-        for batch, x in inputs_by_batch.items():
-            check_cancelled()
-            row["latency"][str(batch)] = bench_latency(fn, np.ascontiguousarray(x, dtype=np.float32), warmup, runs)
-        results.append(row)
-    fastest = {}
-    for batch in inputs_by_batch:
-        best = min(results, key=lambda r: r["latency"][str(batch)]["medianMs"])
-        fastest[str(batch)] = best["name"]
-    progress("done", "Benchmarked", 1.0)
-    return {"rows": results, "fastest": fastest}
+            out[name] = {"fn": fn, "artifact": str(src), "bytes": Path(src).stat().st_size}
+    return out
+
+
+def compare_backends(onnx_path, work_dir, x, ctx, target="x86-64", runs: int = 100, rows=ROWS) -> dict:
+    """backend_rows timed together (runtimes.bench.time_rows: batch 1 and 16 from the samples `x`, interleaved
+    rounds); the first row is the ratios' baseline. Returns the latency table."""
+    built = backend_rows(onnx_path, work_dir, target, rows, ctx.progress, ctx.check_cancelled)
+    fns = {name: (b["fn"], b["artifact"]) for name, b in built.items()}
+    sizes = {name: b["bytes"] for name, b in built.items()}
+    table = time_rows(fns, x, sizes, runs, ctx, {name: name for name in built}, baseline=next(iter(built)))
+    for row in table["rows"]:
+        if built[row["name"]].get("ops_per_precision") is not None:
+            row["opsPerPrecision"] = built[row["name"]]["ops_per_precision"]
+    return table

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qat_kernel import atomic
+from qat_kernel.runtimes.tvm import dotprod as dotprodmod
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm.errors import TvmBuildError
@@ -242,6 +243,7 @@ def build_tvm(
     batch: int | None = None,
     schedule: bool = True,
     fp16=None,
+    dotprod: bool | None = None,
 ) -> dict:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
@@ -250,7 +252,8 @@ def build_tvm(
     baseline. schedule=False skips our default CPU schedule (schedule.py): TVM's unscheduled code.
     fp16: the layers to run in float16 (mixed.py): regular expressions matched against the module
     path each ONNX node's metadata names (as config overrides match), or a callable
-    module path -> the override that keeps it fp16 (None: not fp16). Raises ToolchainMissing (with
+    module path -> the override that keeps it fp16 (None: not fp16). dotprod: lay the int8 conv/matmul out
+    for sdot (dotprod.py; None: where the target is aarch64 with +dotprod). Raises ToolchainMissing (with
     the install command) before any work when the target's compiler is missing."""
     import tvm
 
@@ -322,6 +325,12 @@ def build_tvm(
                     "float16 inputs and weights, float32 accumulation)",
                 )
 
+    dotprod_report = None
+    if fold_int8 and (dotprod if dotprod is not None else dotprodmod.wants_dotprod(resolved.target)):
+        mod, rewritten = dotprodmod.rewrite(mod)
+        dotprod_report = {"rewritten": rewritten, "instruction": "sdot"}
+        check_cancelled()
+
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
     tvm_target = resolved.tvm_target()
     capture: dict = {}
@@ -385,6 +394,7 @@ def build_tvm(
             "ops": _onnx_ops(model, rows),
             "relax_ops": rows,
             "fold": fold_report,
+            "dotprod": dotprod_report,
             "fp16": fp16_section,
             "notes": list(resolved.notes) + fp16_notes,
         }

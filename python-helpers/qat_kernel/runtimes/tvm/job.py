@@ -305,79 +305,43 @@ def time_build(
     runs: int,
     ctx: RequestContext,
 ) -> dict:
-    """compare_backends' rows (TVM without the fold, TVM FP32, ONNX Runtime INT8/FP32) plus the
-    library just built and PyTorch FP32/INT8 of the session's model, each at batch 1 and 16 on real
-    validation inputs; speedups against PyTorch FP32."""
-    import numpy as np
+    """The library just built, PyTorch FP32/INT8 of the session's model and backend_rows' comparison rows
+    (TVM without the fold, TVM FP32, ONNX Runtime INT8/FP32), all built first and then timed together in
+    interleaved rounds (runtimes.bench.time_rows) at batch 1 and 16 on real validation inputs; speedups
+    against PyTorch FP32."""
     import torch
 
     from qat_kernel.analysis.model_size import model_bytes
-    from qat_kernel.runtimes.bench import SUB_MS_NOTE, bench_latency, threads, with_ratios
     from qat_kernel.runtimes.bench import fastest as fastest_rows
-    from qat_kernel.runtimes.tvm.bench import compare_backends
+    from qat_kernel.runtimes.bench import time_rows
+    from qat_kernel.runtimes.tvm.bench import backend_rows
     from qat_kernel.runtimes.tvm.run import load_tvm
 
-    warmup = max(3, runs // 10)
-    reps = int(np.ceil(max(BATCHES) / len(x)))
-    pool = np.concatenate([x] * reps) if reps > 1 else x
-    inputs = {b: np.ascontiguousarray(pool[:b]) for b in BATCHES}
     main_name = "tvm-int8" if report["fold_int8"] else "tvm-qdq-fp32"
     others = tuple(
         r for r in ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32") if r not in (main_name, "tvm-int8")
     )
-    rows: list = []
-
-    def timed(name, fn, nbytes, artifact_path=None, ops=None):
-        ctx.progress("bench", f"timing {ROW_LABELS[name]}")
-        row = {"name": name, "label": ROW_LABELS[name], "bytes": int(nbytes)}
-        if artifact_path is not None:
-            row["artifact"] = str(artifact_path)
-        if ops is not None:
-            row["opsPerPrecision"] = ops
-        row["latency"] = {}
-        for b in BATCHES:
-            ctx.check_cancelled()
-            row["latency"][f"b{b}"] = bench_latency(fn, inputs[b], warmup, runs)
-        rows.append(row)
-
-    with torch.no_grad():
-        timed("torch-fp32", lambda a: trained.fp32(torch.from_numpy(a)), model_bytes(trained.fp32))
-        timed("torch-int8", lambda a: converted(torch.from_numpy(a)), model_bytes(converted))
-    timed(main_name, load_tvm(artifact), report["artifact_bytes"], artifact, report["ops_per_precision"])
-
-    def progress(stage, message, fraction):
-        ctx.progress("bench", message, fraction)
-
-    compared = compare_backends(
-        onnx_file,
-        work,
-        inputs,
-        target=spec,
-        warmup=warmup,
-        runs=runs,
-        rows=others,
-        progress=progress,
-        check_cancelled=ctx.check_cancelled,
-    )
-    for r in compared["rows"]:
-        row = {"name": r["name"], "label": ROW_LABELS[r["name"]], "bytes": int(r["bytes"]), "artifact": r["artifact"]}
-        if r.get("ops_per_precision") is not None:
-            row["opsPerPrecision"] = r["ops_per_precision"]
-        row["latency"] = {f"b{b}": r["latency"][str(b)] for b in BATCHES}
-        rows.append(row)
-    with_ratios(rows)
-    fastest = fastest_rows(rows)
-    ctx.progress("bench", "benchmarked", 1.0)
-    notes = [SUB_MS_NOTE] if rows[0]["latency"]["b1"]["medianMs"] < 1.0 else []
-    return {
-        "baseline": "torch-fp32",
-        "warmup": warmup,
-        "runs": runs,
-        "rows": rows,
-        "fastest": fastest,
-        "threads": threads(),
-        "notes": notes,
+    built = backend_rows(onnx_file, work, spec, others, ctx.progress, ctx.check_cancelled)
+    fns = {
+        "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
+        "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+        main_name: (load_tvm(artifact), artifact),
+        **{name: (b["fn"], b["artifact"]) for name, b in built.items()},
     }
+    sizes = {
+        "torch-fp32": model_bytes(trained.fp32),
+        "torch-int8": model_bytes(converted),
+        main_name: report["artifact_bytes"],
+        **{name: b["bytes"] for name, b in built.items()},
+    }
+    ops = {main_name: report["ops_per_precision"], **{n: b.get("ops_per_precision") for n, b in built.items()}}
+    with torch.no_grad():
+        table = time_rows(fns, x, sizes, runs, ctx, ROW_LABELS)
+    for row in table["rows"]:
+        if ops.get(row["name"]) is not None:
+            row["opsPerPrecision"] = ops[row["name"]]
+    table["fastest"] = fastest_rows(table["rows"])
+    return table
 
 
 # ---------------------------------------------------------------------------------------- summary

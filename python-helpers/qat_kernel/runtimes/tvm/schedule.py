@@ -377,14 +377,18 @@ def cpu_schedule_pass(rule: str | None = None):
     import tvm
     from tvm.s_tir import dlight as dl
 
+    from qat_kernel.runtimes.tvm import dotprod
+
     rule = rule or _current[0]
     if rule not in RULES:
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
+    # the sdot kernels of an aarch64 +dotprod build (dotprod.py) first: no other rule may take them
+    sdot = dotprod.schedule_rule()
     if rule == "rows":
-        return dl.ApplyDefaultSchedule(_rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
+        return dl.ApplyDefaultSchedule(sdot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
     return tvm.transform.Sequential(
         [
             pack_conv_weights_pass(),
-            dl.ApplyDefaultSchedule(_packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()),
+            dl.ApplyDefaultSchedule(sdot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()),
         ]
     )
