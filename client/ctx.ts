@@ -10,6 +10,7 @@ import { createKernelEnvironment } from './commands/createKernelEnv';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
 import { openConfig } from './commands/openConfig';
+import { openExample } from './commands/openExample';
 import { showModelGraph } from './commands/showModelGraph';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
@@ -87,6 +88,7 @@ export class Ctx implements vscode.Disposable {
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
     this.track(vscode.commands.registerCommand('qatStudio.openGraphsSideBySide', openGraphsSideBySide()));
     this.track(vscode.commands.registerCommand('qatStudio.openConfig', openConfig()));
+    this.track(vscode.commands.registerCommand('qatStudio.openExample', openExample(this.context.extensionPath)));
     this.track(this.onnxEditor.register());
     const tasks = new QatTaskProvider(this);
     this.track(tasks.register());
