@@ -3,12 +3,14 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
+import { applyFix } from './commands/applyFix';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { createKernelEnvironment } from './commands/createKernelEnv';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
 import { openConfig } from './commands/openConfig';
+import { openExample } from './commands/openExample';
 import { showModelGraph } from './commands/showModelGraph';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
@@ -73,6 +75,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.compareLayers': compareLayers,
       'qatStudio.compareLayer': compareLayer,
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
+      'qatStudio.applyFix': applyFix,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
       'qatStudio.showModelGraph': showModelGraph,
@@ -85,6 +88,7 @@ export class Ctx implements vscode.Disposable {
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
     this.track(vscode.commands.registerCommand('qatStudio.openGraphsSideBySide', openGraphsSideBySide()));
     this.track(vscode.commands.registerCommand('qatStudio.openConfig', openConfig()));
+    this.track(vscode.commands.registerCommand('qatStudio.openExample', openExample(this.context.extensionPath)));
     this.track(this.onnxEditor.register());
     const tasks = new QatTaskProvider(this);
     this.track(tasks.register());

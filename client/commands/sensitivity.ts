@@ -1,5 +1,5 @@
 // QAT: Analyze Sensitivity — ranks layers by what quantizing them costs, then offers to keep the chosen
-// ones in FP16 through one undoable edit of the config's overrides.
+// ones in FP16 through one undoable edit of the config's overrides, or Apply Fix on one of them.
 import * as vscode from 'vscode';
 import { sensitivityFigures } from '../runs/figures';
 import type { SensitivityResult } from '../../protocol/kernel';
@@ -29,6 +29,33 @@ async function applyOverrides(
   const ok = await vscode.workspace.applyEdit(edit);
   if (ok) await vscode.window.showTextDocument(doc, { preview: false });
   return ok;
+}
+
+const FIX_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('wrench'), tooltip: 'Apply Fix' };
+
+/** The ranking as a multi-select; each row's wrench button asks for Apply Fix on that layer instead. */
+function pickLayers<T extends vscode.QuickPickItem & { module: string }>(
+  items: T[],
+  title: string,
+  placeholder: string,
+): Promise<{ picked: string[] } | { fix: string } | undefined> {
+  const qp = vscode.window.createQuickPick<T>();
+  Object.assign(qp, { title, placeholder, canSelectMany: true, ignoreFocusOut: true });
+  qp.items = items.map((i) => ({ ...i, buttons: [FIX_BUTTON] }));
+  qp.selectedItems = qp.items.filter((i) => i.picked);
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (v: { picked: string[] } | { fix: string } | undefined) => {
+      if (done) return;
+      done = true;
+      resolve(v);
+      qp.dispose();
+    };
+    qp.onDidTriggerItemButton((e) => finish({ fix: e.item.module }));
+    qp.onDidAccept(() => finish({ picked: qp.selectedItems.map((i) => i.module) }));
+    qp.onDidHide(() => finish(undefined));
+    qp.show();
+  });
 }
 
 export function analyzeSensitivity(ctx: Ctx) {
@@ -100,15 +127,17 @@ export function analyzeSensitivity(ctx: Ctx) {
       description: l.op,
       detail: `quantized alone: ${(l.quantizedAlone.accuracy * 100).toFixed(2)} %, ${l.quantizedAlone.sqnr.toFixed(1)} dB · kept float: ${(l.keptFloat.accuracy * 100).toFixed(2)} %, ${l.keptFloat.sqnr.toFixed(1)} dB`,
     }));
-    const picked = await vscode.window.showQuickPick(items, {
-      canPickMany: true,
-      title: `Keep layers in ${precision.toUpperCase()} (suggested within ${budget} points: ${result.suggestion.overrides.map((o) => o.match).join(', ') || 'none'})`,
-      placeHolder: 'Most sensitive first. The chosen layers become overrides in the config (undoable).',
-    });
-    if (picked?.length)
+    const choice = await pickLayers(
+      items,
+      `Keep layers in ${precision.toUpperCase()} (suggested within ${budget} points: ${result.suggestion.overrides.map((o) => o.match).join(', ') || 'none'})`,
+      'Most sensitive first. The chosen layers become overrides in the config (undoable); the wrench applies the fix the layer comparison suggests.',
+    );
+    if (choice && 'fix' in choice)
+      await vscode.commands.executeCommand('qatStudio.applyFix', { module: choice.fix, config: config.fsPath });
+    else if (choice?.picked.length)
       await applyOverrides(
         config,
-        picked.map((p) => ({ match: p.module, precision })),
+        choice.picked.map((module) => ({ match: module, precision })),
       );
     return result;
   };

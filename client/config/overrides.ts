@@ -6,19 +6,44 @@ export interface TextInsert {
   text: string;
 }
 
+export type FloatPrecision = 'fp16' | 'bf16' | 'fp32';
+
+/** One `overrides` entry: a module regex and what those layers get instead of the global qconfig. */
+export interface OverrideEntry {
+  match: string;
+  precision?: FloatPrecision | 'int8';
+  weight?: Record<string, string | number>;
+  activation?: Record<string, string | number>;
+}
+
 /** Module path as a regex that matches exactly that module (overrides use re.fullmatch). */
 export const exactMatch = (module: string) => module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** A regex that matches exactly these modules (one alternative each), for one override over several layers. */
+export const exactMatchAny = (modules: string[]) => modules.map(exactMatch).join('|');
+
+const scalar = (v: string | number) => (typeof v === 'number' ? String(v) : /^[A-Za-z_][\w]*$/.test(v) ? v : quote(v));
+const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const flowMap = (m: Record<string, string | number>) =>
+  `{${Object.entries(m)
+    .map(([k, v]) => `${k}: ${scalar(v)}`)
+    .join(', ')}}`;
+
+/** The entry as one YAML flow mapping, e.g. `{match: 'conv1', weight: {qscheme: per_channel_symmetric}}`. */
+export function overrideText(entry: OverrideEntry): string {
+  const parts = [`match: ${quote(entry.match)}`];
+  if (entry.precision) parts.push(`precision: ${entry.precision}`);
+  if (entry.activation) parts.push(`activation: ${flowMap(entry.activation)}`);
+  if (entry.weight) parts.push(`weight: ${flowMap(entry.weight)}`);
+  return `{${parts.join(', ')}}`;
+}
+
 /**
- * Inserts `{match: '<module>', precision: <p>}` as the FIRST override (the first match wins), into a block
- * list, a flow list, or a new `overrides:` key at the end of the file.
+ * Inserts the entry as the FIRST override (the first match wins), into a block list, a flow list, or a new
+ * `overrides:` key at the end of the file.
  */
-export function addPrecisionOverride(
-  text: string,
-  module: string,
-  precision: 'fp16' | 'bf16' | 'fp32' | 'int8',
-): TextInsert {
-  const item = `{match: '${exactMatch(module).replace(/'/g, "''")}', precision: ${precision}}`;
+export function addOverride(text: string, entry: OverrideEntry): TextInsert {
+  const item = overrideText(entry);
   const doc = parseDocument(text);
   const node = doc.get('overrides', true);
   if (isSeq(node) && node.range) {
@@ -41,11 +66,13 @@ export function addPrecisionOverride(
   throw new Error('`overrides` in this config is not a list; add the override by hand.');
 }
 
+/** Inserts `{match: '<module>', precision: <p>}` as the first override. */
+export function addPrecisionOverride(text: string, module: string, precision: FloatPrecision | 'int8'): TextInsert {
+  return addOverride(text, { match: exactMatch(module), precision });
+}
+
 /** The config text with an FP16/FP32 override for each module, the first listed ending up first. */
-export function withOverrides(
-  text: string,
-  modules: Array<{ match: string; precision: 'fp16' | 'bf16' | 'fp32' }>,
-): string {
+export function withOverrides(text: string, modules: Array<{ match: string; precision: FloatPrecision }>): string {
   for (const m of [...modules].reverse()) {
     const e = addPrecisionOverride(text, m.match, m.precision);
     text = text.slice(0, e.offset) + e.text + text.slice(e.offset);

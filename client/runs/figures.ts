@@ -4,15 +4,17 @@ import type {
   BuildTvmResult,
   CompareLayersResult,
   EvalAccuracyResult,
+  QatConvertResult,
   QatTrainResult,
   SensitivityResult,
 } from '../../protocol/kernel';
-import type { RunKind } from './runStore';
+import type { RunKind, RunLayer } from './runStore';
 
 export interface RunSummary {
   figures: Array<[string, string]>;
   report?: string;
   detail?: string;
+  layers?: RunLayer[];
 }
 
 const pct = (v: number | undefined) => (v === undefined ? '-' : `${(v * 100).toFixed(2)} %`);
@@ -28,6 +30,12 @@ export function compareFigures(r: CompareLayersResult): RunSummary {
       ...(worst ? ([['worst', `${worst.module} (cos ${worst.cosine.toFixed(4)})`]] as Array<[string, string]>) : []),
     ],
     ...(r.onnx.path ? { report: r.onnx.path } : {}),
+    layers: r.layers.map((l) => ({
+      module: l.module,
+      cosine: l.cosine,
+      sqnr: l.sqnr,
+      ...(l.local ? { localCosine: l.local.cosine, localSqnr: l.local.sqnr } : {}),
+    })),
   };
 }
 
@@ -76,6 +84,24 @@ export function evaluateFigures(r: EvalAccuracyResult): RunSummary {
       ['FP32', pct(r.fp32)],
       ['fake-quant', pct(r.fakeQuant)],
       ['INT8', pct(r.int8)],
+    ],
+  };
+}
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** A model measured after training: its accuracy at each stage, then its size as converted to INT8. */
+export function verifyFigures(r: { accuracy: EvalAccuracyResult; convert: QatConvertResult }): RunSummary {
+  const { accuracy: a, convert: c } = r;
+  return {
+    figures: [
+      ['FP32', pct(a.fp32)],
+      ['QAT float', pct(a.qatFloat)],
+      ['fake-quant', pct(a.fakeQuant)],
+      ['INT8', pct(a.int8)],
+      ['FP32 size', kib(c.size.fp32Bytes)],
+      ['INT8 size', kib(c.size.int8Bytes)],
+      ['INT8 file', kib(c.size.fileBytes)],
     ],
   };
 }

@@ -22,6 +22,16 @@ export interface RunRecord {
   /** What the run was for, e.g. the build target. */
   detail?: string;
   error?: string;
+  /** A compare run's per-layer metrics (propagated, and local where measured), for the run comparison. */
+  layers?: RunLayer[];
+}
+
+export interface RunLayer {
+  module: string;
+  cosine: number;
+  sqnr: number;
+  localCosine?: number;
+  localSqnr?: number;
 }
 
 export const RUNS_FILE = 'qat-runs.json';
@@ -78,7 +88,12 @@ export class RunStore {
     kind: RunKind,
     config: string,
     work: () => PromiseLike<T>,
-    describe: (result: T) => { figures: Array<[string, string]>; report?: string; detail?: string },
+    describe: (result: T) => {
+      figures: Array<[string, string]>;
+      report?: string;
+      detail?: string;
+      layers?: RunLayer[];
+    },
     options: { detail?: string; isCancel?: (err: unknown) => boolean; now?: () => Date } = {},
   ): Promise<T> {
     const now = options.now ?? (() => new Date());
@@ -99,6 +114,7 @@ export class RunStore {
       const result = await work();
       const d = describe(result);
       Object.assign(run, { status: 'done', figures: d.figures }, d.report ? { report: d.report } : {});
+      if (d.layers) run.layers = d.layers;
       if (d.detail) run.detail = d.detail;
       return result;
     } catch (err) {

@@ -86,6 +86,34 @@ describe('QAT Studio in the extension host', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  it('QAT: Open an Example copies the cifar example (without its out/) into the folder given; digits is this workspace', async () => {
+    const { mkdtempSync, readdirSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const parent = mkdtempSync(path.join(tmpdir(), 'qat-ext-example-'));
+    const dest = await vscode.commands.executeCommand<string>('qatStudio.openExample', {
+      name: 'cifar',
+      parent,
+      open: false,
+    });
+    assert.equal(dest, path.join(parent, 'qat-example-cifar'));
+    const files = readdirSync(dest).sort();
+    for (const f of ['README.md', 'data.py', 'mobilenetv2.qat.yaml', 'model.py', 'resnet18.qat.yaml'])
+      assert.ok(files.includes(f), files.join(', '));
+    assert.ok(!files.includes('out') && !files.some((f) => f.endsWith('.partial')), files.join(', '));
+    // A second copy goes beside the first, never over it.
+    const again = await vscode.commands.executeCommand<string>('qatStudio.openExample', {
+      name: 'cifar',
+      parent,
+      open: false,
+    });
+    assert.equal(again, path.join(parent, 'qat-example-cifar-2'));
+    assert.equal(
+      await vscode.commands.executeCommand<string>('qatStudio.openExample', { name: 'digits', parent, open: false }),
+      ws().fsPath,
+    );
+  });
+
   it('publishes QCFG001 for a quant_max outside quint8, and clears it after the fix', async () => {
     const uri = vscode.Uri.joinPath(ws(), 'bad-range.qat.yaml');
     const doc = await vscode.workspace.openTextDocument(uri);

@@ -3,9 +3,10 @@
 import path from 'node:path';
 import Mocha from 'mocha';
 
-export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 120_000, color: false, reporter: 'spec' });
-  mocha.addFile(path.join(__dirname, 'extension.test.js'));
+/** Runs the given compiled test files of this folder in one mocha run. */
+export function runFiles(files: string[], timeout = 120_000): Promise<void> {
+  const mocha = new Mocha({ ui: 'bdd', timeout, color: false, reporter: 'spec' });
+  for (const f of files) mocha.addFile(path.join(__dirname, f));
   return new Promise((resolve, reject) => {
     const results: Array<{ title: string; state: string; error?: string }> = [];
     const runner = mocha.run((failures) => {
@@ -20,4 +21,8 @@ export function run(): Promise<void> {
       results.push({ title: t.fullTitle(), state: 'failed', error: String(err?.stack ?? err) }),
     );
   });
+}
+
+export function run(): Promise<void> {
+  return runFiles(['extension.test.js']);
 }

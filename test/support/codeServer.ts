@@ -37,10 +37,10 @@ export const userSettings = {
   'security.workspace.trust.enabled': false,
 };
 
-/** A fresh copy of examples/digits (so runs never write into the repo), plus any extra files. */
-export function exampleWorkspace(extra: Record<string, string> = {}): string {
+/** A fresh copy of examples/<example> (so runs never write into the repo), plus any extra files. */
+export function exampleWorkspace(extra: Record<string, string> = {}, example = 'digits'): string {
   const ws = mkdtempSync(path.join(tmpdir(), 'qat-ws-'));
-  cpSync(path.join(repoRoot, 'examples', 'digits'), ws, {
+  cpSync(path.join(repoRoot, 'examples', example), ws, {
     recursive: true,
     filter: (src) => !/__pycache__|[/\\]out$/.test(src),
   });

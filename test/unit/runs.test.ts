@@ -128,3 +128,71 @@ test('artifacts: ONNX files, .pt2 programs, TVM libraries and C deploy folders u
   assert.equal(artifactKind('qat-runs.json'), undefined);
   assert.equal(artifactKind('other/model.so'), undefined);
 });
+
+test('before/after columns: each reads its runs as one, and the layers table shows SQNR and cosine side by side', () => {
+  const base = { config: '/w/m.qat.yaml', status: 'done' as const, started: '2026-12-04T01:00:00.000Z' };
+  const layers = (dw: number, pw: number) => [
+    { module: 'features.2.conv.3', cosine: 0.5, sqnr: dw - 2, localCosine: 0.6, localSqnr: dw },
+    { module: 'features.2.conv.6', cosine: 0.9, sqnr: pw - 2, localCosine: 0.99, localSqnr: pw },
+  ];
+  const html = compareRunsHtml(
+    [
+      {
+        title: 'before fix',
+        runs: [
+          {
+            ...base,
+            id: 'e1',
+            kind: 'evaluate',
+            seconds: 10,
+            figures: [
+              ['INT8', '9.63 %'],
+              ['fake-quant', '9.60 %'],
+            ],
+          },
+          {
+            ...base,
+            id: 'c1',
+            kind: 'compare',
+            seconds: 5,
+            figures: [
+              ['INT8', '9.00 %'],
+              ['layers', '2'],
+            ],
+            layers: layers(0.4, 12),
+          },
+        ],
+      },
+      {
+        title: 'after fix',
+        runs: [
+          {
+            ...base,
+            id: 'e2',
+            kind: 'evaluate',
+            seconds: 1,
+            figures: [
+              ['INT8', '74.07 %'],
+              ['fake-quant', '79.30 %'],
+            ],
+          },
+          { ...base, id: 'c2', kind: 'compare', figures: [['layers', '2']], layers: layers(20.2, 12.5) },
+        ],
+      },
+    ],
+    'https://csp',
+    'Before / After: m.qat.yaml',
+  );
+  assert.match(html, /<title>Before \/ After: m\.qat\.yaml<\/title>/);
+  assert.match(html, /<th scope="col">before fix<\/th><th scope="col">after fix<\/th>/);
+  // The first run with a figure gives it (the evaluation over the compare's subset).
+  assert.match(html, /<th scope="row">INT8<\/th><td>9\.63 %<\/td><td>74\.07 %<\/td>/);
+  assert.match(html, /<tr><th scope="row">layers<\/th><td>2<\/td><td>2<\/td><\/tr>/);
+  assert.match(html, /<th scope="row">seconds<\/th><td>15<\/td><td>1<\/td>/);
+  assert.match(html, /<th scope="row">status<\/th><td>done<\/td>/);
+  // Worst local SQNR of the first column first; local SQNR, SQNR, cosine per column, then the change.
+  assert.match(
+    html,
+    /<tr><th scope="row">features\.2\.conv\.3<\/th><td>0\.4<\/td><td>-1\.6<\/td><td>0\.5000<\/td><td>20\.2<\/td><td>18\.2<\/td><td>0\.5000<\/td><td>\+19\.8<\/td><\/tr>\n<tr><th scope="row">features\.2\.conv\.6<\/th>/,
+  );
+});
