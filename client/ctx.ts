@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
+import { searchMixedPrecision } from './commands/searchMixedPrecision';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { createKernelEnvironment } from './commands/createKernelEnv';
@@ -73,6 +74,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.compareLayers': compareLayers,
       'qatStudio.compareLayer': compareLayer,
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
+      'qatStudio.searchMixedPrecision': searchMixedPrecision,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
       'qatStudio.showModelGraph': showModelGraph,
