@@ -6,29 +6,11 @@ ends the request typed."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import yaml
-from conftest import copy_example
+from conftest import copy_example, non_dominated
 
 METHOD = "search/mixed-precision"
-
-
-def _key(c):
-    return (c["accuracy"], math.inf if c["sqnr"] is None else c["sqnr"])
-
-
-def _dominates(a, b, keys) -> bool:
-    better = {"accuracy": lambda x, y: _key(x) > _key(y), "latencyMs": lambda x, y: x["latencyMs"] < y["latencyMs"]}
-    better["bytes"] = lambda x, y: x["bytes"] < y["bytes"]
-    same = {
-        "accuracy": lambda x, y: _key(x) == _key(y),
-        "latencyMs": lambda x, y: x["latencyMs"] == y["latencyMs"],
-        "bytes": lambda x, y: x["bytes"] == y["bytes"],
-    }
-    ge = all(better[k](a, b) or same[k](a, b) for k in keys)
-    return ge and any(better[k](a, b) for k in keys)
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +40,7 @@ def test_front_is_exactly_the_non_dominated_candidates(searched):
         ("latencyFront", ("accuracy", "latencyMs")),
         ("sizeFront", ("accuracy", "bytes")),
     ):
-        expected = [c["id"] for c in cands if not any(_dominates(o, c, keys) for o in cands if o is not c)]
-        assert result[field] == expected, field
+        assert result[field] == non_dominated(cands, keys), field
     assert [c["id"] for c in cands if c["onFront"]] == result["front"]
 
 

@@ -7,7 +7,7 @@ import { devUrl, exampleWorkspace, startCodeServer } from '../support/codeServer
 import { repoRoot } from '../support/paths';
 import { BAD_RANGE_YAML, BROKEN_MODEL_PY, BROKEN_YAML, DDP_YAML } from './workspaceFiles';
 
-test('extension-host tests in code-server', { timeout: 600_000 }, async (t) => {
+test('extension-host tests in code-server', { timeout: 660_000 }, async (t) => {
   const workspace = exampleWorkspace({
     'bad-range.qat.yaml': BAD_RANGE_YAML,
     'broken.qat.yaml': BROKEN_YAML,
@@ -29,7 +29,7 @@ test('extension-host tests in code-server', { timeout: 600_000 }, async (t) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<number>(
       (_, reject) =>
-        (timer = setTimeout(() => reject(new Error(`no exit code within 480 s; log:\n${lines.join('\n')}`)), 480_000)),
+        (timer = setTimeout(() => reject(new Error(`no exit code within 540 s; log:\n${lines.join('\n')}`)), 540_000)),
     );
     const code = await Promise.race([exit, timeout]).finally(() => clearTimeout(timer));
     const resultLine = lines.find((l) => l.includes('EXT-RESULT '));
