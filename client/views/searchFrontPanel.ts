@@ -17,7 +17,7 @@ export function showSearchFront(
     retainContextWhenHidden: true,
   });
   const webview = panel.webview;
-  webview.html = frontHtml(result, { cspSource: webview.cspSource, nonce: makeNonce(), title });
+  webview.html = frontHtml(result, { nonce: makeNonce(), title });
   const sub = webview.onDidReceiveMessage(async (m: SearchFrontFromWebview) => {
     if (m.type !== 'pick' || !result.candidates.some((c) => c.id === m.id)) return;
     const message = await onPick(m.id);
