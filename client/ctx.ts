@@ -4,6 +4,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
 import { applyFix } from './commands/applyFix';
+import { searchMixedPrecision } from './commands/searchMixedPrecision';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { createKernelEnvironment } from './commands/createKernelEnv';
@@ -76,6 +77,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.compareLayer': compareLayer,
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
       'qatStudio.applyFix': applyFix,
+      'qatStudio.searchMixedPrecision': searchMixedPrecision,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
       'qatStudio.showModelGraph': showModelGraph,

@@ -128,3 +128,9 @@ export type ToLayoutWorker = {
 };
 export type FromLayoutWorker =
   ({ type: 'laidOut'; id: number } & LaidOut) | { type: 'failed'; id: number; message: string };
+
+/** The mixed-precision front page (client/search/frontChart.ts) to the extension: a point picked, or loaded. */
+export type SearchFrontFromWebview = { type: 'ready' } | { type: 'pick'; id: string };
+
+/** The extension to the mixed-precision front page: what writing the picked point's overrides did. */
+export type SearchFrontToWebview = { type: 'picked'; id: string; message: string };

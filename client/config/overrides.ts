@@ -1,5 +1,5 @@
 // Text edits to a QAT config's `overrides` list that keep the user's formatting and comments.
-import { isSeq, parseDocument, type YAMLSeq } from 'yaml';
+import { isMap, isSeq, parseDocument, type YAMLSeq } from 'yaml';
 
 export interface TextInsert {
   offset: number;
@@ -78,4 +78,55 @@ export function withOverrides(text: string, modules: Array<{ match: string; prec
     text = text.slice(0, e.offset) + e.text + text.slice(e.offset);
   }
   return text;
+}
+
+/**
+ * The config text with the layers of `searched` set as `picked` says (the mixed-precision search's point): plain
+ * precision overrides (`{match, precision}` and nothing else) that name exactly one of the searched modules are
+ * removed first (an earlier pick), then an override per float layer of `picked` goes first, in the order given.
+ * Every other override, comment and the formatting stay.
+ */
+export function withPickedPrecisions(
+  text: string,
+  searched: string[],
+  picked: Array<{ module: string; precision: 'fp16' | 'bf16' | 'fp32' }>,
+): string {
+  const doc = parseDocument(text);
+  const node = doc.get('overrides', true);
+  if (node !== undefined && node !== null && !isSeq(node))
+    throw new Error('`overrides` in this config is not a list; add the overrides by hand.');
+  const owned = new Set(searched.map(exactMatch));
+  const cuts: Array<[number, number]> = [];
+  if (isSeq(node)) {
+    const seq = node as YAMLSeq;
+    seq.items.forEach((item, i) => {
+      if (!isMap(item) || !item.range) return;
+      const keys = item.items.map((p) => String((p.key as { value?: unknown })?.value ?? p.key));
+      const match = item.get('match');
+      if (keys.length !== 2 || !keys.includes('precision') || typeof match !== 'string' || !owned.has(match)) return;
+      const [start, , end] = item.range;
+      if (seq.flow) {
+        // `a, ` or, for the last item, `, a`.
+        const next = seq.items[i + 1] as { range?: [number, number, number] } | undefined;
+        if (next?.range) cuts.push([start, next.range[0]]);
+        else {
+          const before = text.lastIndexOf(',', start);
+          const prev = seq.items[i - 1] as { range?: [number, number, number] } | undefined;
+          cuts.push([prev?.range && before > prev.range[1] - 1 ? before : start, end]);
+        }
+      } else {
+        const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+        const lineEnd = text.indexOf('\n', end - 1);
+        cuts.push([lineStart, lineEnd === -1 ? text.length : lineEnd + 1]);
+      }
+    });
+  }
+  for (const [a, b] of cuts.sort((x, y) => y[0] - x[0])) text = text.slice(0, a) + text.slice(b);
+  // A block list left without items would read as `overrides:` (null): say it is empty.
+  if (cuts.length && isSeq(node) && !(node as YAMLSeq).flow && cuts.length === (node as YAMLSeq).items.length)
+    text = text.replace(/^(overrides:)[ \t]*(\r?\n)/m, '$1 []$2');
+  return withOverrides(
+    text,
+    picked.map((p) => ({ match: p.module, precision: p.precision })),
+  );
 }

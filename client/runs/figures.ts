@@ -4,6 +4,7 @@ import type {
   BuildTvmResult,
   CompareLayersResult,
   EvalAccuracyResult,
+  MixedPrecisionResult,
   QatConvertResult,
   QatTrainResult,
   SensitivityResult,
@@ -60,6 +61,28 @@ export function sensitivityFigures(r: SensitivityResult): RunSummary {
       ...(top ? ([['most sensitive', top.module]] as Array<[string, string]>) : []),
       ['suggested', r.suggestion.overrides.map((o) => `${o.match} ${o.precision}`).join(', ') || 'none'],
     ],
+  };
+}
+
+export function searchFigures(r: MixedPrecisionResult): RunSummary {
+  const byId = new Map(r.candidates.map((c) => [c.id, c]));
+  const front = r.front.map((id) => byId.get(id)!);
+  const best = front.reduce((a, b) => (b.accuracy > a.accuracy ? b : a), front[0]);
+  const fastest = front.reduce((a, b) => (b.latencyMs < a.latencyMs ? b : a), front[0]);
+  const int8 = byId.get(r.ends.int8);
+  return {
+    figures: [
+      ['candidates', `${r.candidates.length} (budget ${r.budget.candidates})`],
+      ['front', `${front.length} points`],
+      ...(int8
+        ? ([['all int8', `${pct(int8.accuracy)}, ${int8.latencyMs.toFixed(3)} ms`]] as Array<[string, string]>)
+        : []),
+      ...(best ? ([['most accurate', `${best.label}: ${pct(best.accuracy)}`]] as Array<[string, string]>) : []),
+      ...(fastest
+        ? ([['fastest', `${fastest.label}: ${fastest.latencyMs.toFixed(3)} ms`]] as Array<[string, string]>)
+        : []),
+    ],
+    detail: `${r.backend.runtime} b${r.backend.batch}`,
   };
 }
 

@@ -3,7 +3,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-export type RunKind = 'train' | 'compare' | 'sensitivity' | 'build' | 'evaluate' | 'convert' | 'export' | 'job';
+export type RunKind =
+  'train' | 'compare' | 'sensitivity' | 'search' | 'build' | 'evaluate' | 'convert' | 'export' | 'job';
 export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
 
 export interface RunRecord {

@@ -60,6 +60,22 @@ def compare_run(kernel, tmp_path_factory):
     return request_id, result, config
 
 
+def non_dominated(candidates: list, keys) -> list:
+    """Ids of search/mixed-precision candidates no other candidate beats on every key of `keys` (accuracy: top-1,
+    ties by SQNR, None best; latencyMs and bytes: lower), written out apart from the kernel's pareto.py."""
+    import math
+
+    def score(c, k):
+        if k == "accuracy":
+            return (c["accuracy"], math.inf if c["sqnr"] is None else c["sqnr"])
+        return (-c[k],)
+
+    def beats(a, b):
+        return all(score(a, k) >= score(b, k) for k in keys) and any(score(a, k) > score(b, k) for k in keys)
+
+    return [c["id"] for c in candidates if not any(beats(o, c) for o in candidates if o is not c)]
+
+
 def edit_config(config: Path, mutate) -> Path:
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
     mutate(data)

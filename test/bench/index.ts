@@ -4,6 +4,7 @@ import { benchCompare } from './compare';
 import { benchGraph } from './graph';
 import { benchLanguageServer } from './languageServer';
 import { benchReliability } from './reliability';
+import { benchSearch } from './search';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -11,6 +12,7 @@ async function main(): Promise<void> {
     graph: benchGraph,
     languageServer: benchLanguageServer,
     compare: benchCompare,
+    search: benchSearch,
     build: benchBuild,
     reliability: benchReliability,
   };

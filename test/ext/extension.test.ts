@@ -237,6 +237,47 @@ describe('QAT Studio in the extension host', () => {
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'digits.int8.pt2'));
   });
 
+  it('QAT: Search Mixed Precision plots the front and writes the picked point into the overrides, undoably', async () => {
+    const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
+    const doc = await vscode.workspace.openTextDocument(config);
+    const before = doc.getText();
+    type Candidate = { id: string; overrides: Array<{ match: string; precision: string }> };
+    const out = await vscode.commands.executeCommand<{
+      result: { candidates: Candidate[]; ends: { fp32: string }; front: string[] };
+      panel: vscode.WebviewPanel;
+      written?: boolean;
+    }>('qatStudio.searchMixedPrecision', config, { budget: { candidates: 4 }, pick: 'fp32' });
+    assert.ok(out?.written, 'the picked point was not written');
+    const { result, panel } = out;
+    assert.equal(result.candidates.length, 4);
+    // The front page: a point per candidate in each of its two plots, our script and style by nonce only.
+    const html = panel.webview.html;
+    assert.match(html, /content="default-src 'none'; style-src 'nonce-(\w+)'; script-src 'nonce-\1'"/);
+    assert.equal((html.match(/<circle /g) ?? []).length, 2 * result.candidates.length);
+    assert.ok(!/https?:\/\//.test(html.replace(/http:\/\/www\.w3\.org\/2000\/svg/g, '')), 'the page names a URL');
+    // All fp32: every layer gets an fp32 override, first under `overrides:`; the file on disk is untouched.
+    const fp32 = result.candidates.find((c) => c.id === result.ends.fp32)!;
+    assert.deepEqual(
+      fp32.overrides.map((o) => o.match),
+      ['conv1', 'conv2', 'fc1', 'fc2'],
+    );
+    for (const o of fp32.overrides)
+      assert.ok(doc.getText().includes(`- {match: '${o.match}', precision: fp32}`), o.match);
+    assert.ok(doc.isDirty);
+    assert.equal(new TextDecoder().decode(await vscode.workspace.fs.readFile(config)), before);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('undo');
+    assert.equal(doc.getText(), before);
+    // Recorded in the Runs view.
+    const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as {
+      runs: { list(): Array<{ kind: string; status: string; config: string; figures: Array<[string, string]> }> };
+    };
+    const run = api.runs.list().find((r) => r.kind === 'search' && r.config === config.fsPath);
+    assert.equal(run?.status, 'done');
+    assert.match(run.figures.find(([k]) => k === 'front')?.[1] ?? '', /^\d+ points$/);
+    panel.dispose();
+  });
+
   it('QAT: Build for Target builds the INT8 model with TVM as a task and writes the build report', async () => {
     const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
     const exit = await vscode.commands.executeCommand<number>('qatStudio.buildForTarget', config, 'x86-64');

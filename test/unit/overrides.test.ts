@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { addPrecisionOverride, withOverrides } from '../../client/config/overrides';
+import { addPrecisionOverride, withOverrides, withPickedPrecisions } from '../../client/config/overrides';
 
 const apply = (text: string, module: string) => {
   const e = addPrecisionOverride(text, module, 'fp16');
@@ -54,4 +54,44 @@ test('several overrides keep the given order, first listed first', () => {
     parse(out).overrides.map((o: { match: string }) => o.match),
     ['fc2', 'conv2', 'old'],
   );
+});
+
+test('a picked mixed-precision point replaces the earlier pick of the searched layers and keeps the rest', () => {
+  const text = [
+    'version: 1',
+    'overrides:',
+    '  # an earlier pick',
+    "  - {match: 'features\\.1\\.conv\\.0', precision: fp16}",
+    '  - {match: fc, precision: fp32}',
+    '  - {match: features\\.2, weight: {qscheme: per_channel_symmetric}}',
+    'train: {epochs: 1}',
+    '',
+  ].join('\n');
+  const out = withPickedPrecisions(
+    text,
+    ['features.1.conv.0', 'features.2', 'fc2'],
+    [{ module: 'fc2', precision: 'fp32' }],
+  );
+  assert.ok(out.includes('# an earlier pick'));
+  assert.deepEqual(parse(out).overrides, [
+    { match: 'fc2', precision: 'fp32' },
+    { match: 'fc', precision: 'fp32' }, // not a searched module
+    { match: 'features\\.2', weight: { qscheme: 'per_channel_symmetric' } }, // more than a precision
+  ]);
+  assert.deepEqual(parse(out).train, { epochs: 1 });
+});
+
+test('picking all int8 removes the earlier pick and leaves an empty list', () => {
+  const out = withPickedPrecisions('overrides:\n  - {match: conv1, precision: fp16}\nqconfig: {}\n', ['conv1'], []);
+  assert.deepEqual(parse(out).overrides, []);
+  assert.deepEqual(parse(out).qconfig, {});
+  const flow = withPickedPrecisions(
+    'overrides: [{match: a, precision: fp32}, {match: conv1, precision: fp16}]\n',
+    ['conv1'],
+    [{ module: 'a', precision: 'fp16' }],
+  );
+  assert.deepEqual(parse(flow).overrides, [
+    { match: 'a', precision: 'fp16' },
+    { match: 'a', precision: 'fp32' },
+  ]);
 });

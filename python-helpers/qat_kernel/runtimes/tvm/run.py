@@ -127,13 +127,26 @@ def verify_parity(
 
 
 def strip_qdq(onnx_path, out_path) -> Path:
-    """The FP32 twin of a QDQ model: each DequantizeLinear of a constant becomes a float
-    initializer (the quantized weight's float value), each QuantizeLinear -> DequantizeLinear pair
-    on an activation is bypassed. Same graph and weights, no quantization: the FP32 baseline."""
+    """The FP32 twin of a QDQ model file (strip_qdq_model), written to `out_path`."""
+    import onnx
+
+    model = strip_qdq_model(onnx.load(str(onnx_path)))
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(out_path))
+    return out_path
+
+
+def strip_qdq_model(source):
+    """The FP32 twin of a QDQ ModelProto (`source` is not changed): each DequantizeLinear of a constant
+    becomes a float initializer (the quantized weight's float value), each QuantizeLinear ->
+    DequantizeLinear pair on an activation is bypassed. Same graph and weights, no quantization: the
+    FP32 baseline."""
     import onnx
     from onnx import helper, numpy_helper
 
-    model = onnx.load(str(onnx_path))
+    model = onnx.ModelProto()
+    model.CopyFrom(source)
     g = model.graph
     inits = {t.name: t for t in g.initializer}
     nodes = list(g.node)  # one wrapper per node: id() below stays valid
@@ -206,7 +219,4 @@ def strip_qdq(onnx_path, out_path) -> Path:
     g.node.extend(kept)
     del g.initializer[:]
     g.initializer.extend(keep_inits)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(out_path))
-    return out_path
+    return model

@@ -1,0 +1,101 @@
+// QAT: Search Mixed Precision — per-layer int8 / fp16 / fp32 candidates measured by the kernel within a budget,
+// the Pareto front plotted, and the point the user picks written into the config's overrides (one undoable edit).
+import * as vscode from 'vscode';
+import type { MixedPrecisionCandidate, MixedPrecisionParams, MixedPrecisionResult } from '../../protocol/kernel';
+import { withPickedPrecisions } from '../config/overrides';
+import type { Ctx } from '../ctx';
+import { searchFigures } from '../runs/figures';
+import { describe } from '../search/frontChart';
+import { showSearchFront } from '../views/searchFrontPanel';
+import { configFor } from './configPick';
+import { reportKernelError } from './errors';
+
+export interface SearchOptions {
+  budget?: MixedPrecisionParams['budget'];
+  samples?: number;
+  /** Write this point without waiting for a click (automation, tests): a candidate id or an end (`int8`, `fp32`, `fp16`). */
+  pick?: string;
+}
+
+export interface SearchOutcome {
+  result: MixedPrecisionResult;
+  panel: vscode.WebviewPanel;
+  /** Whether the `pick` option's edit was applied. */
+  written?: boolean;
+}
+
+/** Unescapes a `re.escape`d module path (Python escapes special characters with a backslash). */
+const moduleOf = (match: string) => match.replace(/\\(.)/g, '$1');
+
+/** Writes the candidate's float layers as the first overrides (earlier picks of these layers replaced). */
+export async function writeCandidate(config: vscode.Uri, result: MixedPrecisionResult, c: MixedPrecisionCandidate) {
+  const doc = await vscode.workspace.openTextDocument(config);
+  const text = withPickedPrecisions(
+    doc.getText(),
+    result.layers.map((l) => l.module),
+    c.overrides.map((o) => ({ module: moduleOf(o.match), precision: o.precision })),
+  );
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(config, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+  const ok = await vscode.workspace.applyEdit(edit);
+  if (ok) await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
+  return ok;
+}
+
+function isOptions(v: unknown): v is SearchOptions {
+  return !!v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof vscode.Uri);
+}
+
+export function searchMixedPrecision(ctx: Ctx) {
+  return async (uri?: vscode.Uri, optionsArg?: SearchOptions): Promise<SearchOutcome | undefined> => {
+    const options = isOptions(optionsArg) ? optionsArg : {};
+    const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
+    if (!config) {
+      void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found.');
+      return undefined;
+    }
+    const params: MixedPrecisionParams = { config: config.fsPath };
+    if (options.budget) params.budget = options.budget;
+    if (options.samples) params.samples = options.samples;
+    let result: MixedPrecisionResult;
+    try {
+      result = await ctx.trackRun(
+        'search',
+        config.fsPath,
+        () =>
+          vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: 'QAT: Search Mixed Precision', cancellable: true },
+            (progress, token) =>
+              ctx.kernel.request('search/mixed-precision', params, {
+                token,
+                onProgress: (p) => {
+                  progress.report({ message: p.message });
+                  ctx.log.info(`[${p.stage}] ${p.message}`);
+                },
+              }),
+          ),
+        searchFigures,
+      );
+    } catch (err) {
+      await reportKernelError(err, 'Search Mixed Precision', ctx.log);
+      return undefined;
+    }
+    const byId = new Map(result.candidates.map((c) => [c.id, c]));
+    for (const id of result.front) ctx.log.info(`  front: ${describe(byId.get(id)!)}`);
+    const pick = async (id: string) => {
+      const c = byId.get(id)!;
+      const ok = await writeCandidate(config, result, c);
+      const message = ok
+        ? `Wrote ${c.overrides.length} override(s) for "${c.label}" into ${vscode.workspace.asRelativePath(config)} (undo with Ctrl+Z).`
+        : 'The config was not changed.';
+      ctx.log.info(message);
+      return message;
+    };
+    const panel = showSearchFront(result, `Mixed precision: ${vscode.workspace.asRelativePath(config)}`, pick);
+    if (options.pick === undefined) return { result, panel };
+    const id = (result.ends as Record<string, string | undefined>)[options.pick] ?? options.pick;
+    if (!byId.has(id)) throw new Error(`no candidate ${options.pick} in this search`);
+    await pick(id);
+    return { result, panel, written: true };
+  };
+}

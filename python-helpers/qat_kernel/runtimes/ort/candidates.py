@@ -1,0 +1,160 @@
+"""Mixed-precision candidates as ONNX Runtime runs them: the config's QDQ export with some layers float.
+
+From the all-INT8 QDQ export (every searchable layer quantized), a candidate's graph is made by
+rewiring only the layers it keeps float:
+  fp32  the layer's Conv/Gemm/MatMul reads its weight (and a dequantized bias) as a float32 initializer
+        (the dequantized int8 value, so fp32 starts from the trained weights QAT rounded) and its data
+        input straight from the tensor before the QuantizeLinear -> DequantizeLinear pair, that edge
+        only (another reader of the same pair keeps it); Q/DQ nobody reads any more are removed;
+  fp16  as fp32, then the layer's nodes compute in float16 (runtimes/tvm/mixed.convert_fp16_layers:
+        float16 initializers, a Cast to float16 on the way in and back to float32 on the way out);
+        ORT's CPU EP runs float16 Conv/Gemm.
+With no layer INT8 the candidate is the export with every Q/DQ removed (the quantizers no layer owns
+go too). Layers are found by the exporter's module scopes (mixed.module_of), the names overrides use.
+Size is the bytes of the candidate's initializers (weights, biases, scales and zero points at their
+types; the export's metadata and unused tensors not counted); latency is timed in ORT sessions from
+runtimes/ort/session.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qat_kernel.runtimes.tvm import mixed
+
+WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
+
+
+class CandidateError(Exception):
+    """A candidate the export cannot be rewritten into (a layer without nodes in the export)."""
+
+
+def layer_nodes(model) -> dict:
+    """{module path: [indices of its Conv/Gemm/MatMul nodes]} of the export."""
+    found: dict = {}
+    for i, node in enumerate(model.graph.node):
+        if node.op_type in WEIGHT_OPS:
+            module = mixed.module_of(node)
+            if module is not None:
+                found.setdefault(module, []).append(i)
+    return found
+
+
+def _const(inits: dict, name: str):
+    from onnx import numpy_helper
+
+    t = inits.get(name)
+    return None if t is None else numpy_helper.to_array(t)
+
+
+def _dequantized(dq, inits) -> np.ndarray | None:
+    x = _const(inits, dq.input[0])
+    if x is None:
+        return None
+    s = _const(inits, dq.input[1])
+    if s is None:
+        return None
+    zp = _const(inits, dq.input[2]) if len(dq.input) > 2 and dq.input[2] else np.zeros((), x.dtype)
+    axis = next((a.i for a in dq.attribute if a.name == "axis"), 1)
+    shape = [1] * x.ndim
+    if s.size > 1:
+        shape[axis % max(x.ndim, 1)] = -1
+    return ((x.astype(np.float32) - zp.astype(np.float32).reshape(shape)) * s.astype(np.float32).reshape(shape)).astype(
+        np.float32
+    )
+
+
+def _prune(model) -> None:
+    """Drop nodes nothing reads (back from the graph outputs) and initializers no node reads."""
+    g = model.graph
+    needed = {o.name for o in g.output}
+    keep = []
+    for node in reversed(list(g.node)):
+        if any(o in needed for o in node.output if o):
+            keep.append(node)
+            needed.update(i for i in node.input if i)
+    keep.reverse()
+    if len(keep) != len(g.node):
+        copies = []
+        for n in keep:
+            import onnx
+
+            c = onnx.NodeProto()
+            c.CopyFrom(n)
+            copies.append(c)
+        del g.node[:]
+        g.node.extend(copies)
+    used = {i for n in g.node for i in n.input}
+    inits = [t for t in g.initializer if t.name in used]
+    if len(inits) != len(g.initializer):
+        kept = []
+        for t in inits:
+            import onnx
+
+            c = onnx.TensorProto()
+            c.CopyFrom(t)
+            kept.append(c)
+        del g.initializer[:]
+        g.initializer.extend(kept)
+
+
+def build(qdq, assignment: dict, nodes_of: dict | None = None):
+    """The candidate ModelProto: `qdq` (the all-INT8 export, not changed) with each module of
+    `assignment` ({module: int8 | fp16 | fp32}) as asked. Raises CandidateError for a float module
+    with no Conv/Gemm/MatMul in the export."""
+    import onnx
+    from onnx import numpy_helper
+
+    from qat_kernel.runtimes.tvm.run import strip_qdq_model
+
+    nodes_of = layer_nodes(qdq) if nodes_of is None else nodes_of
+    floats = {m: p for m, p in assignment.items() if p != "int8"}
+    missing = sorted(m for m in floats if m not in nodes_of)
+    if missing:
+        raise CandidateError(f"no Conv/Gemm/MatMul of {', '.join(missing)} in the QDQ export")
+    if floats and len(floats) == len(assignment):
+        model = strip_qdq_model(qdq)
+        _prune(model)
+    else:
+        model = onnx.ModelProto()
+        model.CopyFrom(qdq)
+        g = model.graph
+        inits = {t.name: t for t in g.initializer}
+        producer = {o: n for n in g.node for o in n.output if o}
+        made: dict = {}
+        for module in floats:
+            for i in nodes_of[module]:
+                node = g.node[i]
+                for k, tensor in enumerate(list(node.input)):
+                    src = producer.get(tensor)
+                    if src is None or src.op_type != "DequantizeLinear":
+                        continue
+                    if k == 0:
+                        q = producer.get(src.input[0])
+                        if q is not None and q.op_type == "QuantizeLinear":
+                            node.input[k] = q.input[0]
+                        continue
+                    if tensor not in made:
+                        value = _dequantized(src, inits)
+                        if value is None:
+                            continue
+                        made[tensor] = f"{tensor}__float"
+                        g.initializer.append(numpy_helper.from_array(value, made[tensor]))
+                    node.input[k] = made[tensor]
+        _prune(model)
+    halves = {m for m, p in floats.items() if p == "fp16"}
+    if halves:
+        model = mixed.convert_fp16_layers(model, lambda m: m if m in halves else None).model
+    return model
+
+
+def weight_bytes(model) -> int:
+    """Bytes of the initializers a model computes with, at their element types."""
+    from onnx import helper
+
+    total = 0
+    for t in model.graph.initializer:
+        count = 1
+        for d in t.dims:
+            count *= d
+        total += count * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+    return total
