@@ -40,6 +40,7 @@ export function webviewHtml(o: WebviewPageOptions): string {
   <span id="title">${escapeHtml(o.title)}</span>
   <vscode-button id="fit" secondary>Fit</vscode-button>
   <vscode-checkbox id="collapse" label="Collapse Q/DQ"></vscode-checkbox>
+  <vscode-checkbox id="shapes" label="Shapes" title="Tensor shapes on edges"></vscode-checkbox>
   <vscode-textfield id="search" placeholder="Find node, op, module or tensor" aria-label="Find"></vscode-textfield>
   <span id="matches"></span>
   <vscode-button id="export-svg" secondary>SVG</vscode-button>
@@ -111,6 +112,7 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 .edge { stroke: var(--vscode-descriptionForeground, #888); stroke-width: 1; fill: none; opacity: .7; }
 .edge.int8 { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; opacity: 1; }
 .edge-label { fill: var(--vscode-charts-purple, #8a4fbf); font-size: 9px; }
+.edge-shape { fill: var(--vscode-descriptionForeground, #717171); font-size: 11px; pointer-events: none; }
 .badge { font-size: 8px; font-weight: 600; fill: var(--vscode-descriptionForeground, #555); }
 .badge.p-int8 { fill: var(--vscode-charts-purple, #8a4fbf); }
 .badge.p-fp16, .badge.p-bf16 { fill: var(--vscode-charts-blue, #1a85ff); }
