@@ -40,6 +40,7 @@ export function webviewHtml(o: WebviewPageOptions): string {
   <span id="title">${escapeHtml(o.title)}</span>
   <vscode-button id="fit" secondary>Fit</vscode-button>
   <vscode-checkbox id="collapse" label="Collapse Q/DQ"></vscode-checkbox>
+  <vscode-checkbox id="shapes" label="Shapes" title="Tensor shapes on edges"></vscode-checkbox>
   <vscode-textfield id="search" placeholder="Find node, op, module or tensor" aria-label="Find"></vscode-textfield>
   <span id="matches"></span>
   <vscode-button id="export-svg" secondary>SVG</vscode-button>
@@ -111,33 +112,28 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 .edge { stroke: var(--vscode-descriptionForeground, #888); stroke-width: 1; fill: none; opacity: .7; }
 .edge.int8 { stroke: var(--vscode-charts-purple, #b180d7); stroke-width: 2; opacity: 1; }
 .edge-label { fill: var(--vscode-charts-purple, #8a4fbf); font-size: 9px; }
+.edge-shape { fill: var(--vscode-descriptionForeground, #717171); font-size: 11px; pointer-events: none; }
 .badge { font-size: 8px; font-weight: 600; fill: var(--vscode-descriptionForeground, #555); }
 .badge.p-int8 { fill: var(--vscode-charts-purple, #8a4fbf); }
 .badge.p-fp16, .badge.p-bf16 { fill: var(--vscode-charts-blue, #1a85ff); }
 #search { width: 260px; max-width: 100%; }
 @media (max-width: 760px) {
   #props { width: 200px; }
-  #layers { flex-direction: column; gap: 4px; max-height: 42vh; }
-  #layers .chart { flex: none; width: 100%; max-height: 14vh; }
-  #layers .table-side { width: 100%; max-height: 26vh; }
   #summary { flex-basis: 100%; }
+  #layers { --qat-table-max: calc(42vh - 90px); }
 }
-#layers { max-height: 34vh; border-top: 1px solid var(--vscode-panel-border); padding: 4px 10px; min-height: 0; }
-#layers { display: flex; gap: 16px; align-items: flex-start; overflow: hidden; }
-#layers .chart { flex: 0 1 640px; min-width: 0; max-height: 32vh; overflow: auto; }
+#layers { border-top: 1px solid var(--vscode-panel-border); padding: 0 6px 4px; min-height: 0;
+  --qat-table-max: calc(34vh - 90px); }
+#layers vscode-tab-panel { padding: 4px 0 0; }
+#layers .chart { max-height: calc(34vh - 50px); overflow: auto; }
 #layers .chart svg { max-width: 100%; height: auto; }
-#layers .table-side { flex: 1 1 auto; min-width: 0; display: flex; flex-direction: column; max-height: 32vh; }
-#layers .table-wrap { overflow: auto; min-height: 0; }
-#layers details.columns { font-size: 12px; padding: 2px 0 4px; }
-#layers details.columns summary { cursor: pointer; user-select: none; }
-#layers details.columns label { display: inline-block; margin-right: 10px; white-space: nowrap; }
-#layers table { border-collapse: separate; border-spacing: 0; font-size: 12px; }
-#layers th { cursor: pointer; user-select: none; position: sticky; top: 0; z-index: 1; white-space: nowrap;
-  background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ccc); }
-#layers td[data-column="layer"] { white-space: nowrap; }
-#layers tr[data-module] { cursor: pointer; }
-#layers tr[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
+#layers .table-side { display: flex; flex-direction: column; min-width: 0; }
+#layers vscode-collapsible.columns { font-size: 12px; }
+#layers .column-boxes { display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 4px 8px; }
+#layers vscode-table { display: block; }
+#layers vscode-table-header-cell { cursor: pointer; user-select: none; }
+#layers vscode-table-row[data-module] { cursor: pointer; }
+#layers vscode-table-row[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
+#layers vscode-table-row.bad vscode-table-cell { color: var(--vscode-errorForeground); }
 .chart text { fill: var(--vscode-foreground, #333); }
-#layers td, #layers th { padding: 2px 10px; text-align: left; }
-#layers tr.bad td { color: var(--vscode-errorForeground); }
 `;

@@ -2,6 +2,16 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
+import '@vscode-elements/elements/dist/vscode-tabs/index.js';
+import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
+import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
+import '@vscode-elements/elements/dist/vscode-table/index.js';
+import '@vscode-elements/elements/dist/vscode-table-header/index.js';
+import '@vscode-elements/elements/dist/vscode-table-header-cell/index.js';
+import '@vscode-elements/elements/dist/vscode-table-body/index.js';
+import '@vscode-elements/elements/dist/vscode-table-row/index.js';
+import '@vscode-elements/elements/dist/vscode-table-cell/index.js';
 import type { Graph } from './importers/types';
 import { searchNodes } from './view/search';
 import { groupMetrics } from './view/groups';
@@ -22,8 +32,18 @@ import { isQdq, type GraphNode } from './importers/types';
 import { layoutInWorker } from './worker/client';
 import { renderLayerTable } from './view/layerTable';
 
-declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
+/** What the webview keeps across reloads (VS Code's webview state): view choices, not the model. */
+interface ViewState {
+  /** The Shapes toggle as the user last set it; unset: on for graphs drawn as SVG, off on canvas (large ones). */
+  shapes?: boolean;
+}
+declare function acquireVsCodeApi(): {
+  postMessage(message: FromWebview): void;
+  getState(): ViewState | undefined;
+  setState(state: ViewState): void;
+};
 const vscode = acquireVsCodeApi();
+let state: ViewState = { ...(vscode.getState() ?? {}) };
 const $ = (id: string) => document.getElementById(id)!;
 let fit: (() => void) | undefined;
 
@@ -88,6 +108,7 @@ let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
 let view: { graph: Graph; select: (id: string) => void } | undefined;
+let showShapes: ((on: boolean) => void) | undefined;
 let selectedId: string | undefined;
 
 /** A new model: decode it (in the worker) and draw. */
@@ -195,7 +216,10 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined, started?: num
     },
     onCollapse: (module) => toggleGroup(module, false),
     onView: (v) => mini.show(v),
+    shapes: state.shapes ?? !big,
   });
+  ($('shapes') as HTMLInputElement).checked = state.shapes ?? !big;
+  showShapes = result.showShapes;
   mini.onPan = result.centreOn;
   fit = result.fit;
   view = { graph, select: result.select };
@@ -287,6 +311,13 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
 });
 $('fit').addEventListener('click', () => fit?.());
 vscode.postMessage({ type: 'ready' });
+
+$('shapes').addEventListener('change', () => {
+  const on = ($('shapes') as HTMLInputElement).checked;
+  state = { ...state, shapes: on };
+  vscode.setState(state);
+  showShapes?.(on);
+});
 
 $('collapse').addEventListener('change', () => {
   collapse = ($('collapse') as HTMLInputElement).checked;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { createKernelEnv, CreateEnvError } from '../kernel/createEnv';
+import { detectNvidiaGpu, planTorch, type GpuInfo, type TorchPlan, type TorchSetting } from '../kernel/torchBuild';
 
 export interface CreateKernelEnvOptions {
   /** Skip the questions (tests, walkthrough links): the folder, requirements and pip arguments to use. */
@@ -12,6 +13,31 @@ export interface CreateKernelEnvOptions {
   requirements?: string;
   pipArgs?: string[];
   basePython?: string;
+  /** CPU or CUDA torch, or auto (detect an NVIDIA GPU); default: the qatStudio.kernelEnv.torch setting. */
+  torch?: TorchSetting;
+}
+
+/** With the setting on auto and a person to ask: the detected build first, the other one offered. */
+async function chooseTorch(
+  setting: TorchSetting,
+  gpu: GpuInfo,
+  pipArgs: string[],
+  ask: boolean,
+): Promise<TorchPlan | undefined> {
+  const plan = planTorch(setting, gpu, pipArgs);
+  if (!ask || setting !== 'auto' || plan.build === 'pypi') return plan;
+  const other = planTorch(plan.build === 'cuda' ? 'cpu' : 'cuda', gpu, pipArgs);
+  const item = (p: TorchPlan, detected: boolean) => ({
+    label: p.build === 'cuda' ? `CUDA torch (${p.tag})` : 'CPU torch',
+    description: detected ? 'detected' : undefined,
+    detail: p.reason,
+    plan: p,
+  });
+  const pick = await vscode.window.showQuickPick([item(plan, true), item(other, false)], {
+    title: 'QAT: Create Kernel Environment — torch build',
+    placeHolder: 'qatStudio.kernelEnv.torch sets this without asking',
+  });
+  return pick?.plan;
 }
 
 export function createKernelEnvironment(ctx: Ctx) {
@@ -36,16 +62,27 @@ export function createKernelEnvironment(ctx: Ctx) {
       options.requirements ??
       (settings.get<string>('kernelEnv.requirements')?.trim() ||
         path.join(ctx.extensionUri.fsPath, 'python-helpers', 'requirements.txt'));
-    const pipArgs = options.pipArgs ?? settings.get<string[]>('kernelEnv.pipArgs') ?? [];
+    const pipArgs = [...(options.pipArgs ?? settings.get<string[]>('kernelEnv.pipArgs') ?? [])];
     const dir =
       options.dir ??
       (folder ? path.join(folder.uri.fsPath, '.venv') : path.join(ctx.context.globalStorageUri.fsPath, 'kernel-venv'));
     const basePython = options.basePython ?? (process.platform === 'win32' ? 'python' : 'python3');
+    const torchSetting = options.torch ?? settings.get<TorchSetting>('kernelEnv.torch') ?? 'auto';
+    const gpu = await detectNvidiaGpu();
+    ctx.log.info(`create kernel environment: GPU look-up: ${gpu.detail}`);
+    const torch = await chooseTorch(torchSetting, gpu, pipArgs, ask);
+    if (!torch) return undefined;
+    ctx.log.info(`create kernel environment: ${torch.reason}`);
+    pipArgs.push(...torch.pipArgs);
     ctx.log.info(`create kernel environment in ${dir} from ${requirements} ${pipArgs.join(' ')}`);
     const stop = new AbortController();
     try {
       const python = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'QAT: Create Kernel Environment', cancellable: true },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `QAT: Create Kernel Environment (${torch.build === 'cuda' ? `CUDA torch, ${torch.tag}` : torch.build === 'cpu' ? 'CPU torch' : 'torch'})`,
+          cancellable: true,
+        },
         (progress, token) => {
           token.onCancellationRequested(() => stop.abort());
           let last = 0;

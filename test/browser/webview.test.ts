@@ -70,7 +70,7 @@ test('renders the example QDQ graph with Q/DQ marked and every compared layer co
     assert.equal(fill, bandOf(layer.cosine, result.threshold).colour, layer.module);
   }
   assert.equal(await page.locator('#legend .swatch').count(), BANDS.length + 1);
-  assert.equal(await page.locator('#layers tr').count(), result.layers.length + 1);
+  assert.equal(await page.locator('#layers vscode-table-row').count(), result.layers.length);
   assert.ok(await page.evaluate(() => !!customElements.get('vscode-button')), '@vscode-elements button not defined');
   assert.deepEqual(violations, []);
   await page.screenshot({ path: path.join(artifactsDir, 'webview-graph.png') });
@@ -201,15 +201,17 @@ test('exports SVG and PNG of the view and a standalone HTML report with no scrip
 test('the layer table sorts by column, and a row click selects the layer and asks to reveal its source', async () => {
   const { page, violations } = await openDigits();
   const modules = () =>
-    page.locator('#layers tr[data-module]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.module));
+    page
+      .locator('#layers vscode-table-row[data-module]')
+      .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.module));
   assert.deepEqual(
     await modules(),
     [...result.layers].sort((a, b) => a.cosine - b.cosine).map((l) => l.module),
     'worst first by default',
   );
-  await page.locator('#layers th', { hasText: /^layer/ }).click();
+  await page.locator('#layers vscode-table-header-cell', { hasText: /^layer/ }).click();
   assert.deepEqual(await modules(), result.layers.map((l) => l.module).sort());
-  await page.locator('#layers th', { hasText: /^layer/ }).click();
+  await page.locator('#layers vscode-table-header-cell', { hasText: /^layer/ }).click();
   assert.deepEqual(
     await modules(),
     result.layers
@@ -223,7 +225,7 @@ test('the layer table sorts by column, and a row click selects the layer and ask
   await page.evaluate(() => {
     (window as unknown as { __sent: unknown[] }).__sent = [];
   });
-  await page.locator(`#layers tr[data-module="${target.module}"]`).click();
+  await page.locator(`#layers vscode-table-row[data-module="${target.module}"]`).click();
   assert.equal(await page.locator('svg g.node.selected').getAttribute('data-module'), target.module);
   const reveal = await waitForSent<{ file: string; line: number }>(page, 'revealSource', 5_000);
   assert.deepEqual({ file: reveal.file, line: reveal.line }, { file: target.source!.file, line: target.source!.line });

@@ -116,7 +116,7 @@ test('Compare Layers from the explorer context menu shows the coloured QDQ graph
     'worker',
     'the layout worker did not run in the VS Code webview',
   );
-  await frame.locator('#layers tr[data-module]').first().waitFor({ timeout: 30_000 });
+  await frame.locator('#layers vscode-table-row[data-module]').first().waitFor({ timeout: 30_000 });
   assert.ok(!(await readableText(frame)).includes('[object Object]'), 'the results view reads [object Object]');
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-graph.png') });
 });

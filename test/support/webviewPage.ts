@@ -67,7 +67,12 @@ export async function openWebview(
   await page.addInitScript(() => {
     const w = window as unknown as { __sent: unknown[]; acquireVsCodeApi: () => unknown };
     w.__sent = [];
-    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__sent.push(m) });
+    // VS Code keeps a webview's state across reloads of its page; sessionStorage does the same here.
+    w.acquireVsCodeApi = () => ({
+      postMessage: (m: unknown) => w.__sent.push(m),
+      getState: () => JSON.parse(sessionStorage.getItem('vscode-state') ?? 'null') ?? undefined,
+      setState: (s: unknown) => sessionStorage.setItem('vscode-state', JSON.stringify(s)),
+    });
   });
   await page.goto(origin + '/');
   await page.waitForFunction(

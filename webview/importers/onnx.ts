@@ -1,6 +1,6 @@
 // ONNX importer: decodes a ModelProto with protobufjs against the current onnx-ml.proto (from the onnx wheel).
 import { onnx } from '../../build/generated/onnx-pb.js';
-import { attributeText, readTensor } from './onnxTensor';
+import { attributeText, readTensor, readValueInfo } from './onnxTensor';
 import type { Graph, GraphNode, Importer, TensorInfo } from './types';
 
 type NodeProto = onnx.NodeProto;
@@ -39,6 +39,11 @@ export const onnxImporter: Importer = {
     const hidden = new Set((g.initializer as onnx.TensorProto[]).map((t) => t.name));
     const tensors = new Map<string, TensorInfo>();
     for (const t of g.initializer as onnx.TensorProto[]) tensors.set(t.name, readTensor(t));
+    // Declared types of the graph's inputs, outputs and intermediate values: the shapes drawn on edges.
+    for (const v of [...g.input, ...g.output, ...g.value_info] as onnx.ValueInfoProto[]) {
+      const info = v.name && !tensors.has(v.name) ? readValueInfo(v) : undefined;
+      if (info) tensors.set(v.name, info);
+    }
     const nodes: GraphNode[] = [];
     const producer = new Map<string, string>();
     for (const input of g.input as onnx.ValueInfoProto[]) {

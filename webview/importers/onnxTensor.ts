@@ -66,6 +66,32 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
   return info;
 }
 
+/**
+ * A value's type as graph.input, graph.output or value_info declare it: element type and dims, each a dim_value,
+ * or -1 with the dim_param's name (`batch`), or -1 unnamed when the file gives neither. Undefined for values that
+ * are not tensors (sequences, maps, optionals) or that declare no type.
+ */
+export function readValueInfo(v: onnx.IValueInfoProto): TensorInfo | undefined {
+  const tt = v.type?.tensor_type;
+  if (!tt) return undefined;
+  const dtype = tt.elem_type ? dtypeName(tt.elem_type) : '?';
+  if (!tt.shape) return { dtype, dims: [], unranked: true };
+  const dims: number[] = [];
+  const names: string[] = [];
+  for (const d of tt.shape.dim ?? []) {
+    // protobufjs sets the oneof's name on decoded messages; plain objects (create()) may only carry the field.
+    const which = d.value ?? (d.dim_param ? 'dim_param' : d.dim_value != null ? 'dim_value' : undefined);
+    if (which === 'dim_value' && d.dim_value != null && Number(d.dim_value) >= 0) {
+      dims.push(Number(d.dim_value));
+      names.push('');
+    } else {
+      dims.push(-1);
+      names.push(which === 'dim_param' ? (d.dim_param ?? '') : '');
+    }
+  }
+  return { dtype, dims, ...(names.some(Boolean) ? { dimNames: names } : {}) };
+}
+
 /** Attribute value as display text. */
 export function attributeText(a: onnx.IAttributeProto): string {
   if (a.ints?.length) return `[${a.ints.map(Number).join(', ')}]`;

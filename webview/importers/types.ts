@@ -42,10 +42,21 @@ export interface GraphNode {
 
 export interface TensorInfo {
   dtype: string;
+  /** Sizes; -1 where the file leaves a dimension symbolic or unknown. */
   dims: number[];
+  /** Per dimension, the name the file gives a symbolic one (ONNX dim_param, e.g. `batch`), else ''. */
+  dimNames?: string[];
+  /** The file gives the element type but no shape (rank unknown). */
+  unranked?: boolean;
   values?: number[];
   /** Value summary for tensors whose values stayed in the extension host (large weights). */
   stats?: import('../../protocol/webview').WeightStats;
+}
+
+/** Dims as the view writes them: 1×16×8×8, with a symbolic dimension's name (batch) or ? for an unknown one. */
+export function dimsText(t: Pick<TensorInfo, 'dims' | 'dimNames' | 'unranked'>): string {
+  if (t.unranked) return '?';
+  return t.dims.map((d, i) => (d >= 0 ? String(d) : t.dimNames?.[i] || '?')).join('×');
 }
 
 export interface ModuleInfo {

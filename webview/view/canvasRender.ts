@@ -5,6 +5,7 @@ import { qdqRole, type Graph } from '../importers/types';
 import { fitView, type Layout } from './layout';
 import { layerFor } from './metrics';
 import { nodeFill, nodeText, QDQ_TAG, type Rendered, type RenderOptions, type RenderStats } from './render';
+import { edgeShapes, midpoint } from './shapes';
 
 export function renderCanvas(
   host: HTMLElement,
@@ -85,6 +86,11 @@ export function renderCanvas(
     box.set([minX, minY, maxX, maxY], i * 4);
     int8Edge[i] = quantized.has(`${e.from}>${e.to}`) ? 1 : 0;
   });
+  // Per edge, its shape text and where it goes (drawn only while the Shapes toggle is on and text is readable).
+  const shapeOf = edgeShapes(graph);
+  const shapeText: Array<string | undefined> = layout.edges.map((e) => shapeOf.get(`${e.from}>${e.to}`)?.text);
+  const shapeAt = layout.edges.map((e) => midpoint(e.points));
+  let shapes = opts.shapes ?? false;
   const borderColour = colour('var(--vscode-panel-border, #999)');
   const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
   const font = getComputedStyle(host).fontFamily || 'sans-serif';
@@ -139,6 +145,22 @@ export function renderCanvas(
       ctx.stroke();
     }
     const showText = view.scale * 11 >= 6;
+    let shapesDrawn = 0;
+    if (shapes && showText) {
+      ctx.font = `11px ${font}`;
+      ctx.textAlign = 'left';
+      ctx.textBaseline = 'middle';
+      ctx.fillStyle = edgeColour;
+      for (let k = 0; k < edgeCount; k++) {
+        const label = shapeText[k];
+        const j = k * 4;
+        if (!label || box[j + 3] < y0 || box[j + 1] > y1 || box[j + 2] < x0 || box[j] > x1) continue;
+        ctx.fillText(label, shapeAt[k].x + 4, shapeAt[k].y);
+        shapesDrawn++;
+      }
+    }
+    // What the last frame drew, for tests and the benchmark (a canvas has no elements to count).
+    canvas.dataset.shapes = String(shapesDrawn);
     // The visible nodes, then one pass per kind of drawing: a font or alignment change per node costs more
     // than the text itself on a canvas with thousands of labels.
     const visible: number[] = [];
@@ -271,5 +293,9 @@ export function renderCanvas(
     view = { ...view, x: x - r.width / view.scale / 2, y: y - r.height / view.scale / 2 };
     redraw();
   };
-  return { stats, fit, select, centreOn };
+  const showShapes = (on: boolean) => {
+    shapes = on;
+    redraw();
+  };
+  return { stats, fit, select, centreOn, showShapes };
 }

@@ -1,5 +1,7 @@
-// The results view's per-layer table: worst first, sortable, a sticky header, and a column chooser so that it
-// stays readable in a narrow editor column (the optional columns start hidden when the view is narrow).
+// The results view's per-layer table and chart, in @vscode-elements tabs: the table (vscode-table) worst first,
+// sortable, its header fixed while the rows scroll, and a column chooser so that it stays readable in a narrow
+// editor column (the optional columns start hidden when the view is narrow). The elements are defined by main.ts.
+import type { VscodeCheckbox, VscodeCollapsible, VscodeTable, VscodeTabs } from '@vscode-elements/elements';
 import type { LayerResult } from '../../protocol/kernel';
 import { bandOf } from './metrics';
 
@@ -93,7 +95,22 @@ export interface LayerTableOptions {
   chartSvg: string;
 }
 
-/** Draws the chart and the table into `host`, replacing what was there. */
+/** Row and header heights of vscode-table (its cells' own styles), to size the table to its rows. */
+const ROW_PX = 24;
+const HEADER_PX = 31;
+
+let selectedTab = 0;
+
+const make = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+};
+
+/**
+ * Draws the results into `host`, replacing what was there: @vscode-elements tabs for the table (vscode-table, its
+ * header fixed above the rows that scroll, and a column chooser) and the chart.
+ */
 export function renderLayerTable(host: HTMLElement, layers: LayerResult[], o: LayerTableOptions): void {
   watchWidth(host, () => renderLayerTable(host, layers, o));
   if (!layers.length) {
@@ -104,12 +121,14 @@ export function renderLayerTable(host: HTMLElement, layers: LayerResult[], o: La
   const hidden = hiddenColumns(host.ownerDocument.defaultView?.innerWidth ?? 1e9);
   const shown = COLUMNS.filter((c) => !hidden.has(c.id));
 
-  const table = document.createElement('table');
-  const thead = table.createTHead();
-  const head = thead.insertRow();
+  const table: VscodeTable = make('vscode-table', { 'bordered-rows': '', resizable: '', 'min-column-width': '40px' });
+  // The layer column takes a larger share; the metric columns split the rest.
+  table.columns = shown.map((c, i) => (i === 0 ? `${Math.round(100 / (shown.length + 1)) * 2}%` : 'auto'));
+  // Only as tall as its rows, up to what the panel allows; past that the rows scroll under the header.
+  table.style.height = `min(var(--qat-table-max), ${HEADER_PX + ROW_PX * layers.length + 2}px)`;
+  const head = make('vscode-table-header', { slot: 'header' });
   for (const c of shown) {
-    const th = document.createElement('th');
-    th.dataset.column = c.id;
+    const th = make('vscode-table-header-cell', { 'data-column': c.id });
     th.textContent = c.title + (sortBy.column === c.id ? (sortBy.ascending ? ' ▲' : ' ▼') : '');
     if (c.hint) th.title = c.hint;
     th.setAttribute('aria-sort', sortBy.column === c.id ? (sortBy.ascending ? 'ascending' : 'descending') : 'none');
@@ -126,35 +145,33 @@ export function renderLayerTable(host: HTMLElement, layers: LayerResult[], o: La
     const d = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
     return sortBy.ascending ? d : -d;
   });
-  const body = table.createTBody();
+  const body = make('vscode-table-body', { slot: 'body' });
   for (const l of sorted) {
-    const row = body.insertRow();
-    row.dataset.module = l.module;
+    const row = make('vscode-table-row', { 'data-module': l.module });
     if (l.cosine < o.threshold) row.className = 'bad';
     for (const c of shown) {
-      const cell = row.insertCell();
-      cell.dataset.column = c.id;
+      const cell = make('vscode-table-cell', { 'data-column': c.id });
       cell.textContent = c.text(l);
-    }
-    if (shown[0]?.id === 'layer') {
-      const sw = document.createElement('span');
-      sw.className = 'swatch';
-      sw.style.background = bandOf(l.cosine, o.threshold).colour;
-      row.cells[0].prepend(sw);
+      if (c.id === 'layer') {
+        const sw = make('span', { class: 'swatch' });
+        sw.style.background = bandOf(l.cosine, o.threshold).colour;
+        cell.prepend(sw);
+        cell.title = l.module;
+      }
+      row.append(cell);
     }
     row.addEventListener('click', () => o.onSelect(l));
+    body.append(row);
   }
+  table.append(head, body);
 
-  const chooser = document.createElement('details');
-  chooser.className = 'columns';
-  const summary = document.createElement('summary');
-  summary.textContent = `Columns (${shown.length}/${COLUMNS.length})`;
-  chooser.append(summary);
+  const chooser: VscodeCollapsible = make('vscode-collapsible', {
+    class: 'columns',
+    heading: `Columns (${shown.length}/${COLUMNS.length})`,
+  });
+  const boxes = make('div', { class: 'column-boxes' });
   for (const c of COLUMNS) {
-    const label = document.createElement('label');
-    const box = document.createElement('input');
-    box.type = 'checkbox';
-    box.value = c.id;
+    const box: VscodeCheckbox = make('vscode-checkbox', { value: c.id, label: c.title });
     box.checked = !hidden.has(c.id);
     // The layer name is how a row is identified: it cannot be hidden.
     box.disabled = c.id === 'layer';
@@ -164,20 +181,30 @@ export function renderLayerTable(host: HTMLElement, layers: LayerResult[], o: La
       else next.add(c.id);
       chosenHidden = next;
       redraw();
-      (host.querySelector('details.columns') as HTMLDetailsElement | null)?.setAttribute('open', '');
+      const again = host.querySelector<VscodeCollapsible>('vscode-collapsible.columns');
+      if (again) again.open = true;
     });
-    label.append(box, ` ${c.title}`);
-    chooser.append(label);
+    boxes.append(box);
   }
+  chooser.append(boxes);
 
-  const chart = document.createElement('div');
-  chart.className = 'chart';
+  const side = make('div', { class: 'table-side' });
+  side.append(chooser, table);
+  const chart = make('div', { class: 'chart' });
   chart.innerHTML = o.chartSvg;
-  const wrap = document.createElement('div');
-  wrap.className = 'table-wrap';
-  wrap.append(table);
-  const side = document.createElement('div');
-  side.className = 'table-side';
-  side.append(chooser, wrap);
-  host.replaceChildren(chart, side);
+  const tabs: VscodeTabs = make('vscode-tabs', { class: 'results', panel: '' });
+  const tab = (label: string, id: string, content: HTMLElement) => {
+    const header = make('vscode-tab-header', { slot: 'header', 'data-tab': id });
+    header.textContent = label;
+    const panel = make('vscode-tab-panel', { 'data-tab': id, panel: '' });
+    panel.append(content);
+    tabs.append(header, panel);
+  };
+  tab(`Layers (${layers.length})`, 'table', side);
+  tab('Cosine chart', 'chart', chart);
+  tabs.selectedIndex = selectedTab;
+  tabs.addEventListener('vsc-tabs-select', (ev) => {
+    selectedTab = ev.detail.selectedIndex;
+  });
+  host.replaceChildren(tabs);
 }

@@ -3,7 +3,7 @@
 import type { Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
 import { driftSection, type LayerDrift } from './drift';
 import { executedRows } from './executed';
-import { isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
+import { dimsText, isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
 import { quantParams } from './qdq';
 
@@ -31,8 +31,8 @@ const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toPrecision(6));
 
 function tensorText(t: TensorInfo | undefined): string {
   if (!t) return '';
-  // A negative dim is one the exporter left dynamic (the batch, usually).
-  const shape = `${t.dtype}[${t.dims.map((d) => (d < 0 ? '?' : d)).join('×') || 'scalar'}]`;
+  // A negative dim is one the exporter left dynamic (the batch, usually): its name where the file gives one.
+  const shape = `${t.dtype}[${dimsText(t) || 'scalar'}]`;
   if (!t.values) return shape;
   const shown = t.values.slice(0, MAX_VALUES).map(fmt).join(', ');
   return `${shape} ${t.values.length > 1 ? `[${shown}${t.values.length > MAX_VALUES ? ', …' : ''}]` : shown}`;
@@ -186,7 +186,7 @@ export function showProperties(
   parts.push(
     section(
       'Outputs',
-      node.outputs.map((t, i) => [String(i), t]),
+      node.outputs.map((t, i) => [String(i), `${t} ${tensorText(graph.tensors.get(t))}`.trimEnd()]),
     ),
   );
   host.replaceChildren(...parts);

@@ -7,6 +7,7 @@ import { categoryFill, opCategory } from './opCategory';
 import { readableOn, textColours } from './contrast';
 import { bandOf, layerFor } from './metrics';
 import type { Viewport } from './minimap';
+import { edgeShapes, midpoint } from './shapes';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) => {
@@ -29,6 +30,8 @@ export interface RenderOptions {
   onCollapse?: (module: string) => void;
   /** The visible part of the graph changed (pan, zoom, fit, resize). */
   onView?: (v: Viewport) => void;
+  /** Draw each edge's tensor shape beside it (the toolbar's Shapes toggle; showShapes changes it later). */
+  shapes?: boolean;
 }
 
 /** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops by category, the rest. */
@@ -135,6 +138,8 @@ export interface Rendered {
   fit: () => void;
   select: (nodeId: string) => void;
   centreOn: (x: number, y: number) => void;
+  /** Shows or hides the tensor shapes on edges, without drawing the graph again. */
+  showShapes: (on: boolean) => void;
 }
 
 export function renderGraph(
@@ -161,19 +166,35 @@ export function renderGraph(
     root.append(g);
   }
   const labels = new Map(graph.edges.filter((e) => e.label).map((e) => [`${e.from}>${e.to}`, e.label!]));
+  const shapes = edgeShapes(graph);
+  // One group of shape labels over the edges, shown or hidden as a whole by the toggle.
+  const shapeLayer = el('g', { class: 'edge-shapes' });
   for (const e of layout.edges) {
     if (!e.points.length) continue;
     const label = labels.get(`${e.from}>${e.to}`);
     root.append(
       el('path', { class: label ? 'edge int8' : 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }),
     );
+    const mid = midpoint(e.points);
     if (label) {
-      const mid = e.points[Math.floor(e.points.length / 2)];
       const t = el('text', { class: 'edge-label', x: mid.x + 4, y: mid.y });
       t.textContent = label;
       root.append(t);
     }
+    const shape = shapes.get(`${e.from}>${e.to}`);
+    if (shape) {
+      // Below a Q/DQ label when the edge has one, else level with the edge's middle.
+      const t = el('text', { class: 'edge-shape', x: mid.x + 4, y: mid.y + (label ? 11 : 4) });
+      t.setAttribute('data-tensor', shape.tensors.join(' '));
+      t.textContent = shape.text;
+      shapeLayer.append(t);
+    }
   }
+  const showShapes = (on: boolean) => {
+    if (on) shapeLayer.removeAttribute('display');
+    else shapeLayer.setAttribute('display', 'none');
+  };
+  showShapes(opts.shapes ?? false);
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
   for (const n of graph.nodes) {
     const p = layout.nodes.get(n.id);
@@ -237,6 +258,7 @@ export function renderGraph(
     if (qdq) stats.qdq++;
     if (layer) stats.coloured++;
   }
+  root.append(shapeLayer);
   host.replaceChildren(svg);
   let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
   const apply = () => {
@@ -315,5 +337,5 @@ export function renderGraph(
     apply();
   };
   new ResizeObserver(apply).observe(svg);
-  return { stats, fit, select, centreOn };
+  return { stats, fit, select, centreOn, showShapes };
 }
