@@ -67,10 +67,13 @@ test('a run still going when the window closed reads as cancelled; a cancel is t
     () => new Promise<void>((r) => (release = r)),
     () => ({ figures: [] }),
   );
-  await new Promise((r) => setTimeout(r, 50));
+  // The running record reaches the file with the first save; a loaded machine may take a while to write it.
   const reloaded = RunStore.forWorkspace(dir);
-  await reloaded.load();
-  assert.equal(reloaded.list()[0].status, 'cancelled');
+  for (let i = 0; i < 400 && !reloaded.list().length; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    await reloaded.load();
+  }
+  assert.equal(reloaded.list()[0]?.status, 'cancelled');
   release();
   await going;
   await assert.rejects(
