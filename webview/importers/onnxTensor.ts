@@ -1,6 +1,6 @@
 // Small ONNX tensors (scales, zero-points, shapes) read into numbers for the properties panel.
 import type { onnx } from '../../build/generated/onnx-pb.js';
-import type { TensorInfo } from './types';
+import type { TensorInfo, TensorValues } from './types';
 
 const DTYPES: Record<number, string> = {
   1: 'float32',
@@ -31,7 +31,21 @@ const DTYPES: Record<number, string> = {
 
 export const dtypeName = (t: number) => DTYPES[t] ?? `type ${t}`;
 
-/** Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. */
+/** Typed arrays over little-endian raw_data, by dtype (the platforms a webview runs on are little-endian). */
+const RAW: Record<string, { BYTES_PER_ELEMENT: number; new (b: ArrayBuffer): TensorValues }> = {
+  float32: Float32Array,
+  float64: Float64Array,
+  uint8: Uint8Array,
+  int8: Int8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+};
+
+/**
+ * Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. Raw data
+ * becomes one typed array (a copy of just its bytes: cheap to make and to post to the page).
+ */
 export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
   const dims = (t.dims ?? []).map(Number);
   const count = dims.reduce((a, b) => a * b, 1);
@@ -39,20 +53,13 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
   if (count > limit) return info;
   const raw = t.raw_data && t.raw_data.length ? t.raw_data : undefined;
   if (raw) {
-    const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    const read: Record<string, [number, (o: number) => number]> = {
-      float32: [4, (o) => view.getFloat32(o, true)],
-      float64: [8, (o) => view.getFloat64(o, true)],
-      uint8: [1, (o) => view.getUint8(o)],
-      int8: [1, (o) => view.getInt8(o)],
-      int16: [2, (o) => view.getInt16(o, true)],
-      uint16: [2, (o) => view.getUint16(o, true)],
-      int32: [4, (o) => view.getInt32(o, true)],
-      int64: [8, (o) => Number(view.getBigInt64(o, true))],
-    };
-    const reader = read[info.dtype];
-    if (reader && reader[0] * count <= raw.byteLength)
-      info.values = Array.from({ length: count }, (_, i) => reader[1](i * reader[0]));
+    const size = info.dtype === 'int64' ? 8 : RAW[info.dtype]?.BYTES_PER_ELEMENT;
+    if (size && size * count <= raw.byteLength) {
+      // Uint8Array's slice, not Buffer's (a view): the copy starts at offset 0, aligned for any element size.
+      const copy = Uint8Array.prototype.slice.call(raw, 0, size * count).buffer as ArrayBuffer;
+      info.values =
+        info.dtype === 'int64' ? Float64Array.from(new BigInt64Array(copy), Number) : new RAW[info.dtype](copy);
+    }
     return info;
   }
   const typed = t.float_data?.length
@@ -64,25 +71,4 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
         : t.double_data;
   if (typed?.length) info.values = typed.map(Number);
   return info;
-}
-
-/** Attribute value as display text. */
-export function attributeText(a: onnx.IAttributeProto): string {
-  if (a.ints?.length) return `[${a.ints.map(Number).join(', ')}]`;
-  if (a.floats?.length) return `[${a.floats.join(', ')}]`;
-  if (a.strings?.length) return `[${a.strings.map((s) => new TextDecoder().decode(s)).join(', ')}]`;
-  if (a.s?.length) return new TextDecoder().decode(a.s);
-  if (a.t) {
-    const t = readTensor(a.t, 16);
-    return `${t.dtype}[${t.dims.join('×')}]${t.values ? ` ${JSON.stringify(t.values)}` : ''}`;
-  }
-  if (a.g) return `graph ${a.g.name ?? ''} (${a.g.node?.length ?? 0} nodes)`;
-  switch (a.type) {
-    case 1:
-      return String(a.f);
-    case 2:
-      return String(Number(a.i));
-    default:
-      return a.f ? String(a.f) : String(Number(a.i ?? 0));
-  }
 }

@@ -40,10 +40,14 @@ export interface GraphNode {
   executed?: import('../../protocol/webview').ExecutedOp;
 }
 
+/** A tensor's values: a typed array of its own type when read from raw data. */
+export type TensorValues =
+  number[] | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array;
+
 export interface TensorInfo {
   dtype: string;
   dims: number[];
-  values?: number[];
+  values?: TensorValues;
   /** Value summary for tensors whose values stayed in the extension host (large weights). */
   stats?: import('../../protocol/webview').WeightStats;
 }

@@ -34,7 +34,7 @@ function tensorText(t: TensorInfo | undefined): string {
   // A negative dim is one the exporter left dynamic (the batch, usually).
   const shape = `${t.dtype}[${t.dims.map((d) => (d < 0 ? '?' : d)).join('×') || 'scalar'}]`;
   if (!t.values) return shape;
-  const shown = t.values.slice(0, MAX_VALUES).map(fmt).join(', ');
+  const shown = Array.from(t.values.slice(0, MAX_VALUES), fmt).join(', ');
   return `${shape} ${t.values.length > 1 ? `[${shown}${t.values.length > MAX_VALUES ? ', …' : ''}]` : shown}`;
 }
 
