@@ -32,7 +32,10 @@ const DTYPES: Record<number, string> = {
 export const dtypeName = (t: number) => DTYPES[t] ?? `type ${t}`;
 
 /** Typed arrays over little-endian raw_data, by dtype (the platforms a webview runs on are little-endian). */
-const RAW: Record<string, { BYTES_PER_ELEMENT: number; new (b: ArrayBuffer): TensorValues }> = {
+const RAW: Record<
+  string,
+  { BYTES_PER_ELEMENT: number; new (b: ArrayBuffer, offset?: number, length?: number): TensorValues }
+> = {
   float32: Float32Array,
   float64: Float64Array,
   uint8: Uint8Array,
@@ -43,10 +46,34 @@ const RAW: Record<string, { BYTES_PER_ELEMENT: number; new (b: ArrayBuffer): Ten
 };
 
 /**
- * Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. Raw data
- * becomes one typed array (a copy of just its bytes: cheap to make and to post to the page).
+ * Where the copies of small tensors' raw data go: packed into shared 1 MB buffers, so a model with 50k small
+ * weights makes 50 buffers rather than 50k (each its own allocation, tracked by the garbage collector).
  */
-export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
+export class ValueArena {
+  private static readonly CHUNK = 2 ** 20;
+  private buffer = new ArrayBuffer(0);
+  private used = 0;
+
+  /** A copy of raw[0, bytes) aligned to `align`: its buffer and offset. */
+  copy(raw: Uint8Array, bytes: number, align: number): [ArrayBuffer, number] {
+    if (bytes * 4 > ValueArena.CHUNK) return [Uint8Array.prototype.slice.call(raw, 0, bytes).buffer as ArrayBuffer, 0];
+    let at = Math.ceil(this.used / align) * align;
+    if (at + bytes > this.buffer.byteLength) {
+      this.buffer = new ArrayBuffer(ValueArena.CHUNK);
+      at = 0;
+    }
+    new Uint8Array(this.buffer, at, bytes).set(raw.subarray(0, bytes));
+    this.used = at + bytes;
+    return [this.buffer, at];
+  }
+}
+
+/**
+ * Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. Raw data
+ * becomes one typed array over a copy of just its bytes (cheap to make and to post to the page), in `arena`
+ * when one is given.
+ */
+export function readTensor(t: onnx.ITensorProto, limit = 1024, arena?: ValueArena): TensorInfo {
   const dims = (t.dims ?? []).map(Number);
   const count = dims.reduce((a, b) => a * b, 1);
   const info: TensorInfo = { dtype: dtypeName(t.data_type ?? 0), dims };
@@ -56,9 +83,13 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
     const size = info.dtype === 'int64' ? 8 : RAW[info.dtype]?.BYTES_PER_ELEMENT;
     if (size && size * count <= raw.byteLength) {
       // Uint8Array's slice, not Buffer's (a view): the copy starts at offset 0, aligned for any element size.
-      const copy = Uint8Array.prototype.slice.call(raw, 0, size * count).buffer as ArrayBuffer;
+      const [buffer, offset] = arena
+        ? arena.copy(raw, size * count, size)
+        : [Uint8Array.prototype.slice.call(raw, 0, size * count).buffer as ArrayBuffer, 0];
       info.values =
-        info.dtype === 'int64' ? Float64Array.from(new BigInt64Array(copy), Number) : new RAW[info.dtype](copy);
+        info.dtype === 'int64'
+          ? Float64Array.from(new BigInt64Array(buffer, offset, count), Number)
+          : new RAW[info.dtype](buffer, offset, count);
     }
     return info;
   }

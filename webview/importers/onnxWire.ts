@@ -5,7 +5,7 @@
 // most model > graph > node > attribute > tensor, so a file nested 100k deep costs no stack: there is no recursion.
 import { read as utf8 } from 'protobufjs/src/util/utf8.js';
 import type { onnx } from '../../build/generated/onnx-pb.js';
-import { readTensor } from './onnxTensor';
+import { readTensor, ValueArena } from './onnxTensor';
 import type { Graph, GraphNode, TensorInfo } from './types';
 
 /** The file is not a well-formed ModelProto; the message says what was wrong and where. */
@@ -17,6 +17,8 @@ const TWO_32 = 4294967296;
 /** A read position in the model's bytes; every read is bounded by the end of the message it is in. */
 class Cursor {
   pos = 0;
+  /** Where small tensors' values are copied. */
+  readonly arena = new ValueArena();
   /** The low and high 32 bits of the last varint read. */
   private lo = 0;
   private hi = 0;
@@ -172,11 +174,11 @@ function repeated(
   else c.skip(wire, end);
 }
 
-/** A TensorProto at [c.pos, end): its name and what the view shows of it (values up to `limit` elements). */
-function tensorAt(c: Cursor, end: number, limit: number): { name: string; info: TensorInfo } {
+/** A TensorProto at [c.pos, end): what the view shows of it (values up to `limit` elements), and its name's id. */
+function tensorAt(c: Cursor, end: number, limit: number, names?: Names): { id: number; info: TensorInfo } {
   const dims: number[] = [];
   let dataType = 0;
-  let name = '';
+  let name: [number, number] = [end, end];
   let raw: [number, number] | undefined;
   // Typed payloads are only read when the tensor is small enough to show: their extents first.
   const typed: Array<[number, number, number, number]> = [];
@@ -187,8 +189,11 @@ function tensorAt(c: Cursor, end: number, limit: number): { name: string; info: 
     const wire = key & 7;
     if (field === 1) repeated(c, wire, 0, end, int64, dims);
     else if (field === 2 && wire === 0) dataType = c.int32(end);
-    else if (field === 8 && wire === 2) name = c.string(end);
-    else if (field === 9 && wire === 2) {
+    else if (field === 8 && wire === 2) {
+      const e = c.end(end);
+      name = [c.pos, e];
+      c.pos = e;
+    } else if (field === 9 && wire === 2) {
       const e = c.end(end);
       raw = [c.pos, e];
       c.pos = e;
@@ -201,8 +206,8 @@ function tensorAt(c: Cursor, end: number, limit: number): { name: string; info: 
   const t: onnx.ITensorProto = { dims, data_type: dataType };
   let count = 1;
   for (const d of dims) count *= d;
-  if (count <= limit) {
-    if (raw) t.raw_data = c.buf.subarray(raw[0], raw[1]);
+  if (count <= limit && raw) t.raw_data = c.buf.subarray(raw[0], raw[1]);
+  if (count <= limit && typed.length) {
     const after = c.pos;
     const lists: Record<number, number[]> = { 4: [], 5: [], 7: [], 10: [] };
     for (const [field, wire, start, stop] of typed) {
@@ -218,7 +223,7 @@ function tensorAt(c: Cursor, end: number, limit: number): { name: string; info: 
     t.int64_data = lists[7];
     t.double_data = lists[10];
   }
-  return { name, info: readTensor(t, limit) };
+  return { id: names ? names.id(name[0], name[1]) : -1, info: readTensor(t, limit, c.arena) };
 }
 
 const text = new TextDecoder();
@@ -293,10 +298,76 @@ function subgraphSummary(c: Cursor, end: number): { name: string; nodes: number 
   return { name, nodes };
 }
 
+/**
+ * Strings by their bytes: each distinct tensor name (or op type, or scope list) in the file is decoded once and
+ * gets a small integer id, so the names a graph repeats (each tensor is an output and one or more inputs) are
+ * neither decoded nor kept twice, and edges are found by id instead of by hashing strings.
+ */
+class Names {
+  readonly strings: string[] = [];
+  private readonly starts: number[] = [];
+  private readonly lengths: number[] = [];
+  private readonly hashes: number[] = [];
+  private table = new Int32Array(1024);
+
+  constructor(private readonly buf: Uint8Array) {}
+
+  get size(): number {
+    return this.strings.length;
+  }
+
+  /** The id of the string in buf[start, end). */
+  id(start: number, end: number): number {
+    const buf = this.buf;
+    const length = end - start;
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i], 0x01000193);
+    const mask = this.table.length - 1;
+    let slot = h & mask;
+    for (let v = this.table[slot]; v !== 0; v = this.table[slot]) {
+      const id = v - 1;
+      if (this.hashes[id] === h && this.lengths[id] === length) {
+        const at = this.starts[id];
+        let k = 0;
+        while (k < length && buf[at + k] === buf[start + k]) k++;
+        if (k === length) return id;
+      }
+      slot = (slot + 1) & mask;
+    }
+    const id = this.strings.length;
+    this.strings.push(utf8(buf, start, end));
+    this.starts.push(start);
+    this.lengths.push(length);
+    this.hashes.push(h);
+    this.table[slot] = id + 1;
+    if (2 * (id + 1) > mask) this.grow();
+    return id;
+  }
+
+  /** The id of a length-delimited string field at c.pos. */
+  read(c: Cursor, end: number): number {
+    const e = c.end(end);
+    const id = this.id(c.pos, e);
+    c.pos = e;
+    return id;
+  }
+
+  private grow(): void {
+    const table = new Int32Array(this.table.length * 2);
+    const mask = table.length - 1;
+    for (let id = 0; id < this.strings.length; id++) {
+      let slot = this.hashes[id] & mask;
+      while (table[slot]) slot = (slot + 1) & mask;
+      table[slot] = id + 1;
+    }
+    this.table = table;
+  }
+}
+
 /** The value of a StringStringEntryProto at [c.pos, end) when its key is the torch exporter's name scopes. */
-function scopesEntry(c: Cursor, end: number): string | undefined {
+function scopesEntry(c: Cursor, end: number): [number, number] | undefined {
   let isScopes = false;
-  let value: [number, number] | undefined;
+  let value: [number, number] = [end, end];
   while (c.pos < end) {
     const key = c.key(end);
     const field = key >>> 3;
@@ -308,7 +379,7 @@ function scopesEntry(c: Cursor, end: number): string | undefined {
       c.pos = e;
     } else c.skip(wire, end);
   }
-  return isScopes ? (value ? utf8(c.buf, value[0], value[1]) : '') : undefined;
+  return isScopes ? value : undefined;
 }
 
 /**
@@ -331,81 +402,191 @@ export function parseScopes(list: string | undefined): string[] {
   return out;
 }
 
-interface GraphParts {
-  name: string;
-  ops: GraphNode[];
+/** What a graph's fields hold, read in one pass; tensor names by id (GraphReader.tensorNames). */
+class GraphReader {
+  name = '';
+  readonly tensorNames: Names;
+  private readonly opTypes: Names;
+  private readonly scopeLists: Names;
+  /** Parsed scopes by scope-list id. */
+  private readonly scopes: string[][] = [];
+  readonly ops: GraphNode[] = [];
+  /** The ops' input and output tensor ids, flat, with where each op's start (and one past the last op). */
+  readonly opInputs: number[] = [];
+  readonly opInputStart: number[] = [];
+  readonly opOutputs: number[] = [];
+  readonly opOutputStart: number[] = [];
   /** Initializers in file order, then Constant nodes' values in node order (later ones win, as in a Map). */
-  initializers: Array<[string, TensorInfo]>;
-  constants: Array<[string, TensorInfo]>;
-  constantOutputs: string[];
-  inputs: string[];
-  outputs: string[];
-}
+  readonly initializers: Array<[number, TensorInfo]> = [];
+  readonly constants: Array<[string, TensorInfo]> = [];
+  readonly constantOutputs: number[] = [];
+  readonly inputs: number[] = [];
+  readonly outputs: number[] = [];
+  private index = 0;
 
-/** A NodeProto at [c.pos, end), the `index`th of its graph. */
-function nodeAt(c: Cursor, end: number, index: number, parts: GraphParts, scopeCache: Map<string, string[]>): void {
-  const inputs: string[] = [];
-  const outputs: string[] = [];
-  let name = '';
-  let op = '';
-  let scopeList: string | undefined;
-  const attributes: number[] = [];
-  while (c.pos < end) {
-    const key = c.key(end);
-    const field = key >>> 3;
-    const wire = key & 7;
-    if (wire !== 2) c.skip(wire, end);
-    else if (field === 1) inputs.push(c.string(end));
-    else if (field === 2) outputs.push(c.string(end));
-    else if (field === 3) name = c.string(end);
-    else if (field === 4) op = c.string(end);
-    else if (field === 5 || field === 9) {
-      const e = c.end(end);
-      if (field === 5) attributes.push(c.pos, e);
-      else if (scopeList === undefined) scopeList = scopesEntry(c, e);
-      c.pos = e;
-    } else c.skip(wire, end);
+  constructor(private readonly c: Cursor) {
+    this.tensorNames = new Names(c.buf);
+    this.opTypes = new Names(c.buf);
+    this.scopeLists = new Names(c.buf);
   }
-  // Constants (scales, zero-points, shapes) read as attributes of their consumer, not as boxes.
-  if (op === 'Constant') {
-    for (const o of outputs) parts.constantOutputs.push(o);
+
+  read(end: number): void {
+    const c = this.c;
+    while (c.pos < end) {
+      const key = c.key(end);
+      const field = key >>> 3;
+      const wire = key & 7;
+      if (wire !== 2) c.skip(wire, end);
+      else if (field === 2) this.name = c.string(end);
+      else if (field === 1 || field === 5 || field === 11 || field === 12) {
+        const e = c.end(end);
+        if (field === 1) this.node(e);
+        else if (field === 5) {
+          const t = tensorAt(c, e, 1024, this.tensorNames);
+          this.initializers.push([t.id, t.info]);
+        } else (field === 11 ? this.inputs : this.outputs).push(this.valueInfo(e));
+        c.pos = e;
+      } else c.skip(wire, end);
+    }
+    this.opInputStart.push(this.opInputs.length);
+    this.opOutputStart.push(this.opOutputs.length);
+  }
+
+  /** A ValueInfoProto's name, by id. */
+  private valueInfo(end: number): number {
+    const c = this.c;
+    let id = -1;
+    while (c.pos < end) {
+      const key = c.key(end);
+      if (key === ((1 << 3) | 2)) id = this.tensorNames.read(c, end);
+      else c.skip(key & 7, end);
+    }
+    return id < 0 ? this.tensorNames.id(end, end) : id;
+  }
+
+  /** A NodeProto at [c.pos, end). */
+  private node(end: number): void {
+    const c = this.c;
+    const index = this.index++;
+    const names = this.tensorNames;
+    const inputStart = this.opInputs.length;
+    const outputStart = this.opOutputs.length;
+    let name = '';
+    let op = -1;
+    let scopeList: [number, number] | undefined;
+    const attributes: number[] = [];
+    while (c.pos < end) {
+      const key = c.key(end);
+      const field = key >>> 3;
+      const wire = key & 7;
+      if (wire !== 2) c.skip(wire, end);
+      else if (field === 1) this.opInputs.push(names.read(c, end));
+      else if (field === 2) this.opOutputs.push(names.read(c, end));
+      else if (field === 3) name = c.string(end);
+      else if (field === 4) op = this.opTypes.read(c, end);
+      else if (field === 5 || field === 9) {
+        const e = c.end(end);
+        if (field === 5) attributes.push(c.pos, e);
+        else if (scopeList === undefined) scopeList = scopesEntry(c, e);
+        c.pos = e;
+      } else c.skip(wire, end);
+    }
+    const opType = op < 0 ? '' : this.opTypes.strings[op];
+    // Constants (scales, zero-points, shapes) read as attributes of their consumer, not as boxes.
+    if (opType === 'Constant') {
+      for (let k = outputStart; k < this.opOutputs.length; k++) this.constantOutputs.push(this.opOutputs[k]);
+      const first = this.opOutputs.length > outputStart ? names.strings[this.opOutputs[outputStart]] : '';
+      this.opInputs.length = inputStart;
+      this.opOutputs.length = outputStart;
+      for (let k = 0; k < attributes.length; k += 2) {
+        c.pos = attributes[k];
+        if (attributeName(c, attributes[k + 1]) !== 'value') continue;
+        c.pos = attributes[k];
+        const t = attributeTensor(c, attributes[k + 1]);
+        if (t && first) {
+          c.pos = t[0];
+          this.constants.push([first, tensorAt(c, t[1], 1024).info]);
+        }
+        break;
+      }
+      c.pos = end;
+      return;
+    }
+    const entries: Array<[string, string]> = [];
     for (let k = 0; k < attributes.length; k += 2) {
       c.pos = attributes[k];
-      if (attributeName(c, attributes[k + 1]) !== 'value') continue;
-      c.pos = attributes[k];
-      const t = attributeTensor(c, attributes[k + 1]);
-      if (t && outputs[0]) {
-        c.pos = t[0];
-        parts.constants.push([outputs[0], tensorAt(c, t[1], 1024).info]);
-      }
-      break;
+      entries.push(attributeAt(c, attributes[k + 1]));
     }
     c.pos = end;
-    return;
+    let scopes: string[] = [];
+    if (scopeList && scopeList[1] > scopeList[0]) {
+      const id = this.scopeLists.id(scopeList[0], scopeList[1]);
+      // Nodes of one module share the array (nothing changes a node's scopes in place).
+      scopes = this.scopes[id] ??= parseScopes(this.scopeLists.strings[id]);
+    }
+    const inputs: string[] = [];
+    for (let k = inputStart; k < this.opInputs.length; k++) inputs.push(names.strings[this.opInputs[k]]);
+    const outputs: string[] = [];
+    for (let k = outputStart; k < this.opOutputs.length; k++) outputs.push(names.strings[this.opOutputs[k]]);
+    this.opInputStart.push(inputStart);
+    this.opOutputStart.push(outputStart);
+    this.ops.push({
+      id: `node:${index}`,
+      name: name || `${opType}_${index}`,
+      op: opType,
+      inputs,
+      outputs,
+      module: scopes.at(-1),
+      scopes,
+      kind: 'op',
+      attributes: Object.fromEntries(entries),
+    });
   }
-  const entries: Array<[string, string]> = [];
-  for (let k = 0; k < attributes.length; k += 2) {
-    c.pos = attributes[k];
-    entries.push(attributeAt(c, attributes[k + 1]));
+
+  /** Graph inputs that are not weights, the ops, the graph outputs, and an edge per consumed tensor with a producer. */
+  graph(opsets: Record<string, number>): Graph {
+    const names = this.tensorNames.strings;
+    const count = this.tensorNames.size;
+    const tensors = new Map<string, TensorInfo>();
+    // 1: a weight (hidden, and not a graph input box); 2: a Constant's output (hidden).
+    const hidden = new Uint8Array(count);
+    for (const [id, info] of this.initializers) {
+      hidden[id] = 1;
+      tensors.set(names[id], info);
+    }
+    for (const [name, info] of this.constants) tensors.set(name, info);
+    for (const id of this.constantOutputs) hidden[id] |= 2;
+    const nodes: GraphNode[] = [];
+    // The last node that writes a tensor is its producer.
+    const producer = new Int32Array(count).fill(-1);
+    for (const id of this.inputs) {
+      if (hidden[id] & 1) continue;
+      const name = names[id];
+      producer[id] = nodes.length;
+      nodes.push({ id: `input:${name}`, name, op: 'Input', inputs: [], outputs: [name], kind: 'input' });
+    }
+    const first = nodes.length;
+    for (let k = 0; k < this.ops.length; k++) {
+      for (let j = this.opOutputStart[k]; j < this.opOutputStart[k + 1]; j++) producer[this.opOutputs[j]] = first + k;
+      nodes.push(this.ops[k]);
+    }
+    const edges: Graph['edges'] = [];
+    const edge = (id: number, to: string) => {
+      const from = producer[id];
+      if (from >= 0 && !hidden[id]) edges.push({ from: nodes[from].id, to, tensor: names[id] });
+    };
+    for (let k = 0; k < this.ops.length; k++) {
+      const to = this.ops[k].id;
+      for (let j = this.opInputStart[k]; j < this.opInputStart[k + 1]; j++) edge(this.opInputs[j], to);
+    }
+    for (const id of this.outputs) {
+      const name = names[id];
+      const to = `output:${name}`;
+      nodes.push({ id: to, name, op: 'Output', inputs: [name], outputs: [], kind: 'output' });
+      edge(id, to);
+    }
+    return { name: this.name || 'graph', nodes, edges, opsets, tensors };
   }
-  c.pos = end;
-  let scopes: string[];
-  if (scopeList) {
-    const known = scopeCache.get(scopeList);
-    scopes = known ? known.slice() : parseScopes(scopeList);
-    if (!known) scopeCache.set(scopeList, scopes.slice());
-  } else scopes = [];
-  parts.ops.push({
-    id: `node:${index}`,
-    name: name || `${op}_${index}`,
-    op,
-    inputs,
-    outputs,
-    module: scopes.at(-1),
-    scopes,
-    kind: 'op',
-    attributes: Object.fromEntries(entries),
-  });
 }
 
 function attributeName(c: Cursor, end: number): string {
@@ -432,45 +613,11 @@ function attributeTensor(c: Cursor, end: number): [number, number] | undefined {
   return t;
 }
 
-/** A ValueInfoProto's name. */
-const valueInfoName = attributeName;
-
-function graphAt(c: Cursor, end: number): GraphParts {
-  const parts: GraphParts = {
-    name: '',
-    ops: [],
-    initializers: [],
-    constants: [],
-    constantOutputs: [],
-    inputs: [],
-    outputs: [],
-  };
-  const scopeCache = new Map<string, string[]>();
-  let index = 0;
-  while (c.pos < end) {
-    const key = c.key(end);
-    const field = key >>> 3;
-    const wire = key & 7;
-    if (wire !== 2) c.skip(wire, end);
-    else if (field === 2) parts.name = c.string(end);
-    else if (field === 1 || field === 5 || field === 11 || field === 12) {
-      const e = c.end(end);
-      if (field === 1) nodeAt(c, e, index++, parts, scopeCache);
-      else if (field === 5) {
-        const t = tensorAt(c, e, 1024);
-        parts.initializers.push([t.name, t.info]);
-      } else (field === 11 ? parts.inputs : parts.outputs).push(valueInfoName(c, e));
-      c.pos = e;
-    } else c.skip(wire, end);
-  }
-  return parts;
-}
-
 /** Decodes a ModelProto into the view's graph. Throws OnnxWireError on a malformed file. */
 export function decodeOnnxGraph(bytes: Uint8Array): Graph {
   const c = new Cursor(bytes);
   const end = bytes.length;
-  let parts: GraphParts | undefined;
+  let graph: GraphReader | undefined;
   const opsets: Record<string, number> = {};
   while (c.pos < end) {
     const key = c.key(end);
@@ -478,8 +625,10 @@ export function decodeOnnxGraph(bytes: Uint8Array): Graph {
     const wire = key & 7;
     if (wire === 2 && (field === 7 || field === 8)) {
       const e = c.end(end);
-      if (field === 7) parts = graphAt(c, e);
-      else {
+      if (field === 7) {
+        graph = new GraphReader(c);
+        graph.read(e);
+      } else {
         let domain = '';
         let version = 0;
         while (c.pos < e) {
@@ -493,37 +642,6 @@ export function decodeOnnxGraph(bytes: Uint8Array): Graph {
       c.pos = e;
     } else c.skip(wire, end);
   }
-  if (!parts) throw new OnnxWireError('This file has no graph: it is not an ONNX model, or it is truncated.');
-  return assemble(parts, opsets);
-}
-
-/** Graph inputs that are not weights, the ops, the graph outputs, and an edge per consumed tensor with a producer. */
-function assemble(parts: GraphParts, opsets: Record<string, number>): Graph {
-  const tensors = new Map<string, TensorInfo>();
-  const weights = new Set<string>();
-  for (const [name, info] of parts.initializers) {
-    weights.add(name);
-    tensors.set(name, info);
-  }
-  for (const [name, info] of parts.constants) tensors.set(name, info);
-  const hidden = new Set(weights);
-  for (const o of parts.constantOutputs) hidden.add(o);
-  const nodes: GraphNode[] = [];
-  for (const name of parts.inputs) {
-    if (weights.has(name)) continue;
-    nodes.push({ id: `input:${name}`, name, op: 'Input', inputs: [], outputs: [name], kind: 'input' });
-  }
-  for (const n of parts.ops) nodes.push(n);
-  for (const name of parts.outputs)
-    nodes.push({ id: `output:${name}`, name, op: 'Output', inputs: [name], outputs: [], kind: 'output' });
-  const producer = new Map<string, string>();
-  for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
-  const edges: Graph['edges'] = [];
-  for (const n of nodes) {
-    for (const t of n.inputs) {
-      const from = producer.get(t);
-      if (from && !hidden.has(t)) edges.push({ from, to: n.id, tensor: t });
-    }
-  }
-  return { name: parts.name || 'graph', nodes, edges, opsets, tensors };
+  if (!graph) throw new OnnxWireError('This file has no graph: it is not an ONNX model, or it is truncated.');
+  return graph.graph(opsets);
 }
