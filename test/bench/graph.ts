@@ -11,8 +11,10 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { repoRoot, venvPython } from '../support/paths';
+import { duplicatedNodes } from '../support/onnxShapes';
 import { formatBreakdown, sampleBrowserMemory } from '../support/procMemory';
 import { openWebview, postToWebview, serveWebview, waitForSent } from '../support/webviewPage';
+import { benchDecode } from './decode';
 import { ensureNetron, measureNetron, NETRON_VERSION } from './netron';
 import { SLIM_LIMIT_BYTES, slimOnnx } from '../../client/editors/slimOnnx';
 import type { WeightStats } from '../../protocol/webview';
@@ -24,6 +26,8 @@ const WITH_NETRON = process.env.QAT_BENCH_NETRON !== '0';
 const WITH_DAGRE = process.env.QAT_BENCH_DAGRE !== '0';
 /** QAT_BENCH_BREAKDOWN=1: after each of our runs, the Pss of every process role at the peak and the layout worker's JS heap. */
 const BREAKDOWN = process.env.QAT_BENCH_BREAKDOWN === '1';
+/** QAT_BENCH_DECODE_ONLY=1: only the decode table (no browsers). */
+const DECODE_ONLY = process.env.QAT_BENCH_DECODE_ONLY === '1';
 
 interface Run {
   firstRender: number;
@@ -209,6 +213,8 @@ function realModel(dir: string, name: string): string {
 export async function benchGraph(): Promise<void> {
   const dir = path.join(repoRoot, 'build', 'bench');
   mkdirSync(dir, { recursive: true });
+  benchDecode(decodeInputs(dir));
+  if (DECODE_ONLY) return;
   if (WITH_NETRON) ensureNetron();
   const server = await serveWebview();
   console.log(
@@ -264,15 +270,7 @@ export async function benchGraph(): Promise<void> {
       await netronRow(name, nodes, file, ours);
     }
     for (const size of SIZES) {
-      const file = path.join(dir, `qdq-${size}.onnx`);
-      if (!existsSync(file))
-        execFileSync(venvPython, [
-          path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'),
-          '--nodes',
-          String(size),
-          '--out',
-          file,
-        ]);
+      const file = syntheticModel(dir, size);
       const b64 = readFileSync(file).toString('base64');
       const ours = await measure(server.origin, b64, 'auto', 300_000);
       const base = WITH_DAGRE ? await measure(server.origin, b64, 'svg', BASELINE_TIMEOUT_MS) : undefined;
@@ -298,6 +296,38 @@ export async function benchGraph(): Promise<void> {
   } finally {
     server.close();
   }
+}
+
+/** The files the viewer bench opens, as the webview receives them, for the decode table. */
+function decodeInputs(dir: string): Array<{ label: string; nodes: number; bytes: Uint8Array }> {
+  const out: Array<{ label: string; nodes: number; bytes: Uint8Array }> = [];
+  for (const name of REAL_MODELS) {
+    const file = realModel(dir, name);
+    out.push({
+      label: name,
+      nodes: countNodes(file),
+      bytes: slimOnnx(new Uint8Array(readFileSync(file)), SLIM_LIMIT_BYTES).bytes,
+    });
+  }
+  for (const size of SIZES)
+    out.push({ label: 'synthetic', nodes: size, bytes: new Uint8Array(readFileSync(syntheticModel(dir, size))) });
+  const digits = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')));
+  out.push({ label: 'digits x100k', nodes: 100_000, bytes: duplicatedNodes(digits, 100_000) });
+  return out;
+}
+
+/** The synthetic QDQ graph of `size` nodes (scripts/gen_qdq_graph.py), generated once. */
+function syntheticModel(dir: string, size: number): string {
+  const file = path.join(dir, `qdq-${size}.onnx`);
+  if (!existsSync(file))
+    execFileSync(venvPython, [
+      path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'),
+      '--nodes',
+      String(size),
+      '--out',
+      file,
+    ]);
+  return file;
 }
 
 /** Node count of the main graph, as the onnx package reports it. */
