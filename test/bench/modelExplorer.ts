@@ -203,7 +203,21 @@ export async function measureModelExplorer(
       await new Promise((r) => setTimeout(r, 100));
     }
     if (failed) return { ok: false, reason: failed };
-    if (drawn === undefined) return { ok: false, reason: `did not finish in ${(timeoutMs / 1000).toFixed(0)} s` };
+    if (drawn === undefined) {
+      // How far it got: the convert request, then its own progress bar while the worker processes the graph.
+      const progress = await page
+        .evaluate(() => {
+          const bars = [...document.querySelectorAll<HTMLElement>('[style*="width"]')].filter((e) =>
+            /%/.test(e.style.width),
+          );
+          return bars.length ? Math.max(...bars.map((e) => parseFloat(e.style.width))) : undefined;
+        })
+        .catch(() => undefined);
+      const where = convert
+        ? `conversion took ${(convert.ms / 1000).toFixed(1)} s, its graph processing at ${progress ?? '?'} %`
+        : 'conversion still running';
+      return { ok: false, reason: `did not finish in ${(timeoutMs / 1000).toFixed(0)} s (${where})` };
+    }
     // The convert reply's body is read asynchronously: it is in by the time the graph is drawn, or shortly after.
     for (let i = 0; i < 50 && !convert; i++) await new Promise((r) => setTimeout(r, 100));
     const timeOrigin = await page.evaluate(() => performance.timeOrigin);
