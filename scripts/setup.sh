@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for `npm start` / `npm test` on a fresh machine; idempotent and quick
 # the second time. Everything heavy is cached under $QAT_STUDIO_CACHE (default ~/.cache/qat-studio).
-#   scripts/setup.sh [apt] [npm] [python] [code-server]   (no argument = all)
+#   scripts/setup.sh [apt] [npm] [python] [code-server] [bench]   (no argument = all but bench)
+# `bench` is the graph benchmark's Model Explorer baseline (its own virtual environment): only the bench asks for it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${QAT_STUDIO_CACHE:-$HOME/.cache/qat-studio}"
@@ -12,7 +13,7 @@ mkdir -p "$CACHE"
 exec 9>"$CACHE/.setup.lock"
 flock 9
 parts=("$@")
-has_part() { [ ${#parts[@]} -eq 0 ] && return 0; local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+has_part() { [ ${#parts[@]} -eq 0 ] && [ "$1" != bench ] && return 0; local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "[setup] $*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -79,8 +80,28 @@ setup_code_server() {
   touch "$dir/.complete"
 }
 
+model_explorer_venv_dir() {
+  echo "$CACHE/venv-model-explorer-$(sha256sum "$ROOT/python-helpers/requirements-bench-model-explorer.txt" | cut -c1-12)"
+}
+
+setup_bench() {
+  local venv; venv=$(model_explorer_venv_dir)
+  if [ ! -f "$venv/.complete" ]; then
+    log "creating Model Explorer environment $venv (ai-edge-model-explorer with model-explorer-onnx, pinned)"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT/python-helpers/requirements-bench-model-explorer.txt" 2>&1 \
+      | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
+    "$venv/bin/python" -c "import model_explorer, model_explorer_onnx" 2>/dev/null \
+      || { log "Model Explorer environment incomplete"; exit 1; }
+    touch "$venv/.complete"
+  fi
+  ln -sfn "$venv" "$CACHE/venv-model-explorer"
+}
+
 has_part apt && setup_apt
 has_part npm && setup_npm
 has_part python && setup_python
 has_part code-server && setup_code_server
+has_part bench && setup_bench
 exit 0

@@ -1,7 +1,8 @@
 // Graph viewer benchmark in headless Chromium: real QDQ models the kernel exports (ResNet-50, MobileNetV3-Large)
 // and synthetic QDQ graphs of 1k / 10k / 100k nodes. Our flat view (layered layout + canvas past 1,500 nodes)
 // and our default grouped view against dagre + SVG (the Netron-style approach) and against Netron itself, run
-// from its published source on the same files, in the same run. First render counts from page navigation
+// from its published source, and against Google Model Explorer from its PyPI packages (WebGL, its own ONNX
+// adapter), on the same files, in the same run. First render counts from page navigation
 // for every viewer (page load, decode, layout, draw). Each measured run gets a Chromium of its own, and the
 // memory of its whole process tree (browser, renderer, GPU and utility processes) is sampled from launch
 // until the run's measurements are done: the peak is the "peak browser" column.
@@ -11,9 +12,17 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { repoRoot, venvPython } from '../support/paths';
+import { duplicatedNodes } from '../support/onnxShapes';
 import { formatBreakdown, sampleBrowserMemory } from '../support/procMemory';
 import { openWebview, postToWebview, serveWebview, waitForSent } from '../support/webviewPage';
+import { benchDecode } from './decode';
 import { ensureNetron, measureNetron, NETRON_VERSION } from './netron';
+import {
+  ensureModelExplorer,
+  measureModelExplorer,
+  MODEL_EXPLORER_ONNX_VERSION,
+  MODEL_EXPLORER_VERSION,
+} from './modelExplorer';
 import { SLIM_LIMIT_BYTES, slimOnnx } from '../../client/editors/slimOnnx';
 import type { WeightStats } from '../../protocol/webview';
 
@@ -22,8 +31,12 @@ const BASELINE_TIMEOUT_MS = Number(process.env.QAT_BENCH_BASELINE_TIMEOUT_MS ?? 
 /** QAT_BENCH_NETRON=0 / QAT_BENCH_DAGRE=0 leave out the Netron / dagre + SVG runs (for quicker looks at ours alone). */
 const WITH_NETRON = process.env.QAT_BENCH_NETRON !== '0';
 const WITH_DAGRE = process.env.QAT_BENCH_DAGRE !== '0';
+/** QAT_BENCH_MODEL_EXPLORER=0 leaves out the Model Explorer runs (which need its own Python environment, made once). */
+const WITH_MODEL_EXPLORER = process.env.QAT_BENCH_MODEL_EXPLORER !== '0';
 /** QAT_BENCH_BREAKDOWN=1: after each of our runs, the Pss of every process role at the peak and the layout worker's JS heap. */
 const BREAKDOWN = process.env.QAT_BENCH_BREAKDOWN === '1';
+/** QAT_BENCH_DECODE_ONLY=1: only the decode table (no browsers). */
+const DECODE_ONLY = process.env.QAT_BENCH_DECODE_ONLY === '1';
 
 interface Run {
   firstRender: number;
@@ -193,6 +206,7 @@ const ratio = (other: { firstRender: number; heapMB: number }, ours: Run) =>
 
 const REAL_MODELS = (process.env.QAT_BENCH_MODELS ?? 'resnet50,mobilenet_v3_large').split(',').filter(Boolean);
 const NETRON_TIMEOUT_MS = Number(process.env.QAT_BENCH_NETRON_TIMEOUT_MS ?? 150_000);
+const MODEL_EXPLORER_TIMEOUT_MS = Number(process.env.QAT_BENCH_MODEL_EXPLORER_TIMEOUT_MS ?? 150_000);
 
 /** The kernel's PT2E x86 QDQ export of a vision model (random weights), generated once. */
 function realModel(dir: string, name: string): string {
@@ -209,11 +223,19 @@ function realModel(dir: string, name: string): string {
 export async function benchGraph(): Promise<void> {
   const dir = path.join(repoRoot, 'build', 'bench');
   mkdirSync(dir, { recursive: true });
+  benchDecode(decodeInputs(dir));
+  if (DECODE_ONLY) return;
   if (WITH_NETRON) ensureNetron();
+  if (WITH_MODEL_EXPLORER) ensureModelExplorer();
   const server = await serveWebview();
   console.log(
     `\n## Graph viewer (headless Chromium, 1280x900, a fresh browser per run; Netron ${NETRON_VERSION} from its PyPI package, same browser build)`,
   );
+  if (WITH_MODEL_EXPLORER)
+    console.log(
+      `Model Explorer ${MODEL_EXPLORER_VERSION} with model-explorer-onnx ${MODEL_EXPLORER_ONNX_VERSION}, same browser (WebGL on SwiftShader): ` +
+        'first render ends one frame after its first WebGL draw call on the graph canvas; it includes the conversion by its ONNX adapter on its local server',
+    );
   console.log(
     'model           | nodes   | path          | first render | decode  | layout  | draw    | pan frame | JS heap  | peak browser | vs ours',
   );
@@ -243,6 +265,28 @@ export async function benchGraph(): Promise<void> {
         : `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'Netron'.padEnd(13)} | did not render within ${fmt(NETRON_TIMEOUT_MS)} (peak browser so far ${peak.toFixed(0)} MB) | ${vs}`,
     );
   };
+  const modelExplorerRow = async (model: string, nodes: number, file: string, ours: Run | undefined) => {
+    if (!WITH_MODEL_EXPLORER) return;
+    let peak = 0;
+    const m = await measureModelExplorer(file, MODEL_EXPLORER_TIMEOUT_MS, (mbSeen) => {
+      peak = mbSeen;
+    });
+    const head = `${model.padEnd(15)} | ${String(nodes).padEnd(7)} | ${'ModelExplorer'.padEnd(13)} |`;
+    if (!m.ok) {
+      const vs =
+        ours && m.reason.startsWith('did not finish')
+          ? ` | > ${(MODEL_EXPLORER_TIMEOUT_MS / ours.firstRender).toFixed(0)}x slower, > ${(peak / ours.browserMB).toFixed(1)}x browser memory`
+          : '';
+      console.log(`${head} ${m.reason} (peak browser so far ${peak.toFixed(0)} MB)${vs}`);
+      return;
+    }
+    const r = m.run;
+    const vs = ours ? `${ratio(r, ours)}, ${(r.browserMB / ours.browserMB).toFixed(1)}x browser memory; ` : '';
+    console.log(
+      `${head} ${fmt(r.firstRender).padEnd(12)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${'-'.padEnd(7)} | ${r.frameMs.toFixed(1).padStart(6)} ms | ${r.heapMB.toFixed(0).padStart(5)} MB | ${mb(r.browserMB)} | ` +
+        `${vs}conversion ${fmt(r.convert)} of it (${(r.jsonBytes / 2 ** 20).toFixed(1)} MB graph JSON); opens collapsed to its top-level layers`,
+    );
+  };
   if (BREAKDOWN) console.log(`idle browser (about:blank): ${await idleBrowser()}`);
   try {
     for (const name of REAL_MODELS) {
@@ -262,17 +306,10 @@ export async function benchGraph(): Promise<void> {
         300_000,
       );
       await netronRow(name, nodes, file, ours);
+      await modelExplorerRow(name, nodes, file, ours);
     }
     for (const size of SIZES) {
-      const file = path.join(dir, `qdq-${size}.onnx`);
-      if (!existsSync(file))
-        execFileSync(venvPython, [
-          path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'),
-          '--nodes',
-          String(size),
-          '--out',
-          file,
-        ]);
+      const file = syntheticModel(dir, size);
       const b64 = readFileSync(file).toString('base64');
       const ours = await measure(server.origin, b64, 'auto', 300_000);
       const base = WITH_DAGRE ? await measure(server.origin, b64, 'svg', BASELINE_TIMEOUT_MS) : undefined;
@@ -294,10 +331,43 @@ export async function benchGraph(): Promise<void> {
             : '';
       if (WITH_DAGRE) row('synthetic', size, 'dagre + svg', base, vs, BASELINE_TIMEOUT_MS);
       await netronRow('synthetic', size, file, ours);
+      await modelExplorerRow('synthetic', size, file, ours);
     }
   } finally {
     server.close();
   }
+}
+
+/** The files the viewer bench opens, as the webview receives them, for the decode table. */
+function decodeInputs(dir: string): Array<{ label: string; nodes: number; bytes: Uint8Array }> {
+  const out: Array<{ label: string; nodes: number; bytes: Uint8Array }> = [];
+  for (const name of REAL_MODELS) {
+    const file = realModel(dir, name);
+    out.push({
+      label: name,
+      nodes: countNodes(file),
+      bytes: slimOnnx(new Uint8Array(readFileSync(file)), SLIM_LIMIT_BYTES).bytes,
+    });
+  }
+  for (const size of SIZES)
+    out.push({ label: 'synthetic', nodes: size, bytes: new Uint8Array(readFileSync(syntheticModel(dir, size))) });
+  const digits = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')));
+  out.push({ label: 'digits x100k', nodes: 100_000, bytes: duplicatedNodes(digits, 100_000) });
+  return out;
+}
+
+/** The synthetic QDQ graph of `size` nodes (scripts/gen_qdq_graph.py), generated once. */
+function syntheticModel(dir: string, size: number): string {
+  const file = path.join(dir, `qdq-${size}.onnx`);
+  if (!existsSync(file))
+    execFileSync(venvPython, [
+      path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'),
+      '--nodes',
+      String(size),
+      '--out',
+      file,
+    ]);
+  return file;
 }
 
 /** Node count of the main graph, as the onnx package reports it. */

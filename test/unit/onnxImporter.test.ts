@@ -1,5 +1,7 @@
 // The ONNX importer against ONNX's own backend node test cases (1,884 models built by the onnx wheel,
-// Q/DQ, float8, int4 and subgraphs of If/Loop/Scan among them), and a fuzz run over mutated files.
+// Q/DQ, float8, int4 and subgraphs of If/Loop/Scan among them), the wheel's real CNNs, the digits export and a
+// synthetic QDQ graph: the wire decoder's graph must equal the one read from protobufjs' full decode. And a
+// fuzz run over mutated files.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -7,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import type { onnx } from '../../build/generated/onnx-pb.js';
-import { decodeOnnx, onnxImporter } from '../../webview/importers/onnx';
+import { onnxImporter } from '../../webview/importers/onnx';
+import { decodeOnnx, referenceGraph } from '../support/onnxReference';
 import { repoRoot, venvPython } from '../support/paths';
 
 interface Expected {
@@ -85,6 +88,54 @@ test('the importer opens every backend test model into a graph with one box per 
       file,
     );
   }
+});
+
+/** Real models: the onnx wheel's light CNNs (ResNet-50, DenseNet-121, Inception, ...), the digits QDQ export, and a
+ * 2,000-node synthetic QDQ graph with torch-style module scopes. */
+function realModels(): Array<[string, Uint8Array]> {
+  const light = path.join(
+    execFileSync(venvPython, ['-c', 'import os, onnx; print(os.path.dirname(onnx.__file__))'], {
+      encoding: 'utf8',
+    }).trim(),
+    'backend',
+    'test',
+    'data',
+    'light',
+  );
+  const synthetic = path.join(dir, 'qdq-2000.onnx');
+  execFileSync(
+    venvPython,
+    [path.join(repoRoot, 'scripts', 'gen_qdq_graph.py'), '--nodes', '2000', '--out', synthetic],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return [
+    ...readdirSync(light)
+      .filter((f) => f.endsWith('.onnx'))
+      .map((f): [string, Uint8Array] => [f, readFileSync(path.join(light, f))]),
+    ['digits.qdq.onnx', readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx'))],
+    ['qdq-2000.onnx', readFileSync(synthetic)],
+  ];
+}
+
+test('the wire decoder reads the same graph as protobufjs full decode, on every test case and real model', () => {
+  const files: Array<[string, Uint8Array]> = [
+    ...Object.keys(expected).map((f): [string, Uint8Array] => [f, readFileSync(path.join(dir, f))]),
+    ...realModels(),
+  ];
+  let withScopes = 0;
+  let withValues = 0;
+  for (const [file, bytes] of files) {
+    const want = referenceGraph(bytes);
+    const got = onnxImporter.open(bytes);
+    assert.deepStrictEqual(got, want, file);
+    if (got.nodes.some((n) => n.scopes?.length)) withScopes++;
+    if ([...got.tensors.values()].some((t) => t.values?.length)) withValues++;
+  }
+  assert.ok(files.length > 1890, `only ${files.length} files`);
+  assert.ok(withScopes >= 2, `only ${withScopes} models with module scopes`);
+  assert.ok(withValues > 100, `only ${withValues} models with tensor values`);
 });
 
 test('float8 and int4 types survive decoding', () => {

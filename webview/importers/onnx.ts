@@ -1,106 +1,11 @@
-// ONNX importer: decodes a ModelProto with protobufjs against the current onnx-ml.proto (from the onnx wheel).
-import { onnx } from '../../build/generated/onnx-pb.js';
-import { attributeText, readTensor, readValueInfo } from './onnxTensor';
-import type { Graph, GraphNode, Importer, TensorInfo } from './types';
-
-type NodeProto = onnx.NodeProto;
-
-export function decodeOnnx(bytes: Uint8Array): onnx.ModelProto {
-  return onnx.ModelProto.decode(bytes);
-}
-
-/**
- * Module scopes from the torch exporter's metadata. `pkg.torch.onnx.name_scopes` is a Python-literal list whose
- * entries are full paths, the last one being the op: "['', 'layer1', 'layer1.0', 'layer1.0.conv', 'conv2d_1']"
- * -> ['layer1', 'layer1.0', 'layer1.0.conv']. Nodes with only the op scope (Q/DQ inserted by convert) have none.
- */
-export function scopesOf(node: NodeProto): string[] {
-  const scopes = node.metadata_props?.find((e) => e.key === 'pkg.torch.onnx.name_scopes')?.value;
-  if (!scopes) return [];
-  return [...scopes.matchAll(/'([^']*)'/g)]
-    .map((m) => m[1])
-    .filter(Boolean)
-    .slice(0, -1);
-}
-
-/** The innermost module a node belongs to, e.g. layer1.0.conv. */
-export const moduleOf = (node: NodeProto): string | undefined => scopesOf(node).at(-1);
+// ONNX importer: the model's graph read straight off the protobuf wire (onnxWire.ts).
+import { decodeOnnxGraph } from './onnxWire';
+import type { Importer } from './types';
 
 export const onnxImporter: Importer = {
   format: 'ONNX',
   match(bytes, fileName) {
     return /\.onnx$/i.test(fileName) || (bytes.length > 2 && bytes[0] === 0x08);
   },
-  open(bytes) {
-    const model = decodeOnnx(bytes);
-    // Decoded messages are class instances whose unset fields read as defaults ('' and []).
-    const g = model.graph as onnx.GraphProto | null;
-    if (!g) throw new Error('This file has no graph: it is not an ONNX model, or it is truncated.');
-    const hidden = new Set((g.initializer as onnx.TensorProto[]).map((t) => t.name));
-    const tensors = new Map<string, TensorInfo>();
-    for (const t of g.initializer as onnx.TensorProto[]) tensors.set(t.name, readTensor(t));
-    // Declared types of the graph's inputs, outputs and intermediate values: the shapes drawn on edges.
-    for (const v of [...g.input, ...g.output, ...g.value_info] as onnx.ValueInfoProto[]) {
-      const info = v.name && !tensors.has(v.name) ? readValueInfo(v) : undefined;
-      if (info) tensors.set(v.name, info);
-    }
-    const nodes: GraphNode[] = [];
-    const producer = new Map<string, string>();
-    for (const input of g.input as onnx.ValueInfoProto[]) {
-      if (hidden.has(input.name)) continue;
-      nodes.push({
-        id: `input:${input.name}`,
-        name: input.name,
-        op: 'Input',
-        inputs: [],
-        outputs: [input.name],
-        kind: 'input',
-      });
-    }
-    (g.node as NodeProto[]).forEach((n, i) => {
-      // Constants (scales, zero-points, shapes) read as attributes of their consumer, not as boxes.
-      const attrs = n.attribute as onnx.AttributeProto[];
-      if (n.op_type === 'Constant') {
-        n.output.forEach((o) => hidden.add(o));
-        const value = attrs.find((a) => a.name === 'value')?.t;
-        if (value && n.output[0]) tensors.set(n.output[0], readTensor(value));
-        return;
-      }
-      const attributes = Object.fromEntries(attrs.map((a) => [a.name, attributeText(a)]));
-      const scopes = scopesOf(n);
-      nodes.push({
-        id: `node:${i}`,
-        name: n.name || `${n.op_type}_${i}`,
-        op: n.op_type,
-        inputs: n.input,
-        outputs: n.output,
-        module: scopes.at(-1),
-        scopes,
-        kind: 'op',
-        attributes,
-      });
-    });
-    for (const output of g.output as onnx.ValueInfoProto[]) {
-      nodes.push({
-        id: `output:${output.name}`,
-        name: output.name,
-        op: 'Output',
-        inputs: [output.name],
-        outputs: [],
-        kind: 'output',
-      });
-    }
-    for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
-    const edges: Graph['edges'] = [];
-    for (const n of nodes) {
-      for (const t of n.inputs) {
-        const from = producer.get(t);
-        if (from && !hidden.has(t)) edges.push({ from, to: n.id, tensor: t });
-      }
-    }
-    const opsets: Record<string, number> = {};
-    for (const o of model.opset_import as onnx.OperatorSetIdProto[])
-      opsets[o.domain || 'ai.onnx'] = Number(o.version ?? 0);
-    return { name: g.name || 'graph', nodes, edges, opsets, tensors };
-  },
+  open: decodeOnnxGraph,
 };

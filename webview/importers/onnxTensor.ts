@@ -1,6 +1,6 @@
 // Small ONNX tensors (scales, zero-points, shapes) read into numbers for the properties panel.
 import type { onnx } from '../../build/generated/onnx-pb.js';
-import type { TensorInfo } from './types';
+import type { TensorInfo, TensorValues } from './types';
 
 const DTYPES: Record<number, string> = {
   1: 'float32',
@@ -31,28 +31,66 @@ const DTYPES: Record<number, string> = {
 
 export const dtypeName = (t: number) => DTYPES[t] ?? `type ${t}`;
 
-/** Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. */
-export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
+/** Typed arrays over little-endian raw_data, by dtype (the platforms a webview runs on are little-endian). */
+const RAW: Record<
+  string,
+  { BYTES_PER_ELEMENT: number; new (b: ArrayBuffer, offset?: number, length?: number): TensorValues }
+> = {
+  float32: Float32Array,
+  float64: Float64Array,
+  uint8: Uint8Array,
+  int8: Int8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+};
+
+/**
+ * Where the copies of small tensors' raw data go: packed into shared 1 MB buffers, so a model with 50k small
+ * weights makes 50 buffers rather than 50k (each its own allocation, tracked by the garbage collector).
+ */
+export class ValueArena {
+  private static readonly CHUNK = 2 ** 20;
+  private buffer = new ArrayBuffer(0);
+  private used = 0;
+
+  /** A copy of raw[0, bytes) aligned to `align`: its buffer and offset. */
+  copy(raw: Uint8Array, bytes: number, align: number): [ArrayBuffer, number] {
+    if (bytes * 4 > ValueArena.CHUNK) return [Uint8Array.prototype.slice.call(raw, 0, bytes).buffer as ArrayBuffer, 0];
+    let at = Math.ceil(this.used / align) * align;
+    if (at + bytes > this.buffer.byteLength) {
+      this.buffer = new ArrayBuffer(ValueArena.CHUNK);
+      at = 0;
+    }
+    new Uint8Array(this.buffer, at, bytes).set(raw.subarray(0, bytes));
+    this.used = at + bytes;
+    return [this.buffer, at];
+  }
+}
+
+/**
+ * Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. Raw data
+ * becomes one typed array over a copy of just its bytes (cheap to make and to post to the page), in `arena`
+ * when one is given.
+ */
+export function readTensor(t: onnx.ITensorProto, limit = 1024, arena?: ValueArena): TensorInfo {
   const dims = (t.dims ?? []).map(Number);
   const count = dims.reduce((a, b) => a * b, 1);
   const info: TensorInfo = { dtype: dtypeName(t.data_type ?? 0), dims };
   if (count > limit) return info;
   const raw = t.raw_data && t.raw_data.length ? t.raw_data : undefined;
   if (raw) {
-    const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    const read: Record<string, [number, (o: number) => number]> = {
-      float32: [4, (o) => view.getFloat32(o, true)],
-      float64: [8, (o) => view.getFloat64(o, true)],
-      uint8: [1, (o) => view.getUint8(o)],
-      int8: [1, (o) => view.getInt8(o)],
-      int16: [2, (o) => view.getInt16(o, true)],
-      uint16: [2, (o) => view.getUint16(o, true)],
-      int32: [4, (o) => view.getInt32(o, true)],
-      int64: [8, (o) => Number(view.getBigInt64(o, true))],
-    };
-    const reader = read[info.dtype];
-    if (reader && reader[0] * count <= raw.byteLength)
-      info.values = Array.from({ length: count }, (_, i) => reader[1](i * reader[0]));
+    const size = info.dtype === 'int64' ? 8 : RAW[info.dtype]?.BYTES_PER_ELEMENT;
+    if (size && size * count <= raw.byteLength) {
+      // Uint8Array's slice, not Buffer's (a view): the copy starts at offset 0, aligned for any element size.
+      const [buffer, offset] = arena
+        ? arena.copy(raw, size * count, size)
+        : [Uint8Array.prototype.slice.call(raw, 0, size * count).buffer as ArrayBuffer, 0];
+      info.values =
+        info.dtype === 'int64'
+          ? Float64Array.from(new BigInt64Array(buffer, offset, count), Number)
+          : new RAW[info.dtype](buffer, offset, count);
+    }
     return info;
   }
   const typed = t.float_data?.length
@@ -64,51 +102,4 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024): TensorInfo {
         : t.double_data;
   if (typed?.length) info.values = typed.map(Number);
   return info;
-}
-
-/**
- * A value's type as graph.input, graph.output or value_info declare it: element type and dims, each a dim_value,
- * or -1 with the dim_param's name (`batch`), or -1 unnamed when the file gives neither. Undefined for values that
- * are not tensors (sequences, maps, optionals) or that declare no type.
- */
-export function readValueInfo(v: onnx.IValueInfoProto): TensorInfo | undefined {
-  const tt = v.type?.tensor_type;
-  if (!tt) return undefined;
-  const dtype = tt.elem_type ? dtypeName(tt.elem_type) : '?';
-  if (!tt.shape) return { dtype, dims: [], unranked: true };
-  const dims: number[] = [];
-  const names: string[] = [];
-  for (const d of tt.shape.dim ?? []) {
-    // protobufjs sets the oneof's name on decoded messages; plain objects (create()) may only carry the field.
-    const which = d.value ?? (d.dim_param ? 'dim_param' : d.dim_value != null ? 'dim_value' : undefined);
-    if (which === 'dim_value' && d.dim_value != null && Number(d.dim_value) >= 0) {
-      dims.push(Number(d.dim_value));
-      names.push('');
-    } else {
-      dims.push(-1);
-      names.push(which === 'dim_param' ? (d.dim_param ?? '') : '');
-    }
-  }
-  return { dtype, dims, ...(names.some(Boolean) ? { dimNames: names } : {}) };
-}
-
-/** Attribute value as display text. */
-export function attributeText(a: onnx.IAttributeProto): string {
-  if (a.ints?.length) return `[${a.ints.map(Number).join(', ')}]`;
-  if (a.floats?.length) return `[${a.floats.join(', ')}]`;
-  if (a.strings?.length) return `[${a.strings.map((s) => new TextDecoder().decode(s)).join(', ')}]`;
-  if (a.s?.length) return new TextDecoder().decode(a.s);
-  if (a.t) {
-    const t = readTensor(a.t, 16);
-    return `${t.dtype}[${t.dims.join('×')}]${t.values ? ` ${JSON.stringify(t.values)}` : ''}`;
-  }
-  if (a.g) return `graph ${a.g.name ?? ''} (${a.g.node?.length ?? 0} nodes)`;
-  switch (a.type) {
-    case 1:
-      return String(a.f);
-    case 2:
-      return String(Number(a.i));
-    default:
-      return a.f ? String(a.f) : String(Number(a.i ?? 0));
-  }
 }

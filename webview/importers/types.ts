@@ -40,6 +40,10 @@ export interface GraphNode {
   executed?: import('../../protocol/webview').ExecutedOp;
 }
 
+/** A tensor's values: a typed array of its own type when read from raw data. */
+export type TensorValues =
+  number[] | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array;
+
 export interface TensorInfo {
   dtype: string;
   /** Sizes; -1 where the file leaves a dimension symbolic or unknown. */
@@ -48,7 +52,7 @@ export interface TensorInfo {
   dimNames?: string[];
   /** The file gives the element type but no shape (rank unknown). */
   unranked?: boolean;
-  values?: number[];
+  values?: TensorValues;
   /** Value summary for tensors whose values stayed in the extension host (large weights). */
   stats?: import('../../protocol/webview').WeightStats;
 }

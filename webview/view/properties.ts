@@ -34,7 +34,7 @@ function tensorText(t: TensorInfo | undefined): string {
   // A negative dim is one the exporter left dynamic (the batch, usually): its name where the file gives one.
   const shape = `${t.dtype}[${dimsText(t) || 'scalar'}]`;
   if (!t.values) return shape;
-  const shown = t.values.slice(0, MAX_VALUES).map(fmt).join(', ');
+  const shown = Array.from(t.values.slice(0, MAX_VALUES), fmt).join(', ');
   return `${shape} ${t.values.length > 1 ? `[${shown}${t.values.length > MAX_VALUES ? ', …' : ''}]` : shown}`;
 }
 
