@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -32,13 +33,14 @@ def _alive(pid: int) -> bool:
 def sweep(path: Path, suffix: str) -> None:
     """Removes the siblings of `path` (see `sibling`) that a process no longer running left behind."""
     prefix = f".{path.name}."
+    rest = re.compile(rf"(\d+)\.[0-9a-f]{{8}}\.{re.escape(suffix)}")
     try:
         names = os.listdir(path.parent)
     except FileNotFoundError:
         return
     for name in names:
-        pid = name[len(prefix) :].split(".", 1)[0]
-        if not (name.startswith(prefix) and name.endswith(f".{suffix}") and pid.isdigit()) or _alive(int(pid)):
+        found = rest.fullmatch(name[len(prefix) :]) if name.startswith(prefix) else None
+        if not found or _alive(int(found[1])):
             continue
         stale = path.parent / name
         if stale.is_dir() and not stale.is_symlink():

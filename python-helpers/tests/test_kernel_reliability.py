@@ -15,6 +15,16 @@ from rpc_client import KernelClient
 pytest.importorskip("torch")
 
 
+@pytest.fixture(scope="module")
+def kernel():
+    """This file's own kernel. Its clean exit after interrupted user code and two trained models is waited
+    for up to 60 s (a hang bound: exiting after torch, ORT and TVM were loaded took 10 s and more on a
+    loaded 2-core machine, past the shared fixture's 15 s)."""
+    client = KernelClient()
+    yield client
+    assert client.close(timeout=60) == 0, "".join(client.stderr_lines[-40:])
+
+
 NEVER_YIELDS = {
     "model": "def make_model():\n    n = 0\n    while True:\n        n += 1\n",
     "data": (
@@ -160,3 +170,23 @@ def test_sigkill_during_a_checkpoint_write_keeps_the_last_complete_checkpoint(tm
     atomic.torch_save(saved, checkpoint)
     assert sorted(p.name for p in checkpoint.parent.iterdir() if p.name != "tensorboard") == ["digits.qat.pt"]
     assert torch.load(checkpoint, weights_only=True)["epoch"] == saved["epoch"]
+
+
+def test_a_write_removes_only_what_a_dead_writer_left(tmp_path):
+    """The sweep before a write: a dead process's temporary sibling goes; a live writer's, and the siblings of
+    another destination whose name merely starts the same, stay."""
+    import subprocess
+
+    from qat_kernel import atomic
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    target = tmp_path / "digits.qat.pt"
+    stale = tmp_path / f".digits.qat.pt.{dead.pid}.abcdef12.tmp"
+    live = tmp_path / f".digits.qat.pt.{os.getpid()}.abcdef12.tmp"
+    other = tmp_path / f".digits.qat.pt.5.{dead.pid}.abcdef12.tmp"
+    for p in (stale, live, other):
+        p.write_text("partial", encoding="utf-8")
+    atomic.write_text(target, "whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, live.name, other.name])
+    assert target.read_text(encoding="utf-8") == "whole"

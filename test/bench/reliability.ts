@@ -1,11 +1,14 @@
-// `npm run bench reliability`: the hostile-input figure for the two parts that parse a user's files.
+// `npm run bench reliability`: the hostile-input figure for the parts that parse a user's files or frames.
 // - ONNX: 10,000 mutated ONNX files plus the hostile shapes through slimming, decoding and layout
 //   (test/reliability/onnxRun.ts).
 // - Language server: one server process fed mutated QAT configs and edited Python scripts (the driver the
 //   `reliability` suite uses, with more inputs). Sizes from QAT_BENCH_RELIABILITY_YAML /
 //   QAT_BENCH_RELIABILITY_PYTHON (default 2,500 each).
+// - Kernel: one kernel process fed the named hostile frames and mutated ones, kernel/info after each (the
+//   driver the `reliability` suite uses). Mutations from QAT_BENCH_RELIABILITY_FRAMES (default 1,000).
 // Each prints inputs tried, crashes, hangs, the slowest input and the memory growth.
 import { describe, runOnnxReliability } from '../reliability/onnxRun';
+import { runKernelFrames } from '../support/kernelFrames';
 import { runLanguageServerReliability } from '../support/lspReliability';
 
 async function benchOnnx(): Promise<void> {
@@ -33,7 +36,25 @@ async function benchLanguageServer(): Promise<void> {
   if (r.crashes || r.hangs) process.exitCode = 1;
 }
 
+async function benchKernel(): Promise<void> {
+  const mutated = Number(process.env.QAT_BENCH_RELIABILITY_FRAMES ?? 1000);
+  console.log(`\n## reliability: kernel (named hostile frames + ${mutated} mutated ones, one process)`);
+  const r = await runKernelFrames({ mutated });
+  const mb = (kb: number) => (kb / 1024).toFixed(0);
+  console.log('| inputs | crashes | hangs | wrong answers | max latency | RSS start → end | growth | time |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(
+    `| ${r.inputs} | ${r.crashes} | ${r.hangs} | ${r.failures.length} | ${r.maxLatencyMs.toFixed(0)} ms (${r.slowest}) | ` +
+      `${mb(r.rssStartKb)} → ${mb(r.rssEndKb)} MB | ${(r.rssEndKb / Math.max(1, r.rssStartKb)).toFixed(2)}× | ` +
+      `${r.seconds.toFixed(0)} s |`,
+  );
+  for (const f of r.failures.slice(0, 5)) console.log(`  - ${f}`);
+  if (r.exitAfterTruncated !== 0) console.log(`  - exit after a truncated frame: ${r.exitAfterTruncated}`);
+  if (r.crashes || r.hangs || r.failures.length || r.exitAfterTruncated !== 0) process.exitCode = 1;
+}
+
 export async function benchReliability(): Promise<void> {
   await benchOnnx();
   await benchLanguageServer();
+  await benchKernel();
 }

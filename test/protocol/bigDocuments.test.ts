@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { after, before, test } from 'node:test';
 import { LspClient, type Published } from '../bench/lspClient';
 
@@ -72,14 +73,23 @@ const hoverSmall = () =>
  * answered once the open was read (requests are handled in order) and a pause past the debounce, every hover
  * it counts was answered while the server was analysing.
  */
-async function hoversUntil(done: Promise<Published>): Promise<number> {
+async function hoversUntil(done: Promise<Published>, what?: string): Promise<number> {
   let finished = false;
   void done.then(() => (finished = true));
   let answered = 0;
+  let slowest = 0;
+  const started = performance.now();
   while (!finished) {
+    const t0 = performance.now();
     await hoverSmall();
     if (!finished) answered++;
+    slowest = Math.max(slowest, performance.now() - t0);
   }
+  if (what)
+    console.log(
+      `${what}: diagnostics after ${((performance.now() - started) / 1000).toFixed(1)} s, ${answered} hovers ` +
+        `answered meanwhile, the slowest in ${slowest.toFixed(0)} ms`,
+    );
   return answered;
 }
 
@@ -91,7 +101,7 @@ test('a 5 MB Python file: hovers are answered while it is analysed, then partial
   });
   // The first hover may come before the analysis starts; the next ones are sent only after an answer, so
   // any beyond one were answered while the server was analysing.
-  const answered = await hoversUntil(published);
+  const answered = await hoversUntil(published, '5 MB Python file');
   const { diagnostics } = await published;
   assert.ok(answered >= 2, `only ${answered} hover(s) answered before the analysis finished`);
   const size = diagnostics.filter((d) => d.code === 'SIZE');
@@ -121,7 +131,7 @@ test('a config with 5,000 overrides: hovers are answered meanwhile, the override
   });
   await hoverSmall();
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const answered = await hoversUntil(published);
+  const answered = await hoversUntil(published, '5,000-override config');
   const { diagnostics } = await published;
   assert.ok(answered >= 2, `only ${answered} hover(s) answered while the config was analysed`);
   const size = diagnostics.filter((d) => d.code === 'SIZE');
@@ -143,7 +153,7 @@ test('a 5 MB config: hovers are answered while it is analysed, then partial resu
   });
   await hoverSmall();
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const answered = await hoversUntil(published);
+  const answered = await hoversUntil(published, '5 MB config');
   const { diagnostics } = await published;
   assert.ok(answered >= 2, `only ${answered} hover(s) answered while the config was analysed`);
   // One for the document, one for the override checks (they stop at override 1000).
