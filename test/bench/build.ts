@@ -31,7 +31,7 @@ interface Table {
 interface Peak {
   cpu: { model: string; int8DotProducts: string[] };
   note?: string;
-  rows: { name: string; label: string; gmacs: number | null; threads: number | null; note?: string }[];
+  rows: { name: string; label: string; gmacs: number | null; threads: number | null; noisy?: boolean; note?: string }[];
 }
 
 const RESNET_SIDE = process.env.QAT_BENCH_RESNET_SIDE ?? '112';
@@ -60,7 +60,9 @@ export async function benchBuild(): Promise<void> {
   if (peak) {
     console.log(`\n### int8 peak of this CPU (${peak.cpu.model}; microbenchmark on every usable CPU)`);
     for (const r of peak.rows)
-      console.log(`${r.label}: ${r.gmacs === null ? r.note : `${r.gmacs.toFixed(1)} GMAC/s on ${r.threads} threads`}`);
+      console.log(
+        `${r.label}: ${r.gmacs === null ? r.note : `${r.gmacs.toFixed(1)} GMAC/s on ${r.threads} threads (best of 3 rounds)${r.noisy ? ' noisy: the rounds differ, the machine was busy' : ''}`}`,
+      );
     if (peak.note) console.log(`note: ${peak.note}`);
   }
   for (const t of tables) {
