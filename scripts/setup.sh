@@ -27,6 +27,8 @@ setup_apt() {
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
   # The aarch64 cross compiler for TVM builds targeting Arm boards.
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
+  # its objdump: the aarch64 +dotprod test reads the library's disassembly for sdot.
+  command -v aarch64-linux-gnu-objdump >/dev/null 2>&1 || missing+=(binutils-aarch64-linux-gnu)
   # qemu-user runs the cross-compiled aarch64 C runner here (deploy/c-artifact's emulated check).
   command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -2,7 +2,8 @@
 INT8, Inductor INT8) for the digits example and for a ResNet-18 with random weights.
 
 Run: python -m benchmarks.build_bench <digits.qat.yaml> [resnet-side] [digits-runs] [resnet-runs]
-Prints one JSON line per model: {model, input, runs, seconds, summary, notes, threads, rounds, rows}.
+Prints one JSON line with this CPU's int8 peak ({peak}: benchmarks.int8_peak), then one per model: {model,
+input, runs, seconds, summary, notes, threads, rounds, rows, macs, gmacs}.
 
 The ResNet-18 (vision_models.resnet18: torchvision's layout, one ReLU module per use) goes through a
 temporary workspace written here: a config, a model.py that builds it, and a data.py of seeded random
@@ -86,9 +87,14 @@ def bench(config: Path, runs: int, model: str, shape: str) -> dict:
         }
         for r in result["bench"]["rows"]
     ]
+    from benchmarks import int8_peak
+
+    macs = {f"b{b}": int8_peak.model_macs(result["onnx"], b) for b in (1, 16)}
     return {
         "model": model,
         "input": shape,
+        "macs": macs,
+        "gmacs": int8_peak.achieved(result["bench"]["rows"], macs),
         "runs": runs,
         "seconds": round(time.monotonic() - started, 1),
         "summary": result["summary"],
@@ -107,6 +113,9 @@ def main(argv: list[str]) -> int:
     digits_runs = int(argv[2]) if len(argv) > 2 else 100
     resnet_runs = int(argv[3]) if len(argv) > 3 else 20
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    from benchmarks import int8_peak
+
+    print(json.dumps({"peak": int8_peak.peak()}), flush=True)
     with tempfile.TemporaryDirectory(prefix="qat-build-bench-") as tmp:
         import shutil
 

@@ -25,6 +25,13 @@ interface Table {
   threads: { cpus: number; torch: number | null; onnxruntime: number | null; tvm: number | null };
   rounds: number;
   rows: Row[];
+  macs: Record<string, number>;
+  gmacs: Record<string, Record<string, number>>;
+}
+interface Peak {
+  cpu: { model: string; int8DotProducts: string[] };
+  note?: string;
+  rows: { name: string; label: string; gmacs: number | null; threads: number | null; noisy?: boolean; note?: string }[];
 }
 
 const RESNET_SIDE = process.env.QAT_BENCH_RESNET_SIDE ?? '112';
@@ -43,10 +50,21 @@ export async function benchBuild(): Promise<void> {
   });
   if (run.status !== 0)
     throw new Error(`build benchmark failed (${run.status ?? run.signal}):\n${run.stderr.slice(-4000)}`);
-  const tables = run.stdout
+  const lines = run.stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Table);
+    .map((l) => JSON.parse(l) as Table | { peak: Peak });
+  const peak = lines.find((l): l is { peak: Peak } => 'peak' in l)?.peak;
+  const tables = lines.filter((l): l is Table => !('peak' in l));
+  const avx2 = peak?.rows.find((r) => r.name === 'avx2')?.gmacs ?? null;
+  if (peak) {
+    console.log(`\n### int8 peak of this CPU (${peak.cpu.model}; microbenchmark on every usable CPU)`);
+    for (const r of peak.rows)
+      console.log(
+        `${r.label}: ${r.gmacs === null ? r.note : `${r.gmacs.toFixed(1)} GMAC/s on ${r.threads} threads (best of 3 rounds)${r.noisy ? ' noisy: the rounds differ, the machine was busy' : ''}`}`,
+      );
+    if (peak.note) console.log(`note: ${peak.note}`);
+  }
   for (const t of tables) {
     console.log(
       `\n### ${t.model}, input ${t.input}, ${t.runs} timed runs per row and batch (${t.seconds.toFixed(0)} s with QAT, export and builds)`,
@@ -67,6 +85,13 @@ export async function benchBuild(): Promise<void> {
       `threads: PyTorch ${th.torch}, ONNX Runtime ${th.onnxruntime}, TVM ${th.tvm ?? 'default'} of ${th.cpus} CPUs; ${t.rounds} interleaved rounds after warm-up`,
     );
     for (const line of t.summary.filter((l) => l.startsWith('Fastest'))) console.log(line);
+    const macs = (k: string) => `${(t.macs[k] / 1e6).toFixed(1)} M`;
+    console.log(`int8 GMAC/s at the median, whole model (${macs('b1')} / ${macs('b16')} MACs at batch 1 / 16):`);
+    for (const [name, g] of Object.entries(t.gmacs)) {
+      const label = t.rows.find((r) => r.name === name)?.label ?? name;
+      const share = (k: string) => (avx2 ? ` (${((g[k] / avx2) * 100).toFixed(0)} % of the AVX2 peak)` : '');
+      console.log(`  ${label}: ${g.b1.toFixed(2)}${share('b1')} / ${g.b16.toFixed(2)}${share('b16')}`);
+    }
     for (const note of t.notes) console.log(`note: ${note}`);
   }
   if (RESNET_SIDE !== '224')

@@ -376,6 +376,11 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
     )
     fold = "after the int8 fold" if report["fold_int8"] else "built without the fold (foldInt8: false)"
     lines.append(f"Compute ops {fold}: {_precision_counts(after)} (conv/matmul: {_precision_counts(a_after)})")
+    if report.get("dotprod"):
+        lines.append(
+            f"int8 dot products: {report['dotprod']['rewritten']} conv/matmul laid out for sdot (+dotprod: s8 "
+            "activations with the u8 offset folded into a constant, NHWC, input channels innermost)"
+        )
     ops = result["ops"]
     per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "fp16", "folded", "fp32")}
     fp16 = f", {per['fp16']} in fp16" if per["fp16"] else ""

@@ -1,0 +1,71 @@
+/* int8 multiply-accumulate peak of this x86 CPU, one instruction sequence at a time, on every thread of an
+ * OpenMP team: the ceiling an int8 conv kernel can reach here. Built and run by benchmarks/int8_peak.py.
+ *   avx2   vpmaddubsw (32 u8 x s8 products in int16 pairs) + vpmaddwd by ones + vpaddd: the AVX2 path
+ *   vnni   vpdpbusd (AVX512-VNNI, 64 products into int32), only where the CPU has it (-DHAVE_VNNI512)
+ * Eight independent accumulators hide the latency; an empty asm keeps the operands live each iteration
+ * so nothing is hoisted. Prints one JSON line per sequence: {"name", "macs", "seconds", "threads"}. */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+
+#define ITERS 20000000L
+
+static double now(void) { return omp_get_wtime(); }
+
+static long avx2(void) {
+  __m256i a = _mm256_set1_epi8(3), ones = _mm256_set1_epi16(1);
+  __m256i b0 = _mm256_set1_epi8(1), b1 = _mm256_set1_epi8(2), b2 = _mm256_set1_epi8(3), b3 = _mm256_set1_epi8(4);
+  __m256i b4 = _mm256_set1_epi8(5), b5 = _mm256_set1_epi8(6), b6 = _mm256_set1_epi8(7), b7 = _mm256_set1_epi8(8);
+  __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  for (long i = 0; i < ITERS; i++) {
+    __asm__ volatile("" : "+x"(a), "+x"(b0), "+x"(b1), "+x"(b2), "+x"(b3), "+x"(b4), "+x"(b5), "+x"(b6), "+x"(b7));
+#define STEP(c, b) c = _mm256_add_epi32(c, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones))
+    STEP(c0, b0); STEP(c1, b1); STEP(c2, b2); STEP(c3, b3); STEP(c4, b4); STEP(c5, b5); STEP(c6, b6); STEP(c7, b7);
+  }
+  __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                               _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+  return _mm256_extract_epi32(s, 0);
+}
+
+#ifdef HAVE_VNNI512
+static long vnni(void) {
+  __m512i a = _mm512_set1_epi8(3);
+  __m512i b0 = _mm512_set1_epi8(1), b1 = _mm512_set1_epi8(2), b2 = _mm512_set1_epi8(3), b3 = _mm512_set1_epi8(4);
+  __m512i b4 = _mm512_set1_epi8(5), b5 = _mm512_set1_epi8(6), b6 = _mm512_set1_epi8(7), b7 = _mm512_set1_epi8(8);
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  for (long i = 0; i < ITERS; i++) {
+    __asm__ volatile("" : "+v"(a), "+v"(b0), "+v"(b1), "+v"(b2), "+v"(b3), "+v"(b4), "+v"(b5), "+v"(b6), "+v"(b7));
+    c0 = _mm512_dpbusd_epi32(c0, a, b0); c1 = _mm512_dpbusd_epi32(c1, a, b1);
+    c2 = _mm512_dpbusd_epi32(c2, a, b2); c3 = _mm512_dpbusd_epi32(c3, a, b3);
+    c4 = _mm512_dpbusd_epi32(c4, a, b4); c5 = _mm512_dpbusd_epi32(c5, a, b5);
+    c6 = _mm512_dpbusd_epi32(c6, a, b6); c7 = _mm512_dpbusd_epi32(c7, a, b7);
+  }
+  __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+                               _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+  return _mm512_reduce_add_epi32(s);
+}
+#endif
+
+static void run(const char* name, long (*fn)(void), long macs_per_iter) {
+  volatile long sink = 0;
+  int threads = 1;
+  double t0 = now();
+#pragma omp parallel
+  {
+#pragma omp single
+    threads = omp_get_num_threads();
+    sink += fn();
+  }
+  double seconds = now() - t0;
+  printf("{\"name\": \"%s\", \"macs\": %ld, \"seconds\": %.6f, \"threads\": %d}\n", name,
+         macs_per_iter * ITERS * threads, seconds, threads);
+  (void)sink;
+}
+
+int main(void) {
+  run("avx2", avx2, 8 * 32);
+#ifdef HAVE_VNNI512
+  run("vnni", vnni, 8 * 64);
+#endif
+  return 0;
+}
