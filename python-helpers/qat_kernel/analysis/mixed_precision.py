@@ -233,12 +233,17 @@ def search(
             if all(p == "int8" for p in assignment.values())
             else measure(trained, assignment, ctx, reference, samples)
         )
-        model = ort_candidates.build(qdq, assignment, nodes_of)
-        blob = model.SerializeToString()
-        sess = ort_session.session(blob)
-        name = sess.get_inputs()[0].name
-        run = (lambda s, n: lambda a: s.run(None, {n: a})[0])(sess, name)
-        ort_out = np.concatenate([run(np.ascontiguousarray(inputs[j : j + 64])) for j in range(0, len(inputs), 64)])
+        try:
+            model = ort_candidates.build(qdq, assignment, nodes_of)
+            sess = ort_session.session(model.SerializeToString())
+            name = sess.get_inputs()[0].name
+            run = (lambda s, n: lambda a: s.run(None, {n: a})[0])(sess, name)
+            ort_out = np.concatenate([run(np.ascontiguousarray(inputs[j : j + 64])) for j in range(0, len(inputs), 64)])
+        except Exception as exc:  # noqa: BLE001 - ORT raises its own types; one candidate it cannot run is a note
+            if label in ("all int8", "all fp32"):
+                raise
+            notes.append(f"{label}: left out, ONNX Runtime could not run it ({type(exc).__name__}: {str(exc)[:200]})")
+            continue
         cid = f"c{len(built)}"
         counts = {p: sum(1 for v in assignment.values() if v == p) for p in PRECISIONS}
         built.append(
