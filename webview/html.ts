@@ -120,12 +120,12 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 @media (max-width: 760px) {
   #props { width: 200px; }
   #summary { flex-basis: 100%; }
-  #layers { --qat-table-max: calc(42vh - 90px); }
+  #layers { --qat-table-max: max(calc(42vh - 80px), 128px); }
 }
 #layers { border-top: 1px solid var(--vscode-panel-border); padding: 0 6px 4px; min-height: 0;
-  --qat-table-max: calc(34vh - 90px); }
+  --qat-table-max: max(calc(38vh - 80px), 128px); }
 #layers vscode-tab-panel { padding: 4px 0 0; }
-#layers .chart { max-height: calc(34vh - 50px); overflow: auto; }
+#layers .chart { max-height: max(calc(38vh - 40px), 168px); overflow: auto; }
 #layers .chart svg { max-width: 100%; height: auto; }
 #layers .table-side { display: flex; flex-direction: column; min-width: 0; }
 #layers vscode-collapsible.columns { font-size: 12px; }

@@ -11,7 +11,7 @@ import { onnxImporter } from '../../webview/importers/onnx';
 import { dtypeName } from '../../webview/importers/onnxTensor';
 import { qatGraphImporter } from '../../webview/importers/qatGraph';
 import { dimsText } from '../../webview/importers/types';
-import { edgeShapes, midpoint, shapeLabel } from '../../webview/view/shapes';
+import { edgeShapes, labelPlace, midpoint, shapeLabel } from '../../webview/view/shapes';
 import { declaredByOnnx } from '../support/onnxDeclared';
 import { repoRoot, venvPython } from '../support/paths';
 
@@ -113,4 +113,20 @@ test('a label sits halfway along its edge, by length', () => {
     { x: 0, y: 20 },
   );
   assert.deepEqual(midpoint([{ x: 3, y: 4 }]), { x: 3, y: 4 });
+});
+
+test('labels of two edges into one node fall on either side of them', () => {
+  const into = { x: 100, y: 100 };
+  const fromLeft = labelPlace([{ x: 40, y: 60 }, into]);
+  const fromRight = labelPlace([{ x: 160, y: 60 }, into]);
+  assert.equal(fromLeft.anchor, 'end');
+  assert.equal(fromRight.anchor, 'start');
+  assert.ok(fromLeft.x < 70 && fromRight.x > 130);
+  assert.equal(
+    labelPlace([
+      { x: 0, y: 0 },
+      { x: 0, y: 10 },
+    ]).anchor,
+    'start',
+  );
 });

@@ -5,7 +5,7 @@ import { qdqRole, type Graph } from '../importers/types';
 import { fitView, type Layout } from './layout';
 import { layerFor } from './metrics';
 import { nodeFill, nodeText, QDQ_TAG, type Rendered, type RenderOptions, type RenderStats } from './render';
-import { edgeShapes, midpoint } from './shapes';
+import { edgeShapes, labelPlace } from './shapes';
 
 export function renderCanvas(
   host: HTMLElement,
@@ -89,7 +89,7 @@ export function renderCanvas(
   // Per edge, its shape text and where it goes (drawn only while the Shapes toggle is on and text is readable).
   const shapeOf = edgeShapes(graph);
   const shapeText: Array<string | undefined> = layout.edges.map((e) => shapeOf.get(`${e.from}>${e.to}`)?.text);
-  const shapeAt = layout.edges.map((e) => midpoint(e.points));
+  const shapeAt = layout.edges.map((e) => labelPlace(e.points));
   let shapes = opts.shapes ?? false;
   const borderColour = colour('var(--vscode-panel-border, #999)');
   const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
@@ -148,14 +148,14 @@ export function renderCanvas(
     let shapesDrawn = 0;
     if (shapes && showText) {
       ctx.font = `11px ${font}`;
-      ctx.textAlign = 'left';
       ctx.textBaseline = 'middle';
       ctx.fillStyle = edgeColour;
       for (let k = 0; k < edgeCount; k++) {
         const label = shapeText[k];
         const j = k * 4;
         if (!label || box[j + 3] < y0 || box[j + 1] > y1 || box[j + 2] < x0 || box[j] > x1) continue;
-        ctx.fillText(label, shapeAt[k].x + 4, shapeAt[k].y);
+        ctx.textAlign = shapeAt[k].anchor === 'end' ? 'right' : 'left';
+        ctx.fillText(label, shapeAt[k].x, shapeAt[k].y);
         shapesDrawn++;
       }
     }

@@ -7,7 +7,7 @@ import { categoryFill, opCategory } from './opCategory';
 import { readableOn, textColours } from './contrast';
 import { bandOf, layerFor } from './metrics';
 import type { Viewport } from './minimap';
-import { edgeShapes, midpoint } from './shapes';
+import { edgeShapes, labelPlace, midpoint } from './shapes';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) => {
@@ -184,7 +184,13 @@ export function renderGraph(
     const shape = shapes.get(`${e.from}>${e.to}`);
     if (shape) {
       // Below a Q/DQ label when the edge has one, else level with the edge's middle.
-      const t = el('text', { class: 'edge-shape', x: mid.x + 4, y: mid.y + (label ? 11 : 4) });
+      const at = labelPlace(e.points);
+      const t = el('text', {
+        class: 'edge-shape',
+        x: at.x,
+        y: at.y + (label ? 11 : 4),
+        'text-anchor': at.anchor,
+      });
       t.setAttribute('data-tensor', shape.tensors.join(' '));
       t.textContent = shape.text;
       shapeLayer.append(t);

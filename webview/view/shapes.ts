@@ -50,3 +50,15 @@ export function midpoint(points: Array<{ x: number; y: number }>): { x: number; 
   }
   return points[points.length - 1];
 }
+
+/**
+ * Where an edge's label goes: beside its middle, on the side away from the edge's slant, so the labels of two
+ * edges that meet at one node (a Conv's input and weight) fall on either side instead of over each other.
+ */
+export function labelPlace(points: Array<{ x: number; y: number }>): { x: number; y: number; anchor: 'start' | 'end' } {
+  const mid = midpoint(points);
+  const first = points[0],
+    last = points[points.length - 1];
+  const leftward = first && last && first.x < last.x - 1;
+  return leftward ? { x: mid.x - 4, y: mid.y, anchor: 'end' } : { x: mid.x + 4, y: mid.y, anchor: 'start' };
+}

@@ -1,0 +1,71 @@
+// The README's screenshots against vsce's own rules (the pinned @vscode/vsce, its README processor and file
+// list): relative image links need a repository vsce recognises (GitHub/GitLab) or --baseImagesUrl, and every
+// image must end up an https URL. Ours is neither GitHub nor GitLab, so `npm run package` passes --baseImagesUrl;
+// the Marketplace then loads the images from there and the .vsix leaves them out.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+import { repoRoot } from './helpers/builder';
+
+// The installed vsce, loaded at run time (not bundled into the test): its file list and the README processor
+// `vsce package` runs (the processor is not in its typed API).
+const load = createRequire(__filename);
+const { listFiles } = load('@vscode/vsce') as {
+  listFiles(o: { cwd: string; packageManager: 'none' }): Promise<string[]>;
+};
+const { ReadmeProcessor } = load('@vscode/vsce/out/package') as {
+  ReadmeProcessor: new (
+    manifest: unknown,
+    options: { baseImagesUrl?: string },
+  ) => { onFile(file: { path: string; localPath: string }): Promise<{ contents: Buffer }> };
+};
+
+const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  repository: { url: string };
+  scripts: Record<string, string>;
+};
+const readmePath = path.join(repoRoot, 'README.md');
+const readme = readFileSync(readmePath, 'utf8');
+const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+const screenshots = images.filter((src) => src.startsWith('media/screenshots/'));
+
+const processed = (options: { baseImagesUrl?: string }) =>
+  new ReadmeProcessor(manifest, options)
+    .onFile({ path: 'extension/readme.md', localPath: readmePath })
+    .then((f) => f.contents.toString('utf8'));
+
+test('the README shows the graph view, results and sidebar screenshots, each a small PNG in the repository', () => {
+  for (const name of ['graph', 'results', 'sidebar'])
+    assert.ok(screenshots.includes(`media/screenshots/${name}.png`), `README has no ${name} screenshot`);
+  for (const src of screenshots) {
+    const file = path.join(repoRoot, src);
+    assert.ok(existsSync(file), `${src} is not in the repository`);
+    const png = readFileSync(file);
+    assert.equal(png.toString('latin1', 1, 4), 'PNG', `${src} is not a PNG`);
+    assert.ok(statSync(file).size < 400_000, `${src} is ${statSync(file).size} bytes`);
+  }
+});
+
+test('vsce refuses the relative screenshots without a base URL, and npm run package gives it one', async () => {
+  assert.doesNotMatch(manifest.repository.url, /github\.com|gitlab\.com/, 'vsce would rewrite the links itself');
+  await assert.rejects(processed({}), /Couldn't detect the repository where this extension is published/);
+  const base = /--baseImagesUrl\s+(\S+)/.exec(manifest.scripts.package)?.[1];
+  assert.ok(base, 'npm run package does not pass --baseImagesUrl');
+  // Next to the sources: the repository's own raw files, as vsce would guess for a GitHub one.
+  assert.equal(base, `${manifest.repository.url.replace(/\.git$/, '')}/raw/HEAD/`);
+  const out = await processed({ baseImagesUrl: base });
+  for (const src of screenshots) assert.ok(out.includes(`](${base}${src})`), `${src} is not rewritten to ${base}`);
+  // vsce's own last check passed: every image in the packaged README is https.
+  for (const m of out.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)) assert.match(m[1], /^https:\/\//);
+});
+
+test('the .vsix leaves the screenshots out (the Marketplace loads them from the base URL)', async () => {
+  const files = await listFiles({ cwd: repoRoot, packageManager: 'none' });
+  assert.ok(files.includes('README.md') && files.includes('media/icon.png'), files.join(', '));
+  assert.deepEqual(
+    files.filter((f) => f.startsWith('media/screenshots/')),
+    [],
+  );
+});
