@@ -2,6 +2,7 @@
 import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
 import type { Graph } from '../webview/importers/types';
 import type { Layout } from '../webview/view/layout';
+import type { PackedLaidOut } from '../webview/worker/transfer';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -127,7 +128,10 @@ export type ToLayoutWorker = {
   options: LayoutOptions;
 };
 export type FromLayoutWorker =
-  ({ type: 'laidOut'; id: number } & LaidOut) | { type: 'failed'; id: number; message: string };
+  | ({ type: 'laidOut'; id: number } & LaidOut)
+  /** The same, with its edges, tensor lists and layout as typed arrays (webview/worker/transfer.ts). */
+  | ({ type: 'packed'; id: number } & PackedLaidOut)
+  | { type: 'failed'; id: number; message: string };
 
 /** The mixed-precision front page (client/search/frontChart.ts) to the extension: a point picked, or loaded. */
 export type SearchFrontFromWebview = { type: 'ready' } | { type: 'pick'; id: string };

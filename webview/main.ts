@@ -1,4 +1,6 @@
 // Webview entry: receives the model and layer results by postMessage and draws the graph.
+// First, so the layout worker starts while the rest of the page (the toolbar's custom elements) loads.
+import './worker/start';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';

@@ -102,12 +102,17 @@ const Q_OP =
   /^(QuantizeLinear|Quantize|QuantStub)$|(^|\.)quantize_per_(tensor|channel|channel_group|token)(_tensor\d?)?(\.|$)/;
 const FQ_OP = /fake_?quant/i;
 
+/** By op: a model has a few dozen distinct ops and asks about each node, often more than once. */
+const roles = new Map<string, QdqRole | null>();
+
 /** Whether an op quantizes, dequantizes or fake-quantizes (both at once), in any of the formats we open. */
 export function qdqRole(op: string): QdqRole | undefined {
-  if (DQ_OP.test(op)) return 'dq';
-  if (Q_OP.test(op)) return 'q';
-  if (FQ_OP.test(op)) return 'fq';
-  return undefined;
+  let role = roles.get(op);
+  if (role === undefined) {
+    role = DQ_OP.test(op) ? 'dq' : Q_OP.test(op) ? 'q' : FQ_OP.test(op) ? 'fq' : null;
+    if (roles.size < 10_000) roles.set(op, role);
+  }
+  return role ?? undefined;
 }
 
 export const isQdq = (op: string) => qdqRole(op) !== undefined;

@@ -2,21 +2,22 @@
 // group node for that module, so a 100k-node model opens as a few dozen boxes and expands on demand.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph, type GraphNode } from '../importers/types';
+import { producerMap } from './qdq';
 
 export const groupId = (scope: string) => `group:${scope}`;
 
 /** Q/DQ nodes carry no module: they belong with the op they feed (else the one that feeds them). */
-export function inheritScopes(graph: Graph): void {
+export function inheritScopes(graph: Graph, producers: Map<string, GraphNode> = producerMap(graph)): void {
+  const orphans = graph.nodes.filter((n) => !n.scopes?.length && isQdq(n.op));
+  if (!orphans.length) return;
+  // Consumers only of the tensors an orphan Q/DQ writes first (the only ones looked up).
   const consumers = new Map<string, GraphNode[]>();
-  const producers = new Map<string, GraphNode>();
-  for (const n of graph.nodes) {
-    for (const t of n.inputs) (consumers.get(t) ?? consumers.set(t, []).get(t)!).push(n);
-    for (const t of n.outputs) producers.set(t, n);
-  }
+  for (const n of orphans) if (n.outputs.length) consumers.set(n.outputs[0], []);
+  for (const n of graph.nodes) for (const t of n.inputs) consumers.get(t)?.push(n);
   // Twice, so Q -> DQ -> Conv chains pick up the Conv's scopes.
   for (let pass = 0; pass < 2; pass++) {
-    for (const n of graph.nodes) {
-      if (!isQdq(n.op) || n.scopes?.length) continue;
+    for (const n of orphans) {
+      if (n.scopes?.length) continue;
       const next = (consumers.get(n.outputs[0]) ?? []).find((c) => c.scopes?.length);
       const prev = producers.get(n.inputs[0]);
       const scopes = next?.scopes ?? prev?.scopes;

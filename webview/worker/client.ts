@@ -10,6 +10,7 @@
 import workerSource from '../../build/generated/layout-worker.js.txt';
 import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
 import { decodeAndLayout, type LaidOut, type ViewOptions } from './pipeline';
+import { unpack } from './transfer';
 
 export const KEEP_WORKER_BYTES = 2 ** 20;
 /** A request the worker has not answered by then ends the worker: the view shows a message, never hangs. */
@@ -40,6 +41,7 @@ function getWorker(): Worker | null {
         worker = undefined;
       }
       if (ev.data.type === 'laidOut') p?.resolve(ev.data);
+      else if (ev.data.type === 'packed') p?.resolve(unpack(ev.data));
       else p?.reject(new Error(ev.data.message));
     };
     worker = w;
@@ -47,6 +49,14 @@ function getWorker(): Worker | null {
     worker = null;
   }
   return worker;
+}
+
+/**
+ * Starts the worker now (its thread and its script's parse take tens of milliseconds), so it is ready when the
+ * model arrives: the page calls this before anything else loads.
+ */
+export function startWorker(): void {
+  getWorker();
 }
 
 /** `bytes` may be left out to re-lay out the model last sent under the same key. */

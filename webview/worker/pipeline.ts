@@ -37,7 +37,7 @@ function decode(key: string, bytes: Uint8Array | undefined, fileName: string, ma
   const producers = producerMap(graph);
   // A precision the file states (the kernel knows the config's overrides) wins over the one the QDQ structure implies.
   for (const n of graph.nodes) n.precision ??= precisionOf(n, graph, producers);
-  inheritScopes(graph);
+  inheritScopes(graph, producers);
   cached = { key, graph };
   return graph;
 }
