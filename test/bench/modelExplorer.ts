@@ -193,29 +193,29 @@ export async function measureModelExplorer(
         })
         .catch(() => undefined);
     });
+    // An uncaught error in the page or its worker leaves it at "Processing graph..." for good: a run whose
+    // graph is not drawn within 15 s of one ends there, with that error.
+    let uncaught: { error: string; at: number } | undefined;
+    page.on('pageerror', (err) => {
+      uncaught ??= { error: `${err.name}: ${err.message}`, at: Date.now() };
+    });
     const start = Date.now();
     await page.goto(server.url);
     const deadline = start + timeoutMs;
     let drawn: number | undefined;
-    while (Date.now() < deadline && !failed) {
+    while (Date.now() < deadline && !failed && !(uncaught && Date.now() - uncaught.at > 15_000)) {
       drawn = await page.evaluate(() => (window as unknown as { __meDrawn?: number }).__meDrawn);
       if (drawn !== undefined) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     if (failed) return { ok: false, reason: failed };
     if (drawn === undefined) {
-      // How far it got: the convert request, then its own progress bar while the worker processes the graph.
-      const progress = await page
-        .evaluate(() => {
-          const bars = [...document.querySelectorAll<HTMLElement>('[style*="width"]')].filter((e) =>
-            /%/.test(e.style.width),
-          );
-          return bars.length ? Math.max(...bars.map((e) => parseFloat(e.style.width))) : undefined;
-        })
-        .catch(() => undefined);
-      const where = convert
-        ? `conversion took ${(convert.ms / 1000).toFixed(1)} s, its graph processing at ${progress ?? '?'} %`
-        : 'conversion still running';
+      const where = convert ? `conversion took ${(convert.ms / 1000).toFixed(1)} s` : 'conversion still running';
+      if (uncaught)
+        return {
+          ok: false,
+          reason: `failed after ${((uncaught.at - start) / 1000).toFixed(0)} s, nothing drawn: ${uncaught.error} (${where})`,
+        };
       return { ok: false, reason: `did not finish in ${(timeoutMs / 1000).toFixed(0)} s (${where})` };
     }
     // The convert reply's body is read asynchronously: it is in by the time the graph is drawn, or shortly after.
