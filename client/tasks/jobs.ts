@@ -274,10 +274,13 @@ const bar = (v: number, top: number) => '█'.repeat(Math.max(1, Math.round((v /
 function timingLines(r: BuildTvmResult, ort: BuildOrtResult | undefined, latency: LatencyRow[]): string[] {
   const lines: string[] = [];
   const b = r.bench ?? ort?.bench;
-  if (b?.threads) {
+  if (b) {
     const t = b.threads;
+    const threads = t
+      ? `; threads: PyTorch ${t.torch ?? '?'}, ONNX Runtime ${t.onnxruntime ?? '?'}, TVM ${t.tvm ?? 'default'} of ${t.cpus} CPUs`
+      : '';
     lines.push(
-      `Timed in ${b.rounds ?? 1} interleaved rounds (every row, then again), ${b.runs} calls a figure after ${b.warmup} warm-up calls; threads: PyTorch ${t.torch ?? '?'}, ONNX Runtime ${t.onnxruntime ?? '?'}, TVM ${t.tvm ?? 'default'} of ${t.cpus} CPUs.`,
+      `Timed in ${b.rounds ?? 1} interleaved rounds (every row, then again), ${b.runs} calls a figure after ${b.warmup} warm-up calls${threads}.`,
     );
   }
   const fromOrt = latency.filter((l) => r.bench && !r.bench.rows.some((t) => t.name === l.name));
