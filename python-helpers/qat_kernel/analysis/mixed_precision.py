@@ -132,6 +132,32 @@ def measure(trained, assignment: dict, ctx, reference=None, limit=None) -> dict:
     return out
 
 
+def float_weights(trained, ctx) -> dict:
+    """{module: the float weight its weight fake quantizer receives} (BN folded as QAT computes it), read
+    by pre-hooks during one forward of the QAT model on a validation batch."""
+    import torch
+
+    fqs = trained.qat.fake_quants()
+    found: dict = {}
+    hooks = []
+    for layer, owned in trained.qat.layers():
+        for name in owned.weight[:1]:
+
+            def grab(_m, args, module=layer.module):
+                found.setdefault(module, args[0].detach().float().numpy().copy())
+
+            hooks.append(fqs[name].register_forward_pre_hook(grab))
+    try:
+        x = next(iter(trained.val))[0][:2]
+        with trained_model.evaluating(trained.qat, fake_quant=False) as model, torch.no_grad():
+            ctx.check_cancelled()
+            model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return found
+
+
 def _finite(v):
     return v if v is not None and math.isfinite(v) else None
 
@@ -199,8 +225,11 @@ def search(
     inputs = np.concatenate([x.numpy() for x in first_inputs(trained.val, len(targets))])[: len(targets)]
     labels = targets.numpy()
 
+    weights = float_weights(trained, ctx)
+    searching = time.monotonic()  # the seconds budget counts from here: training and export are not the search
+
     def over_time() -> bool:
-        return time.monotonic() - started > budget["seconds"]
+        return time.monotonic() - searching > budget["seconds"]
 
     # Sensitivity probes (accuracy only): everything int8 but one layer, in the highest float precision.
     probe_precision = "fp32" if "fp32" in precisions else "fp16"
@@ -234,7 +263,7 @@ def search(
             else measure(trained, assignment, ctx, reference, samples)
         )
         try:
-            model = ort_candidates.build(qdq, assignment, nodes_of)
+            model = ort_candidates.build(qdq, assignment, nodes_of, weights)
             sess = ort_session.session(model.SerializeToString())
             name = sess.get_inputs()[0].name
             run = (lambda s, n: lambda a: s.run(None, {n: a})[0])(sess, name)

@@ -2,8 +2,9 @@
 
 From the all-INT8 QDQ export (every searchable layer quantized), a candidate's graph is made by
 rewiring only the layers it keeps float:
-  fp32  the layer's Conv/Gemm/MatMul reads its weight (and a dequantized bias) as a float32 initializer
-        (the dequantized int8 value, so fp32 starts from the trained weights QAT rounded) and its data
+  fp32  the layer's Conv/Gemm/MatMul reads its weight as a float32 initializer (the QAT model's float
+        weight, BN folded, as its weight fake quantizer receives it; the dequantized int8 value where
+        none is given) and a dequantized bias, and its data
         input straight from the tensor before the QuantizeLinear -> DequantizeLinear pair, that edge
         only (another reader of the same pair keeps it); Q/DQ nobody reads any more are removed;
   fp16  as fp32, then the layer's nodes compute in float16 (runtimes/tvm/mixed.convert_fp16_layers:
@@ -97,10 +98,24 @@ def _prune(model) -> None:
         g.initializer.extend(kept)
 
 
-def build(qdq, assignment: dict, nodes_of: dict | None = None):
+def _float_weight(value: np.ndarray, floats: dict, module: str) -> np.ndarray:
+    """The layer's float weight (floats[module], BN folded) in the export's layout, else the dequantized one."""
+    w = floats.get(module)
+    if w is None:
+        return value
+    if w.shape == value.shape:
+        return w.astype(np.float32)
+    if w.ndim == 2 and w.T.shape == value.shape:  # Linear exported as MatMul reads W^T
+        return np.ascontiguousarray(w.T).astype(np.float32)
+    return value
+
+
+def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: dict | None = None):
     """The candidate ModelProto: `qdq` (the all-INT8 export, not changed) with each module of
-    `assignment` ({module: int8 | fp16 | fp32}) as asked. Raises CandidateError for a float module
-    with no Conv/Gemm/MatMul in the export."""
+    `assignment` ({module: int8 | fp16 | fp32}) as asked. `float_weights` ({module: array}): the float
+    weights a float layer computes with (the QAT model's, BN folded, before its weight fake quantizer);
+    a layer missing there, or of another shape, reads its dequantized int8 weight. Raises CandidateError
+    for a float module with no Conv/Gemm/MatMul in the export."""
     import onnx
     from onnx import numpy_helper
 
@@ -111,36 +126,38 @@ def build(qdq, assignment: dict, nodes_of: dict | None = None):
     missing = sorted(m for m in floats if m not in nodes_of)
     if missing:
         raise CandidateError(f"no Conv/Gemm/MatMul of {', '.join(missing)} in the QDQ export")
+    float_weights = float_weights or {}
+    model = onnx.ModelProto()
+    model.CopyFrom(qdq)
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    producer = {o: n for n in g.node for o in n.output if o}
+    made: dict = {}
+    for module in floats:
+        for i in nodes_of[module]:
+            node = g.node[i]
+            for k, tensor in enumerate(list(node.input)):
+                src = producer.get(tensor)
+                if src is None or src.op_type != "DequantizeLinear":
+                    continue
+                if k == 0:
+                    q = producer.get(src.input[0])
+                    if q is not None and q.op_type == "QuantizeLinear":
+                        node.input[k] = q.input[0]
+                    continue
+                if tensor not in made:
+                    value = _dequantized(src, inits)
+                    if value is None:
+                        continue
+                    if k == 1:
+                        value = _float_weight(value, float_weights, module)
+                    made[tensor] = f"{tensor}__float"
+                    g.initializer.append(numpy_helper.from_array(value, made[tensor]))
+                node.input[k] = made[tensor]
     if floats and len(floats) == len(assignment):
-        model = strip_qdq_model(qdq)
-        _prune(model)
-    else:
-        model = onnx.ModelProto()
-        model.CopyFrom(qdq)
-        g = model.graph
-        inits = {t.name: t for t in g.initializer}
-        producer = {o: n for n in g.node for o in n.output if o}
-        made: dict = {}
-        for module in floats:
-            for i in nodes_of[module]:
-                node = g.node[i]
-                for k, tensor in enumerate(list(node.input)):
-                    src = producer.get(tensor)
-                    if src is None or src.op_type != "DequantizeLinear":
-                        continue
-                    if k == 0:
-                        q = producer.get(src.input[0])
-                        if q is not None and q.op_type == "QuantizeLinear":
-                            node.input[k] = q.input[0]
-                        continue
-                    if tensor not in made:
-                        value = _dequantized(src, inits)
-                        if value is None:
-                            continue
-                        made[tensor] = f"{tensor}__float"
-                        g.initializer.append(numpy_helper.from_array(value, made[tensor]))
-                    node.input[k] = made[tensor]
-        _prune(model)
+        # Every layer float: the Q/DQ no layer owns go too.
+        model = strip_qdq_model(model)
+    _prune(model)
     halves = {m for m, p in floats.items() if p == "fp16"}
     if halves:
         model = mixed.convert_fp16_layers(model, lambda m: m if m in halves else None).model
