@@ -25,7 +25,14 @@ const python = path.join(venv, 'bin', 'python');
 
 /** Creates the pinned Model Explorer environment once (scripts/setup.sh bench; bench-only, never on the test path). */
 export function ensureModelExplorer(): void {
-  execFileSync('bash', [path.join(repoRoot, 'scripts', 'setup.sh'), 'bench'], { stdio: 'inherit' });
+  try {
+    execFileSync('bash', [path.join(repoRoot, 'scripts', 'setup.sh'), 'bench'], { stdio: 'inherit' });
+  } catch (err) {
+    throw new Error(
+      `could not make the Model Explorer environment (QAT_BENCH_MODEL_EXPLORER=0 leaves it out): ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
   if (!existsSync(python)) throw new Error(`no Model Explorer environment at ${venv}`);
 }
 
