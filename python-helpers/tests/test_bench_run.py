@@ -47,7 +47,8 @@ def test_every_runtime_timed_against_pytorch_fp32(bench):
 def test_table_lines(bench):
     text = "\n".join(bench["summary"])
     print(text)
-    assert bench["summary"][0].startswith("median ms (ratio to PyTorch FP32)")
+    assert bench["summary"][0].startswith("Latency: median ms [p10-p90] (ratio to PyTorch FP32 (eager)")
+    assert bench["summary"][1].split() == ["runtime", "batch", "1", "batch", "16", "size"]
     for label in (
         "PyTorch FP32 (eager)",
         "PyTorch INT8",
@@ -59,7 +60,10 @@ def test_table_lines(bench):
         "TVM FP32 (Q/DQ stripped)",
     ):
         assert label in text
-    assert "( 1.00x)" in bench["summary"][1]
+    # The baseline row is the first under the header: its own ratio is 1, at both batch sizes.
+    base_row = bench["summary"][2]
+    assert base_row.startswith("PyTorch FP32 (eager)") and base_row.count("(1.00x)") == 2, base_row
+    assert any(line.startswith("threads: PyTorch ") for line in bench["summary"]), text
 
 
 def test_cross_target_is_refused_before_training(kernel, compare_run):
