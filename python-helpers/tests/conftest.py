@@ -45,6 +45,24 @@ def kernel():
     assert client.close() == 0, "".join(client.stderr_lines[-40:])
 
 
+def copy_cifar_pretrained(dest: Path, epochs: int) -> Path:
+    """A copy of examples/cifar (without outputs) at `dest` whose MobileNetV2 is pre-trained in FP32 for `epochs`
+    into the copy's out/, as the example does on first use; returns `dest`."""
+    import importlib.util
+
+    shutil.copytree(REPO / "examples" / "cifar", dest, ignore=shutil.ignore_patterns("out", "__pycache__"))
+    sys.path.insert(0, str(dest))
+    try:
+        spec = importlib.util.spec_from_file_location("cifar_example_model", dest / "model.py")
+        model = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(model)
+        model.pretrain("mobilenetv2", epochs)
+    finally:
+        sys.path.remove(str(dest))
+        sys.modules.pop("data", None)
+    return dest
+
+
 def copy_example(dest: Path) -> Path:
     """A copy of examples/digits (without outputs); returns its .qat.yaml."""
     shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("out", "__pycache__"))

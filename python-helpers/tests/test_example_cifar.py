@@ -6,17 +6,12 @@ epochs (cached in the copy's out/, as the example does) and a few QAT steps: the
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import shutil
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import copy_cifar_pretrained
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "cifar"
 FP32_EPOCHS = 6
 QAT_STEPS = 10
 FIX = {
@@ -29,23 +24,10 @@ def _depthwise(module: str) -> bool:
     return re.fullmatch(FIX["match"], module) is not None
 
 
-def _pretrain(folder: Path) -> None:
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("cifar_example_model", folder / "model.py")
-        model = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(model)
-        model.pretrain("mobilenetv2", FP32_EPOCHS)
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop("data", None)
-
-
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cifar") / "cifar"
-    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
-    _pretrain(folder)
+    copy_cifar_pretrained(folder, FP32_EPOCHS)
     broken = folder / "mobilenetv2.qat.yaml"
     fixed = folder / "mobilenetv2-fixed.qat.yaml"
     data = yaml.safe_load(broken.read_text(encoding="utf-8"))

@@ -7,33 +7,14 @@ pre-training, most of the rest QAT and the QDQ export)."""
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
-from conftest import non_dominated
+from conftest import copy_cifar_pretrained, non_dominated
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "cifar"
 FP32_EPOCHS = 4
 QAT_STEPS = 10
 CANDIDATES = 8
 SAMPLES = 128
-
-
-def _pretrain(folder: Path) -> None:
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("cifar_search_model", folder / "model.py")
-        model = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(model)
-        model.pretrain("mobilenetv2", FP32_EPOCHS)
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop("data", None)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +22,7 @@ def searched(tmp_path_factory):
     from qat_kernel import methods
 
     folder = tmp_path_factory.mktemp("cifar-search") / "cifar"
-    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
-    _pretrain(folder)
+    copy_cifar_pretrained(folder, FP32_EPOCHS)
     config = folder / "mobilenetv2.qat.yaml"
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
     data["train"]["steps"] = QAT_STEPS
