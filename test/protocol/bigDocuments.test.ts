@@ -187,9 +187,9 @@ test('a 5 MB config: hovers are answered while it is analysed, then partial resu
   assert.ok(completion.result.items.length > 0, 'completion in the big config');
 });
 
-test('an edit while a big config is analysed drops the stale analysis: only the newest version is published', async () => {
-  const text = bigConfig(400_000);
-  const target = uri('edited.qat.yaml');
+/** Opens `text` as version 1, sends versions 2 and 3 at once, and returns what was published: only version 3's. */
+async function publishedAfterTwoQuickEdits(name: string, languageId: string, text: string) {
+  const target = uri(name);
   const seen: Array<number | undefined> = [];
   const last = client.waitFor(
     target,
@@ -199,39 +199,23 @@ test('an edit while a big config is analysed drops the stale analysis: only the 
     },
     'version 3',
   );
-  await client.notify('textDocument/didOpen', {
-    textDocument: { uri: target, languageId: 'yaml', version: 1, text },
-  });
+  await client.notify('textDocument/didOpen', { textDocument: { uri: target, languageId, version: 1, text } });
   for (const version of [2, 3])
     await client.notify('textDocument/didChange', {
       textDocument: { uri: target, version },
       contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '#\n' }],
     });
   const { diagnostics } = await last;
+  return { seen, diagnostics };
+}
+
+test('an edit while a big config is analysed drops the stale analysis: only the newest version is published', async () => {
+  const { seen, diagnostics } = await publishedAfterTwoQuickEdits('edited.qat.yaml', 'yaml', bigConfig(400_000));
   assert.deepEqual(seen, [3]);
   assert.ok(diagnostics.some((d) => d.code === 'QCFG009'));
 });
 
 test('an edit while a big file is analysed drops the stale analysis: only the newest version is published', async () => {
-  const text = bigPython(1_000_000);
-  const target = uri('edited.py');
-  const seen: Array<number | undefined> = [];
-  const last = client.waitFor(
-    target,
-    (p) => {
-      seen.push(p.version);
-      return p.version === 3;
-    },
-    'version 3',
-  );
-  await client.notify('textDocument/didOpen', {
-    textDocument: { uri: target, languageId: 'python', version: 1, text },
-  });
-  for (const version of [2, 3])
-    await client.notify('textDocument/didChange', {
-      textDocument: { uri: target, version },
-      contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '#\n' }],
-    });
-  await last;
+  const { seen } = await publishedAfterTwoQuickEdits('edited.py', 'python', bigPython(1_000_000));
   assert.deepEqual(seen, [3]);
 });
