@@ -2,7 +2,7 @@
 
 Run: python -m benchmarks.compare_cost <config.qat.yaml> [samples,...] [repeats]
 Prints one JSON line per sample count: median seconds of each method on the same validation samples
-and the ratios to one FP32 forward + one INT8 forward of the same batches.
+and the ratios to one FP32 forward + one INT8 forward of the same batches, and the process's peak RSS.
 
 - two forwards: the FP32 graph and the converted INT8 graph, each called once per batch;
 - ours, propagated: compare_pt2e's metrics with the local and QAT-float columns switched off (what
@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import resource
 import statistics
 import sys
 import time
@@ -106,6 +107,8 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
         "layers": len(comparison.compare_pt2e(trained, inputs, folder, ctx)),
         "seconds": timings,
         "ratios": {k: v / base for k, v in timings.items()},
+        # the process's peak so far: training, both graphs and every method timed up to this row
+        "peakRssMb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
