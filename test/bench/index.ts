@@ -5,6 +5,7 @@ import { benchGraph } from './graph';
 import { benchLanguageServer } from './languageServer';
 import { benchReliability } from './reliability';
 import { benchSearch } from './search';
+import { benchTrain } from './train';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
     languageServer: benchLanguageServer,
     compare: benchCompare,
     search: benchSearch,
+    train: benchTrain,
     build: benchBuild,
     reliability: benchReliability,
   };
