@@ -44,10 +44,20 @@ def test_a_run_loaded_half_way_is_marked_noisy_and_not_headlined():
     x = np.ones((16, 64), np.float32)
     w = np.ones((64, 512), np.float32)
 
-    def compute(a):  # CPU-bound: slower when other processes take the cores
-        for _ in range(40):
+    def work(a, steps):
+        for _ in range(steps):
             a = np.tanh(a @ w)[:, :64]
         return a
+
+    # CPU-bound and long: ~30 ms a call on this CPU, so its 20 calls a round outlast the credit a process
+    # that just slept has with the scheduler (a fast CPU ran 40 steps in 0.4 ms, all before a busy loop
+    # got the core back, and the load never showed).
+    started = time.perf_counter()
+    work(x, 40)
+    steps = max(40, int(40 * 0.03 / max(time.perf_counter() - started, 1e-6)))
+
+    def compute(a):  # slower when other processes take the cores
+        return work(a, steps)
 
     def sleeper(a):  # not CPU-bound: steady whatever the load
         time.sleep(0.1)  # long beside the wake-up delay of a loaded scheduler (a few ms)

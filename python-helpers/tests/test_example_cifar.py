@@ -72,10 +72,11 @@ def test_compare_names_the_depthwise_convs(broken):
     _, _, compare, _ = broken
     worst = sorted(compare["layers"], key=lambda layer: layer["local"]["sqnr"])[:5]
     print("worst local SQNR:", [(layer["module"], round(layer["local"]["sqnr"], 1)) for layer in worst])
-    # Measured: the worst is a depthwise conv, and 3 of the 5 worst (the others: the pointwise
-    # projections right after them, which read their error).
-    assert _depthwise(worst[0]["module"])
+    # Measured: 3 of the 5 worst are depthwise convs, one of them first or second (the others: the
+    # pointwise projections right after them, also 4-bit per tensor; which of the two is first varies with
+    # the CPU the FP32 model was pre-trained on: AVX2 and AVX512 sum in different orders, 0.1 vs 0.2 dB).
     assert sum(_depthwise(layer["module"]) for layer in worst) >= 3
+    assert any(_depthwise(layer["module"]) for layer in worst[:2])
 
 
 def test_sensitivity_ranks_depthwise_convs_among_the_worst(broken):

@@ -49,6 +49,8 @@ export async function serveWebview(): Promise<WebviewServer> {
 export interface OpenedPage {
   page: Page;
   violations: string[];
+  /** From the navigation's start (after the tab exists, as a VS Code webview's frame does) until `ready` was seen. */
+  loadMs: number;
 }
 
 /** Opens the page, records CSP violations and page errors, and waits for the webview's `ready`. */
@@ -74,13 +76,14 @@ export async function openWebview(
       setState: (s: unknown) => sessionStorage.setItem('vscode-state', JSON.stringify(s)),
     });
   });
+  const navigating = Date.now();
   await page.goto(origin + '/');
   await page.waitForFunction(
     () => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === 'ready'),
     null,
     { timeout: 10_000 },
   );
-  return { page, violations };
+  return { page, violations, loadMs: Date.now() - navigating };
 }
 
 /** Posts as the extension host does; a showGraph's bytes cross the DevTools protocol as base64 and arrive as a
