@@ -57,7 +57,10 @@ describe('the closed loop on examples/cifar', () => {
     // the FP32 model). A user fixes the worst whichever it is: the fix takes in the layers with its cause.
     const five = byLocal.slice(0, 5).map((l) => l.module);
     assert.ok(five.filter((m) => DEPTHWISE.test(m)).length >= 3, `worst local SQNR: ${five}`);
-    assert.ok(five.slice(0, 2).some((m) => DEPTHWISE.test(m)), `worst local SQNR: ${five}`);
+    assert.ok(
+      five.slice(0, 2).some((m) => DEPTHWISE.test(m)),
+      `worst local SQNR: ${five}`,
+    );
     // The Layers view lists them worst first, flagged below the cosine threshold.
     const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as {
       layersView: { getChildren(): Layer[]; getTreeItem(l: Layer): vscode.TreeItem };
