@@ -26,6 +26,14 @@ export function renderCanvas(
   const colour = text.colour;
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
+  // A badge's colour depends only on the box's fill and the precision: a few pairs for any number of nodes.
+  const badges = new Map<string, string>();
+  const badge = (fill: string, precision: NonNullable<Graph['nodes'][number]['precision']>) => {
+    const key = `${fill}|${precision}`;
+    let b = badges.get(key);
+    if (b === undefined) badges.set(key, (b = text.badge(fill, precision)));
+    return b;
+  };
 
   // Flat arrays sorted by y, so the visible rows are found by binary search.
   const placed = graph.nodes
@@ -40,7 +48,6 @@ export function renderCanvas(
       if (layer) stats.coloured++;
       const fill = nodeFill(n, layer, threshold);
       const label = role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op;
-      const context = opts.contextFor?.(n, layer);
       const resolved = colour(fill);
       return [
         {
@@ -48,7 +55,7 @@ export function renderCanvas(
           p,
           fill: resolved,
           ink: text.label(resolved),
-          badge: n.precision ? text.badge(resolved, n.precision) : '',
+          badge: n.precision ? badge(resolved, n.precision) : '',
           label,
           sub:
             n.kind === 'group'
@@ -59,7 +66,8 @@ export function renderCanvas(
                 ? `${n.module} ${layer.cosine.toFixed(4)}`
                 : n.module,
           precision: n.precision,
-          context,
+          node: n,
+          layer,
         },
       ];
     })
@@ -83,13 +91,24 @@ export function renderCanvas(
       minY = Math.min(minY, q.y);
       maxY = Math.max(maxY, q.y);
     }
-    box.set([minX, minY, maxX, maxY], i * 4);
+    box[i * 4] = minX;
+    box[i * 4 + 1] = minY;
+    box[i * 4 + 2] = maxX;
+    box[i * 4 + 3] = maxY;
     int8Edge[i] = quantized.has(`${e.from}>${e.to}`) ? 1 : 0;
   });
-  // Per edge, its shape text and where it goes (drawn only while the Shapes toggle is on and text is readable).
-  const shapeOf = edgeShapes(graph);
-  const shapeText: Array<string | undefined> = layout.edges.map((e) => shapeOf.get(`${e.from}>${e.to}`)?.text);
-  const shapeAt = layout.edges.map((e) => labelPlace(e.points));
+  // Per edge, its shape text and where it goes: drawn only while the Shapes toggle is on and text is readable,
+  // so worked out the first time a frame draws them (a large graph opens zoomed out, with no text).
+  let edgeLabels: { text: Array<string | undefined>; at: Array<ReturnType<typeof labelPlace>> } | undefined;
+  const shapeLabels = () => {
+    if (edgeLabels) return edgeLabels;
+    const shapeOf = edgeShapes(graph);
+    edgeLabels = {
+      text: layout.edges.map((e) => shapeOf.get(`${e.from}>${e.to}`)?.text),
+      at: layout.edges.map((e) => labelPlace(e.points)),
+    };
+    return edgeLabels;
+  };
   let shapes = opts.shapes ?? false;
   const borderColour = colour('var(--vscode-panel-border, #999)');
   const focusColour = colour('var(--vscode-focusBorder, #0078d4)');
@@ -150,6 +169,7 @@ export function renderCanvas(
       ctx.font = `11px ${font}`;
       ctx.textBaseline = 'middle';
       ctx.fillStyle = edgeColour;
+      const { text: shapeText, at: shapeAt } = shapeLabels();
       for (let k = 0; k < edgeCount; k++) {
         const label = shapeText[k];
         const j = k * 4;
@@ -271,7 +291,8 @@ export function renderCanvas(
   canvas.addEventListener(
     'contextmenu',
     (ev) => {
-      const context = hit(ev)?.context;
+      const under = hit(ev);
+      const context = under && opts.contextFor?.(under.node, under.layer);
       if (context) canvas.setAttribute('data-vscode-context', JSON.stringify(context));
       else canvas.removeAttribute('data-vscode-context');
     },
