@@ -3,6 +3,9 @@
 Run: python -m benchmarks.compare_cost <config.qat.yaml> [samples,...] [repeats]
 Prints one JSON line per sample count: median seconds of each method on the same validation samples
 and the ratios to one FP32 forward + one INT8 forward of the same batches, and the process's peak RSS.
+The methods are timed in interleaved rounds (A B C D, A B C D, ...) after one warm-up call each, so a
+change of load hits all of them alike; a method whose calls spread wide is flagged noisy (the same
+rule as every latency table: qat_kernel.runtimes.bench.stats).
 
 - two forwards: the FP32 graph and the converted INT8 graph, each called once per batch;
 - ours, propagated: compare_pt2e's metrics with the local and QAT-float columns switched off (what
@@ -20,20 +23,25 @@ import copy
 import gc
 import json
 import resource
-import statistics
 import sys
 import time
 
 
-def _median_seconds(fn, repeats: int) -> float:
-    fn()  # warm-up: first calls pay for lazy init
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter()
+def _interleaved(fns: dict, repeats: int) -> dict:
+    """{name: LatencyStats of its calls in ms}: one warm-up call each (first calls pay for lazy init),
+    then `repeats` rounds calling each once."""
+    from qat_kernel.runtimes.bench import stats
+
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    times: dict = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            gc.collect()
+            started = time.perf_counter()
+            fn()
+            times[name].append((time.perf_counter() - started) * 1e3)
+    return {name: stats(t, 1) for name, t in times.items()}
 
 
 def main(argv: list[str]) -> int:
@@ -92,12 +100,16 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
                 q_logged(x)
         compare_results(extract_results_from_loggers(ref_logged), extract_results_from_loggers(q_logged))
 
-    timings = {
-        "twoForwards": _median_seconds(two_forwards, repeats),
-        "oursPropagated": _median_seconds(ours_propagated, repeats),
-        "oursFull": _median_seconds(ours_full, repeats),
-        "numericDebugger": _median_seconds(numeric_debugger, repeats),
-    }
+    timed = _interleaved(
+        {
+            "twoForwards": two_forwards,
+            "oursPropagated": ours_propagated,
+            "oursFull": ours_full,
+            "numericDebugger": numeric_debugger,
+        },
+        repeats,
+    )
+    timings = {k: v["medianMs"] / 1e3 for k, v in timed.items()}
     base = timings["twoForwards"]
     return {
         "samples": sum(len(x) for x in inputs),
@@ -107,6 +119,7 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
         "layers": len(comparison.compare_pt2e(trained, inputs, folder, ctx)),
         "seconds": timings,
         "ratios": {k: v / base for k, v in timings.items()},
+        "noisy": [k for k, v in timed.items() if v["noisy"]],
         # the process's peak so far: training, both graphs and every method timed up to this row
         "peakRssMb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -123,7 +136,10 @@ def _numeric_debugger_models(trained, inputs) -> dict:
     )
 
     float_model = copy.deepcopy(trained.fp32).eval()
-    exported = torch.export.export(float_model, (inputs[0],))
+    from qat_kernel.pipeline.pt2e_flow import dynamic_batch
+
+    # a dynamic batch, as the kernel exports: the sample counts (and a last short batch) differ in batch size
+    exported = torch.export.export(float_model, (inputs[0],), dynamic_shapes=dynamic_batch())
     generate_numeric_debug_handle(exported)
     reference = exported.module()
     quantizer = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=True))
