@@ -49,16 +49,20 @@ from __future__ import annotations
 import contextlib
 import re
 
-RULES = ("packed", "rows")
-DEFAULT_RULE = "packed"
+RULES = ("vnni", "packed", "rows")
+DEFAULT_RULE = "vnni"
 PACK_ATTR = "qat.packed_conv"  # PrimFunc attribute: the weight layout ("OIHW16o")
 LANES = 16  # output channels per vector (one 512-bit register of int32/fp32)
 _current = [DEFAULT_RULE]
 
 
+def current_rule() -> str:
+    return _current[0]
+
+
 @contextlib.contextmanager
 def use_rule(rule: str):
-    """Build with `rule` ("packed" | "rows") as the default inside the block (benchmarks)."""
+    """Build with `rule` ("vnni" | "packed" | "rows") as the default inside the block (benchmarks)."""
     if rule not in RULES:
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
     saved = _current[0]
@@ -371,24 +375,29 @@ def _packed_rule_class():
 
 
 def cpu_schedule_pass(rule: str | None = None):
-    """Our CPU schedule pass: rule "packed" (default; see use_rule) repacks conv2d weights, then
-    applies the packed conv rule, our row-tile rule, then TVM's own CPU rules to unscheduled
-    PrimFuncs; rule "rows" applies the row-tile rule and TVM's rules only."""
+    """Our CPU schedule pass: rules "vnni" (default; see use_rule) and "packed" repack conv2d weights,
+    then apply the packed conv rule, our row-tile rule, then TVM's own CPU rules to unscheduled
+    PrimFuncs; rule "rows" applies the row-tile rule and TVM's rules only. ("vnni" differs from
+    "packed" before this pass: build.py lays the int8 kernels out for vpdpbusd, vnni.py.)"""
     import tvm
     from tvm.s_tir import dlight as dl
 
-    from qat_kernel.runtimes.tvm import dotprod
+    from qat_kernel.runtimes.tvm import dotprod, vnni
 
     rule = rule or _current[0]
     if rule not in RULES:
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
     # the sdot kernels of an aarch64 +dotprod build (dotprod.py) first: no other rule may take them
+    # so do the vpdpbusd kernels of an x86 VNNI build (vnni.py)
     sdot = dotprod.schedule_rule()
+    dot = vnni.schedule_rule()
     if rule == "rows":
-        return dl.ApplyDefaultSchedule(sdot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
+        return dl.ApplyDefaultSchedule(sdot, dot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
     return tvm.transform.Sequential(
         [
             pack_conv_weights_pass(),
-            dl.ApplyDefaultSchedule(sdot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()),
+            dl.ApplyDefaultSchedule(
+                sdot, dot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
+            ),
         ]
     )
