@@ -49,6 +49,7 @@ def _time(fns: dict, inputs: dict, runs: int, warmup: int = 3) -> dict:
                 fn(x)
         for _ in range(runs):
             for n, fn in fns.items():
+                time.sleep(0.02)  # the previous runtime's worker threads spin a while after a call: let them stop
                 t0 = time.perf_counter()
                 fn(x)
                 samples[n][b].append((time.perf_counter() - t0) * 1e3)

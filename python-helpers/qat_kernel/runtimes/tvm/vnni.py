@@ -36,6 +36,7 @@ PACK = "vnni_pack"  # the block that lays the activation out
 SHIFT = 128
 GROUP = 4  # input channels per 32-bit word
 UNPACK = "vnni_unpack"  # the block that copies the accumulator to NCHW
+TILE = [2, 8]  # at most F channel blocks x X columns of accumulators (16 of the 32 zmm registers)
 _LLVM = {16: "llvm.x86.avx512.vpdpbusd.512", 8: "llvm.x86.avx512.vpdpbusd.256"}  # (acc, u8 x 4L, s8 x 4L)
 
 
@@ -330,8 +331,8 @@ def schedule_rule():
             last = consumers[-1]
             n, f, y, x, rc, ry, rx = sch.get_loops(conv)
             width, tiles = get_extent(sch, x), get_extent(sch, f)
-            cols = next(t for t in (8, 7, 6, 5, 4, 3, 2, 1) if width % t == 0)
-            tile = 2 if tiles % 2 == 0 else 1
+            cols = next(t for t in range(TILE[1], 0, -1) if width % t == 0)
+            tile = next(t for t in range(TILE[0], 0, -1) if tiles % t == 0)
             fo, ft = sch.split(f, factors=[None, tile])
             xo, xi = sch.split(x, factors=[None, cols])
             sch.reorder(n, fo, y, xo, rc, ry, rx, ft, xi)
