@@ -72,15 +72,15 @@ def test_the_target_decides():
 
 def test_a_vnni_target_builds_vpdpbusd_kernels(tmp_path):
     report = build_tvm(DIGITS_QDQ, CASCADELAKE, tmp_path / "vnni")
-    # 2 convs and the 512 -> 64 matmul; the 64 -> 10 classifier (10 outputs, not 16) keeps the packed code
-    assert report["vnni"] == {"rewritten": 3, "instruction": "vpdpbusd", "lanes": 16}
+    # 2 convs and 2 matmuls (the 64 -> 10 classifier's outputs padded to 16)
+    assert report["vnni"] == {"rewritten": 4, "instruction": "vpdpbusd", "lanes": 16}
     ops = _vpdpbusd(report["artifact"])
     assert ops and all(o.startswith("%zmm") for o in ops)
     with schedule.use_rule("packed"):
         control = build_tvm(DIGITS_QDQ, CASCADELAKE, tmp_path / "packed")
     assert control["vnni"] is None and not _vpdpbusd(control["artifact"])
     small = build_tvm(DIGITS_QDQ, ALDERLAKE, tmp_path / "avxvnni")
-    assert small["vnni"] == {"rewritten": 3, "instruction": "vpdpbusd", "lanes": 8}
+    assert small["vnni"] == {"rewritten": 4, "instruction": "vpdpbusd", "lanes": 8}
     ops = _vpdpbusd(small["artifact"])
     assert ops and all(o.startswith("%ymm") for o in ops)  # the VEX encoding ("{vex} vpdpbusd")
 
@@ -92,7 +92,7 @@ def test_the_host_build_is_exact_on_digits(tmp_path, digits_x):
     a, b = run_tvm(host["artifact"], digits_x), run_tvm(packed["artifact"], digits_x)
     assert np.array_equal(a, b), float(np.abs(a - b).max())
     if _host_lanes():
-        assert host["vnni"]["rewritten"] == 3 and _vpdpbusd(host["artifact"])
+        assert host["vnni"]["rewritten"] == 4 and _vpdpbusd(host["artifact"])
     else:
         # no VNNI here: the default build is the packed one
         assert host["vnni"] is None and not _vpdpbusd(host["artifact"])
@@ -122,12 +122,12 @@ def _conv_module(x_dtype: str, zp: int, c: int, o: int, k: int, stride: int, pad
     return bb.get()
 
 
-def _matmul_module(x_dtype: str):
+def _matmul_module(x_dtype: str, n: int):
     from tvm import relax
 
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorType([3, 40], x_dtype))
-    w = np.random.default_rng(1).integers(-128, 128, (40, 32)).astype(np.int8)
+    w = np.random.default_rng(1).integers(-128, 128, (40, n)).astype(np.int8)
     with bb.function("main", [x]):
         with bb.dataflow():
             out = bb.emit_output(bb.emit(relax.op.matmul(x, relax.const(w), out_dtype="int32")))
@@ -143,6 +143,8 @@ CASES = [
     ("uint8", 0, 8, 16, 3, 1, 2, 2),
     ("int8", 0, 12, 32, 3, 1, 1, 1),
     ("int16", 37, 5, 16, 3, 2, 1, 1),
+    ("uint8", 0, 16, 24, 1, 1, 0, 1),  # output channels not a multiple of 16 (MobileNetV2's 24)
+    ("int8", 0, 8, 10, 3, 1, 1, 1),
 ]
 
 
@@ -183,14 +185,14 @@ def test_vnni_kernels_are_exact(tmp_path, case):
     assert np.array_equal(outs[0], outs[1])
 
 
-@pytest.mark.parametrize("x_dtype", ["uint8", "int8"])
-def test_vnni_matmul_is_exact(tmp_path, x_dtype):
+@pytest.mark.parametrize("x_dtype,n", [("uint8", 32), ("int8", 32), ("uint8", 10)])
+def test_vnni_matmul_is_exact(tmp_path, x_dtype, n):
     import tvm
     from tvm import relax
 
     from qat_kernel.runtimes.tvm.build import _pipeline
 
-    mod = _matmul_module(x_dtype)
+    mod = _matmul_module(x_dtype, n)
     lanes = _host_lanes()
     target = resolve_target("x86-64") if lanes else resolve_target(CASCADELAKE)
     rewritten, count = vnni.rewrite(mod, lanes or 16)
@@ -210,5 +212,5 @@ def test_vnni_matmul_is_exact(tmp_path, x_dtype):
         relax.VirtualMachine(tvm.runtime.load_module(str(p)), tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
         for p in paths
     ]
-    expect = x.astype(np.int64) @ np.random.default_rng(1).integers(-128, 128, (40, 32)).astype(np.int64)
+    expect = x.astype(np.int64) @ np.random.default_rng(1).integers(-128, 128, (40, n)).astype(np.int64)
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], expect)

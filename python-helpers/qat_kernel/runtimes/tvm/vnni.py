@@ -15,8 +15,9 @@ Wp is the weight repacked with numpy at build time to [O/L, C/4, kh, kw, L, 4] (
 8 with AVX-VNNI only): one (c/4, ky, kx) step is one 64-byte (32-byte) register. An s8 activation is shifted to
 u8 (x + 128, padding 0 -> 128) and 128 * sum(W) subtracted; an int16 activation the fold made as int16(x_u8) - zp
 is read as x_u8 padded with zp and zp * sum(W) subtracted. Integer sums are exact in any order, so the outputs
-equal the packed build's bit for bit. Kernels that do not match (depthwise and grouped convs, output channels
-not a multiple of L, dynamic weights) keep schedule.py's kernels; `rewritten` counts what changed.
+equal the packed build's bit for bit. Output channels not a multiple of L are padded with zero weights (the
+accumulator tile computes them, the copy to NCHW drops them). Kernels that do not match (depthwise and grouped
+convs, dynamic weights) keep schedule.py's kernels; `rewritten` counts what changed.
 
 schedule_rule() then computes a register tile of F x L output channels x X columns, as schedule.py's packed rule
 does, with the fused epilogue (bias, requantize, residual) computed from the tile while it is hot.
@@ -65,16 +66,17 @@ def vnni_lanes(target) -> int:
 
 
 def pack_weight(w_oihw: np.ndarray, lanes: int) -> np.ndarray:
-    """OIHW int8 -> [O/L, C/4, kh, kw, L, 4] (input channels zero-padded to a multiple of 4)."""
+    """OIHW int8 -> [O/L, C/4, kh, kw, L, 4] (input channels zero-padded to a multiple of 4, output channels to
+    a multiple of L)."""
     o, c, kh, kw = w_oihw.shape
-    c4 = -(-c // GROUP)
-    w = np.zeros((o, c4 * GROUP, kh, kw), dtype=np.int8)
-    w[:, :c] = w_oihw
-    w = w.reshape(o // lanes, lanes, c4, GROUP, kh, kw).transpose(0, 2, 4, 5, 1, 3)
+    c4, ol = -(-c // GROUP), -(-o // lanes)
+    w = np.zeros((ol * lanes, c4 * GROUP, kh, kw), dtype=np.int8)
+    w[:o, :c] = w_oihw
+    w = w.reshape(ol, lanes, c4, GROUP, kh, kw).transpose(0, 2, 4, 5, 1, 3)
     return np.ascontiguousarray(w)
 
 
-def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shift: int, pad_value: int):
+def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shift: int, pad_value: int, o=None):
     """PrimFunc (x, packed w) -> NCHW int32: x (NCHW uint8, or int8 read as x + shift) padded with pad_value
     (u8 domain) and laid out [N, C/4, H, W, 4] (block PACK), then per output pixel and L channels a
     reduction over (c/4, ky, kx) whose step is one vpdpbusd on an [N, O/L, H, W, L] accumulator (block
@@ -91,6 +93,7 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shif
     hp, wp = h + pt + pb, wd + pl + pr
     oh = (hp - (kh - 1) * dh - 1) // sh + 1
     ow = (wp - (kw - 1) * dw - 1) // sw + 1
+    o = ol * lanes if o is None else int(o)  # the output channels (the packed weight may pad them)
     llvm = _LLVM[lanes]
     nbytes = lanes * GROUP
 
@@ -101,7 +104,7 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shif
         # int64 shapes, as Relax's: FuseTIR maps the epilogue's buffers onto these
         x = T.match_buffer(var_x, (n, T.int64(c), T.int64(h), T.int64(wd)), x_dtype)
         w = T.match_buffer(var_w, [T.int64(d) for d in (ol, c4, kh, kw, lanes, GROUP)], "int8")
-        out = T.match_buffer(var_out, (n, T.int64(ol * lanes), T.int64(oh), T.int64(ow)), "int32")
+        out = T.match_buffer(var_out, (n, T.int64(o), T.int64(oh), T.int64(ow)), "int32")
         xp = T.sblock_alloc_buffer((n, c4, hp, wp, GROUP), "uint8")
         acc = T.sblock_alloc_buffer((n, ol, oh, ow, lanes), "int32")
         for b, cc, yy, xx, ci in T.grid(n, c4, hp, wp, GROUP):
@@ -137,7 +140,7 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shif
                     T.reinterpret(T.broadcast(word, lanes), dtype=f"uint8x{nbytes}"),
                     w.vload([vf, vc, vky, vkx, 0, 0], f"int8x{nbytes}"),
                 )
-        for b, f, yy, xx in T.grid(n, ol * lanes, oh, ow):
+        for b, f, yy, xx in T.grid(n, o, oh, ow):
             with T.sblock(UNPACK):
                 vb, vf, vy, vx = T.axis.remap("SSSS", [b, f, yy, xx])
                 out[vb, vf, vy, vx] = acc[vb, vf // lanes, vy, vx, vf % lanes]
@@ -224,12 +227,14 @@ def rewrite(mod, lanes: int):
 
         def _emit(self, x, w_oihw, padding, strides, dilation):
             src = self._source(x)
-            if src is None or w_oihw.shape[0] % lanes:
+            if src is None:
                 return None
             x, shift, pad_value, comp = src
             bb = self.builder_
             packed = pack_weight(w_oihw, lanes)
-            kernel = conv_kernel(_shape(x), _dtype(x), packed.shape, padding, strides, dilation, shift, pad_value)
+            kernel = conv_kernel(
+                _shape(x), _dtype(x), packed.shape, padding, strides, dilation, shift, pad_value, w_oihw.shape[0]
+            )
             gv = bb.add_func(kernel, BLOCK)
             n, _c, h, wd = _shape(x)
             kh, kw = w_oihw.shape[2:]
@@ -277,7 +282,7 @@ def rewrite(mod, lanes: int):
             ):
                 return None
             (m, k), n = shape, w.value.numpy().shape[1]
-            if n % lanes or _dtype(x) not in ("uint8", "int8"):  # (an int16 view would not reshape as its source)
+            if _dtype(x) not in ("uint8", "int8"):  # (an int16 view would not reshape as its source)
                 return None
             bb = self.builder_
             x4 = bb.emit(relax.op.reshape(x, relax.ShapeExpr([m, k, 1, 1])))
