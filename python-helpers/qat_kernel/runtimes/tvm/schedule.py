@@ -13,8 +13,9 @@ match keeps the next rule's (or TVM's default) code.
   register tile one vpdpbusd (64 u8 x s8 products into 16 int32 lanes), epilogue fused as below.
   Outputs identical to "packed" (integer sums). Targets without VNNI get exactly "packed".
   ResNet-18 INT8, median ms batch 1 / 16 (benchmarks/tvm_int8_bench; a shared 2-core AMD EPYC Zen 4,
-  other jobs running, so noisy): 112x112 "packed" 88.1 / 258.9 -> "vnni" 10.7 / 113.1, ONNX Runtime
-  INT8 (quantize_static) 4.4 / 100.8 in the same run; 224x224 77.1 / 1341 -> 25.6 / 669, ORT 28.6 / 393.
+  other jobs running, so noisy; more runs in README): 112x112 "packed" 38.8 / 273.3 -> "vnni" 6.3 /
+  151.3, ONNX Runtime INT8 on our export 14.5 / 227.3, quantize_static's 3.2 / 110.5 in the same run;
+  224x224 123.6 / 1393 -> 36.0 / 617, ORT 69.0 / 896 and 38.3 / 437.
 
 "packed" -- NCHW conv2d with a constant weight and output channels divisible by 16:
   a module pass first repacks the weight constant at build time to OIHW16o (the PrimFunc's weight
