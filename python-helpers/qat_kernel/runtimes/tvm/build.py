@@ -19,6 +19,8 @@ from qat_kernel import atomic
 from qat_kernel.runtimes.tvm import dotprod as dotprodmod
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
+from qat_kernel.runtimes.tvm import schedule as schedulemod
+from qat_kernel.runtimes.tvm import vnni as vnnimod
 from qat_kernel.runtimes.tvm.errors import TvmBuildError
 from qat_kernel.runtimes.tvm.targets import ResolvedTarget, elf_machine, resolve_target
 
@@ -244,6 +246,7 @@ def build_tvm(
     schedule: bool = True,
     fp16=None,
     dotprod: bool | None = None,
+    vnni: bool | None = None,
 ) -> dict:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
@@ -253,7 +256,9 @@ def build_tvm(
     fp16: the layers to run in float16 (mixed.py): regular expressions matched against the module
     path each ONNX node's metadata names (as config overrides match), or a callable
     module path -> the override that keeps it fp16 (None: not fp16). dotprod: lay the int8 conv/matmul out
-    for sdot (dotprod.py; None: where the target is aarch64 with +dotprod). Raises ToolchainMissing (with
+    for sdot (dotprod.py; None: where the target is aarch64 with +dotprod). vnni: lay them out for vpdpbusd
+    (vnni.py; None: under the default schedule rule "vnni"; either way only where the x86 target has
+    AVX512-VNNI or AVX-VNNI and our schedule runs). Raises ToolchainMissing (with
     the install command) before any work when the target's compiler is missing."""
     import tvm
 
@@ -331,6 +336,13 @@ def build_tvm(
         dotprod_report = {"rewritten": rewritten, "instruction": "sdot"}
         check_cancelled()
 
+    vnni_report = None
+    lanes = vnnimod.vnni_lanes(resolved.target) if fold_int8 and schedule and resolved.device == "cpu" else 0
+    if lanes and (vnni if vnni is not None else schedulemod.current_rule() == "vnni"):
+        mod, rewritten = vnnimod.rewrite(mod, lanes)
+        vnni_report = {"rewritten": rewritten, "instruction": "vpdpbusd", "lanes": lanes}
+        check_cancelled()
+
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
     tvm_target = resolved.tvm_target()
     capture: dict = {}
@@ -395,6 +407,7 @@ def build_tvm(
             "relax_ops": rows,
             "fold": fold_report,
             "dotprod": dotprod_report,
+            "vnni": vnni_report,
             "fp16": fp16_section,
             "notes": list(resolved.notes) + fp16_notes,
         }

@@ -381,6 +381,11 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
             f"int8 dot products: {report['dotprod']['rewritten']} conv/matmul laid out for sdot (+dotprod: s8 "
             "activations with the u8 offset folded into a constant, NHWC, input channels innermost)"
         )
+    if report.get("vnni"):
+        lines.append(
+            f"int8 dot products: {report['vnni']['rewritten']} conv/matmul on vpdpbusd ({report['vnni']['lanes']} "
+            "int32 lanes; u8 activations 4 channels to a word, s8 weights packed at build time)"
+        )
     ops = result["ops"]
     per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "fp16", "folded", "fp32")}
     fp16 = f", {per['fp16']} in fp16" if per["fp16"] else ""

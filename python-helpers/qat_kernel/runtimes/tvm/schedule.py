@@ -2,11 +2,22 @@
 
 TVM 0.27's CPU pipeline (relax.backend.cpu_generic) applies no schedule: each fused PrimFunc runs
 as written by TOPI, e.g. conv2d as n, f, y, x, c, ky, kx with the reduction innermost, and its
-epilogue (bias, relu, requantize) as separate full passes over the output. Two rules, both applied
+epilogue (bias, relu, requantize) as separate full passes over the output. Three rules, applied
 to the int8 and the fp32 builds (so the comparison stays fair); no tuning, any kernel a rule cannot
 match keeps the next rule's (or TVM's default) code.
 
-"packed" (the default) -- NCHW conv2d with a constant weight and output channels divisible by 16:
+"vnni" (the default) -- "packed", and where the target's CPU has AVX512-VNNI or AVX-VNNI (LLVM's
+  features of its mcpu/mattr, vnni.vnni_lanes) build.py first replaces the folded int8 conv2d and
+  matmul kernels by vnni.py's: activations laid out [N, C/4, H, W, 4] u8, weights packed at build
+  time to [O/16, C/4, kh, kw, 16, 4], and each (c/4, ky, kx) step of a 16*F channels x X columns
+  register tile one vpdpbusd (64 u8 x s8 products into 16 int32 lanes), epilogue fused as below.
+  Outputs identical to "packed" (integer sums). Targets without VNNI get exactly "packed".
+  ResNet-18 INT8, median ms batch 1 / 16 (benchmarks/tvm_int8_bench; a shared 2-core AMD EPYC Zen 4,
+  other jobs running, so noisy; more runs in README): 112x112 "packed" 38.8 / 273.3 -> "vnni" 6.3 /
+  151.3, ONNX Runtime INT8 on our export 14.5 / 227.3, quantize_static's 3.2 / 110.5 in the same run;
+  224x224 123.6 / 1393 -> 36.0 / 617, ORT 69.0 / 896 and 38.3 / 437.
+
+"packed" -- NCHW conv2d with a constant weight and output channels divisible by 16:
   a module pass first repacks the weight constant at build time to OIHW16o (the PrimFunc's weight
   parameter and every call site's constant together) and marks the PrimFunc. Its schedule then
   computes a register tile of 16*F output channels x X output columns:
@@ -20,8 +31,7 @@ match keeps the next rule's (or TVM's default) code.
         out[..] = epilogue(acc)                # bias/relu/requantize/residual add inlined
 
   The additions run in the same order as before (c, ky, kx per output), so the int32 sums and the
-  fp32 sums are unchanged. VNNI (vpdpbusd) is not used: tensorize with TVM 0.27's dot_16x4_vnni
-  intrinsic crashes.
+  fp32 sums are unchanged. The int8 products are int32 multiply-adds here ("vnni" uses vpdpbusd).
 
 "rows" (the previous default, still the fallback for other kernels) -- one reduction block with
 an element-wise epilogue, layout unchanged:
@@ -49,16 +59,20 @@ from __future__ import annotations
 import contextlib
 import re
 
-RULES = ("packed", "rows")
-DEFAULT_RULE = "packed"
+RULES = ("vnni", "packed", "rows")
+DEFAULT_RULE = "vnni"
 PACK_ATTR = "qat.packed_conv"  # PrimFunc attribute: the weight layout ("OIHW16o")
 LANES = 16  # output channels per vector (one 512-bit register of int32/fp32)
 _current = [DEFAULT_RULE]
 
 
+def current_rule() -> str:
+    return _current[0]
+
+
 @contextlib.contextmanager
 def use_rule(rule: str):
-    """Build with `rule` ("packed" | "rows") as the default inside the block (benchmarks)."""
+    """Build with `rule` ("vnni" | "packed" | "rows") as the default inside the block (benchmarks)."""
     if rule not in RULES:
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
     saved = _current[0]
@@ -371,24 +385,29 @@ def _packed_rule_class():
 
 
 def cpu_schedule_pass(rule: str | None = None):
-    """Our CPU schedule pass: rule "packed" (default; see use_rule) repacks conv2d weights, then
-    applies the packed conv rule, our row-tile rule, then TVM's own CPU rules to unscheduled
-    PrimFuncs; rule "rows" applies the row-tile rule and TVM's rules only."""
+    """Our CPU schedule pass: rules "vnni" (default; see use_rule) and "packed" repack conv2d weights,
+    then apply the packed conv rule, our row-tile rule, then TVM's own CPU rules to unscheduled
+    PrimFuncs; rule "rows" applies the row-tile rule and TVM's rules only. ("vnni" differs from
+    "packed" before this pass: build.py lays the int8 kernels out for vpdpbusd, vnni.py.)"""
     import tvm
     from tvm.s_tir import dlight as dl
 
-    from qat_kernel.runtimes.tvm import dotprod
+    from qat_kernel.runtimes.tvm import dotprod, vnni
 
     rule = rule or _current[0]
     if rule not in RULES:
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
     # the sdot kernels of an aarch64 +dotprod build (dotprod.py) first: no other rule may take them
+    # so do the vpdpbusd kernels of an x86 VNNI build (vnni.py)
     sdot = dotprod.schedule_rule()
+    dot = vnni.schedule_rule()
     if rule == "rows":
-        return dl.ApplyDefaultSchedule(sdot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
+        return dl.ApplyDefaultSchedule(sdot, dot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
     return tvm.transform.Sequential(
         [
             pack_conv_weights_pass(),
-            dl.ApplyDefaultSchedule(sdot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()),
+            dl.ApplyDefaultSchedule(
+                sdot, dot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
+            ),
         ]
     )
