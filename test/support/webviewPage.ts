@@ -97,24 +97,38 @@ export async function openWebview(
 export const postToWebview = (page: Page, msg: ToWebview) =>
   msg.type === 'showGraph'
     ? page.evaluate(
-        ({ m, b64 }) => {
+        ({ m, b64, layouts }) => {
           const bin = atob(b64);
           const onnx = new Uint8Array(bin.length);
           for (let i = 0; i < bin.length; i++) onnx[i] = bin.charCodeAt(i);
-          window.postMessage({ ...m, onnx }, '*');
+          window.postMessage(
+            {
+              ...m,
+              onnx,
+              ...(layouts ? { layouts: layouts.map((l) => ({ ...l, boxes: new Float64Array(l.boxes) })) } : {}),
+            },
+            '*',
+          );
         },
-        { m: { ...msg, onnx: undefined }, b64: Buffer.from(msg.onnx).toString('base64') },
+        {
+          m: { ...msg, onnx: undefined, layouts: undefined },
+          b64: Buffer.from(msg.onnx).toString('base64'),
+          // Kept layouts' boxes (Float64Array) cross as plain arrays.
+          layouts: msg.layouts?.map((l) => ({ ...l, boxes: [...l.boxes] })),
+        },
       )
     : page.evaluate((m) => window.postMessage(m, '*'), msg);
 
-/** The webview's last message of a type, waiting for it. */
+/** The webview's last message of a type, waiting for it (typed arrays in it come back as plain arrays). */
 export async function waitForSent<T>(page: Page, type: string, timeoutMs: number): Promise<T> {
   const handle = await page.waitForFunction(
     (t) => (window as unknown as { __sent: Array<{ type: string }> }).__sent.filter((m) => m.type === t).pop(),
     type,
     { timeout: timeoutMs, polling: 50 },
   );
-  return handle.jsonValue() as Promise<T>;
+  return handle.evaluate((m) =>
+    JSON.parse(JSON.stringify(m, (_k, v: unknown) => (ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v))),
+  ) as Promise<T>;
 }
 
 /** For a browser test file: one page server and one Chromium, started before its tests and closed after. */

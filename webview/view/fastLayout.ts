@@ -99,21 +99,24 @@ export function fastLayout(graph: Graph): Layout {
   const shift = 20 - (Number.isFinite(minX) ? minX : 0);
   for (const p of nodes.values()) p.x += shift;
   const width = (Number.isFinite(maxX) ? maxX - minX : 0) + 40;
-  const edges = graph.edges.flatMap((e) => {
+  return { nodes, edges: straightEdges(graph, nodes), width, height: y };
+}
+
+/** Each edge as a straight line from the bottom of its source's box to the top of its target's. */
+export function straightEdges(graph: Graph, nodes: Map<string, Placed>): Layout['edges'] {
+  const edges: Layout['edges'] = [];
+  for (const e of graph.edges) {
     const a = nodes.get(e.from),
       b = nodes.get(e.to);
-    return a && b
-      ? [
-          {
-            from: e.from,
-            to: e.to,
-            points: [
-              { x: a.x, y: a.y + a.height / 2 },
-              { x: b.x, y: b.y - b.height / 2 },
-            ],
-          },
-        ]
-      : [];
-  });
-  return { nodes, edges, width, height: y };
+    if (a && b)
+      edges.push({
+        from: e.from,
+        to: e.to,
+        points: [
+          { x: a.x, y: a.y + a.height / 2 },
+          { x: b.x, y: b.y - b.height / 2 },
+        ],
+      });
+  }
+  return edges;
 }
