@@ -1,19 +1,6 @@
 // Webview entry: receives the model and layer results by postMessage and draws the graph.
-// First, so the layout worker starts while the rest of the page (the toolbar's custom elements) loads.
+// First, so the layout worker starts while the rest of the page loads.
 import './worker/start';
-import '@vscode-elements/elements/dist/vscode-button/index.js';
-import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
-import '@vscode-elements/elements/dist/vscode-textfield/index.js';
-import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
-import '@vscode-elements/elements/dist/vscode-tabs/index.js';
-import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
-import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
-import '@vscode-elements/elements/dist/vscode-table/index.js';
-import '@vscode-elements/elements/dist/vscode-table-header/index.js';
-import '@vscode-elements/elements/dist/vscode-table-header-cell/index.js';
-import '@vscode-elements/elements/dist/vscode-table-body/index.js';
-import '@vscode-elements/elements/dist/vscode-table-row/index.js';
-import '@vscode-elements/elements/dist/vscode-table-cell/index.js';
 import type { Graph } from './importers/types';
 import { searchNodes } from './view/search';
 import { groupMetrics } from './view/groups';
@@ -99,6 +86,23 @@ function layerTable(layers: LayerResult[], threshold: number): void {
       if (l.source) vscode.postMessage({ type: 'revealSource', file: l.source.file, line: l.source.line });
     },
   });
+}
+
+/** This page's script: ui.js sits beside it and gets its nonce. */
+const ownScript = document.currentScript as HTMLScriptElement | null;
+
+/**
+ * The toolbar's and the layer table's custom elements (@vscode-elements with lit, a quarter of the page's script, and their
+ * main-thread setup) come in a script of their own, asked for once the page said it is ready: they load and
+ * define themselves while the extension host answers and the worker decodes, instead of before the page can
+ * take the model. The elements already in the page upgrade when defined.
+ */
+function loadToolkit(): void {
+  if (!ownScript?.src) return;
+  const script = document.createElement('script');
+  script.nonce = ownScript.nonce;
+  script.src = new URL('ui.js', ownScript.src).href;
+  document.head.append(script);
 }
 
 let generation = 0;
@@ -367,6 +371,7 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
 });
 $('fit').addEventListener('click', () => fit?.());
 vscode.postMessage({ type: 'ready' });
+loadToolkit();
 
 $('shapes').addEventListener('change', () => {
   const on = ($('shapes') as HTMLInputElement).checked;
