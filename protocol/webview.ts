@@ -3,6 +3,7 @@ import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
 import type { Graph } from '../webview/importers/types';
 import type { Layout } from '../webview/view/layout';
 import type { PackedLaidOut } from '../webview/worker/transfer';
+import type { BaseLayout, Boxes } from '../webview/view/layoutReuse';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -63,6 +64,10 @@ export type ToWebview =
       renderer?: 'auto' | 'svg' | 'canvas';
       /** auto: large models with module scopes open as collapsed module groups; flat: every node. */
       groups?: 'auto' | 'flat';
+      /** Names the bytes' content (a hash): layouts the view reports under it come back with the next open. */
+      contentKey?: string;
+      /** Layouts of this content the view reported before (layoutComputed), each for its view options. */
+      layouts?: CachedLayout[];
     }
   | { type: 'error'; message: string }
   /** Another view of the same model selected a node: select its counterpart (same name, else same module). */
@@ -82,7 +87,12 @@ export type FromWebview =
       total: number;
       /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
       timings: { decode: number; layout: number; render: number };
+      layoutBy: LayoutSource;
+      /** Nodes the layout step placed: all drawn for a new layout, an opened group's for 'group', 0 when reused. */
+      laidOutNodes: number;
     }
+  /** A layout the view computed for the content named `contentKey` with view options `options`, to keep. */
+  | ({ type: 'layoutComputed'; contentKey: string } & CachedLayout)
   | { type: 'error'; message: string }
   /** Open a layer's definition in the editor. */
   | { type: 'revealSource'; file: string; line: number }
@@ -99,7 +109,20 @@ export interface LayoutOptions {
   expanded?: string[] | null;
   /** Refuse models with more nodes than this (default MAX_NODES in webview/worker/pipeline.ts). */
   maxNodes?: number;
+  /** This view's layout from an earlier open of the same file content: drawn as it is, not laid out again. */
+  reuse?: Boxes;
+  /** The view as drawn with module `scope` still closed (the request opens it): only its contents are laid out. */
+  opened?: BaseLayout & { scope: string };
 }
+
+/** A view's layout as kept for its file content: `options` names the view options it was made for. */
+export interface CachedLayout extends Boxes {
+  options: string;
+}
+
+/** Where a view's layout came from: the layered layout (or dagre) of the whole view, a layout kept from an
+ * earlier open of the same content, or the view before with only an opened group's contents laid out. */
+export type LayoutSource = 'layered' | 'dagre' | 'reused' | 'group';
 
 /** A laid-out view of a model: the graph as drawn (groups stand for collapsed modules) and where each node sits. */
 export interface LaidOut {
@@ -114,6 +137,9 @@ export interface LaidOut {
   total: number;
   /** Milliseconds spent decoding (with grouping) and laying out. */
   timings: { decode: number; layout: number };
+  layoutBy: LayoutSource;
+  /** Nodes the layout step placed (0 for a reused layout). */
+  laidOutNodes: number;
 }
 
 /** The webview's layout worker: decode and lay out off the UI thread. */

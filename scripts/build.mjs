@@ -161,7 +161,7 @@ await Promise.all([
     ...common,
     platform: 'browser',
     format: 'iife',
-    entryPoints: { 'webview/main': 'webview/main.ts' },
+    entryPoints: { 'webview/main': 'webview/main.ts', 'webview/ui': 'webview/ui.ts' },
     outdir: 'out',
     loader: { '.txt': 'text' },
   }),

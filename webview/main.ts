@@ -1,19 +1,6 @@
 // Webview entry: receives the model and layer results by postMessage and draws the graph.
-// First, so the layout worker starts while the rest of the page (the toolbar's custom elements) loads.
+// First, so the layout worker starts while the rest of the page loads.
 import './worker/start';
-import '@vscode-elements/elements/dist/vscode-button/index.js';
-import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
-import '@vscode-elements/elements/dist/vscode-textfield/index.js';
-import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
-import '@vscode-elements/elements/dist/vscode-tabs/index.js';
-import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
-import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
-import '@vscode-elements/elements/dist/vscode-table/index.js';
-import '@vscode-elements/elements/dist/vscode-table-header/index.js';
-import '@vscode-elements/elements/dist/vscode-table-header-cell/index.js';
-import '@vscode-elements/elements/dist/vscode-table-body/index.js';
-import '@vscode-elements/elements/dist/vscode-table-row/index.js';
-import '@vscode-elements/elements/dist/vscode-table-cell/index.js';
 import type { Graph } from './importers/types';
 import { searchNodes } from './view/search';
 import { groupMetrics } from './view/groups';
@@ -33,6 +20,8 @@ import { counterpart, selectedOf } from './view/sync';
 import { isQdq, type GraphNode } from './importers/types';
 import { layoutInWorker } from './worker/client';
 import { renderLayerTable } from './view/layerTable';
+import { boxesOf, type BaseLayout, type Boxes } from './view/layoutReuse';
+import type { Layout } from './view/layout';
 
 /** What the webview keeps across reloads (VS Code's webview state): view choices, not the model. */
 interface ViewState {
@@ -99,6 +88,23 @@ function layerTable(layers: LayerResult[], threshold: number): void {
   });
 }
 
+/** This page's script: ui.js sits beside it and gets its nonce. */
+const ownScript = document.currentScript as HTMLScriptElement | null;
+
+/**
+ * The toolbar's and the layer table's custom elements (@vscode-elements with lit, a quarter of the page's script, and their
+ * main-thread setup) come in a script of their own, asked for once the page said it is ready: they load and
+ * define themselves while the extension host answers and the worker decodes, instead of before the page can
+ * take the model. The elements already in the page upgrade when defined.
+ */
+function loadToolkit(): void {
+  if (!ownScript?.src) return;
+  const script = document.createElement('script');
+  script.nonce = ownScript.nonce;
+  script.src = new URL('ui.js', ownScript.src).href;
+  document.head.append(script);
+}
+
 let generation = 0;
 
 type ShowGraph = Extract<ToWebview, { type: 'showGraph' }>;
@@ -109,7 +115,10 @@ let modelKey = '';
 let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
-let view: { graph: Graph; select: (id: string) => void } | undefined;
+let view: { graph: Graph; layout: Layout; select: (id: string) => void } | undefined;
+/** Layouts of the model shown, by view options (viewKey): the extension host's from earlier opens of the same
+ * content, and the ones made since. */
+let layouts = new Map<string, Boxes>();
 let showShapes: ((on: boolean) => void) | undefined;
 let selectedId: string | undefined;
 
@@ -120,16 +129,30 @@ function show(msg: ShowGraph): Promise<void> {
   modelKey = msg.onnx.length + ':' + msg.title;
   // The bytes go to the layout worker (transferred, not copied, for a large model): nothing here keeps them.
   const bytes = msg.onnx instanceof Uint8Array ? msg.onnx : new Uint8Array(msg.onnx);
-  current = { ...msg, onnx: new Uint8Array(0) };
+  current = { ...msg, onnx: new Uint8Array(0), layouts: undefined };
+  layouts = new Map((msg.layouts ?? []).map(({ options, ...boxes }) => [options, boxes]));
   lastQuery = '';
   expanded = msg.groups === 'flat' ? null : undefined;
   $('title').textContent = msg.title;
   return draw(current, bytes, arrived);
 }
 
-/** The same model again with other view options (groups, Q/DQ collapse), from the bytes the layout client kept. */
-function relayout(): void {
-  if (current) draw(current, undefined).catch((err) => showError(`Cannot show this model: ${(err as Error).message}`));
+/** The same model again with other view options (groups, Q/DQ collapse), from the bytes the layout client kept.
+ * `opened`: the one change is this module group opening (only its contents are laid out). */
+function relayout(opened?: string): void {
+  if (current)
+    draw(current, undefined, undefined, opened).catch((err) =>
+      showError(`Cannot show this model: ${(err as Error).message}`),
+    );
+}
+
+/** Names a view of the model shown by the options that decide its layout. */
+function viewKey(renderer: ShowGraph['renderer'], expandedNow: Set<string> | null | undefined): string {
+  return JSON.stringify([
+    renderer ?? 'auto',
+    collapse,
+    expandedNow === undefined ? 'auto' : expandedNow && [...expandedNow].sort(),
+  ]);
 }
 
 function toggleGroup(scope: string, open: boolean): void {
@@ -137,13 +160,24 @@ function toggleGroup(scope: string, open: boolean): void {
   expanded = new Set(expanded ?? view?.graph.nodes.flatMap((n) => n.scopes ?? []) ?? []);
   if (open) expanded.add(scope);
   else for (const s of [...expanded]) if (s === scope || s.startsWith(scope + '.')) expanded.delete(s);
-  relayout();
+  relayout(open ? scope : undefined);
 }
 
-async function draw(msg: ShowGraph, bytes: Uint8Array | undefined, started?: number): Promise<void> {
+async function draw(
+  msg: ShowGraph,
+  bytes: Uint8Array | undefined,
+  started?: number,
+  openedScope?: string,
+): Promise<void> {
   const mine = ++generation;
   $('summary').textContent = 'Laying out…';
   const t0 = started ?? performance.now();
+  const key = viewKey(msg.renderer, expanded);
+  const kept = layouts;
+  const reuse = kept.get(key);
+  const base = !reuse && openedScope && view ? boxesOf(view.graph, view.layout) : undefined;
+  const opened: (BaseLayout & { scope: string }) | undefined =
+    base && openedScope ? { ...base, ids: view!.graph.nodes.map((n) => n.id), scope: openedScope } : undefined;
   const laidOut = await layoutInWorker(
     modelKey,
     bytes,
@@ -151,6 +185,8 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined, started?: num
       renderer: msg.renderer,
       collapseQdq: collapse,
       expanded: expanded === undefined ? undefined : expanded && [...expanded],
+      ...(reuse ? { reuse } : {}),
+      ...(opened ? { opened } : {}),
     },
     msg.title,
   );
@@ -224,7 +260,7 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined, started?: num
   showShapes = result.showShapes;
   mini.onPan = result.centreOn;
   fit = result.fit;
-  view = { graph, select: result.select };
+  view = { graph, layout, select: result.select };
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   legend(msg.threshold);
   layerTable(msg.layers, msg.threshold);
@@ -245,8 +281,30 @@ async function draw(msg: ShowGraph, bytes: Uint8Array | undefined, started?: num
       total,
       // Handing the bytes on and the transfer to and from the worker count as decode time.
       timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 },
+      layoutBy: laidOut.layoutBy,
+      laidOutNodes: laidOut.laidOutNodes,
     });
+    // After the first frame: the new layout is kept for this view and handed to the extension host, which
+    // gives it back when the same content opens again.
+    // It is kept under the options asked for and those they came to (auto: flat or grouped).
+    if (laidOut.layoutBy === 'layered' || laidOut.layoutBy === 'group')
+      setTimeout(() => keepLayout(kept, key, viewKey(msg.renderer, expanded), graph, layout, msg.contentKey), 0);
   });
+}
+
+function keepLayout(
+  kept: Map<string, Boxes>,
+  key: string,
+  resolvedKey: string,
+  graph: Graph,
+  layout: Layout,
+  contentKey: string | undefined,
+): void {
+  const boxes = boxesOf(graph, layout);
+  if (!boxes) return;
+  kept.set(key, boxes);
+  kept.set(resolvedKey, boxes);
+  if (contentKey) vscode.postMessage({ type: 'layoutComputed', contentKey, options: key, ...boxes });
 }
 
 /** Under a selected node's properties: open the line of the model's code that computes it. */
@@ -313,6 +371,7 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
 });
 $('fit').addEventListener('click', () => fit?.());
 vscode.postMessage({ type: 'ready' });
+loadToolkit();
 
 $('shapes').addEventListener('change', () => {
   const on = ($('shapes') as HTMLInputElement).checked;

@@ -7,6 +7,7 @@ import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
 import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
 import { SlimError, SlimService } from './slimService';
+import { contentKey, layoutCache } from './layoutCache';
 
 /** One worker thread slims every panel's model (started on first use, ended when idle). */
 let slimService: SlimService | undefined;
@@ -63,6 +64,9 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
         else if (m.type === 'rendered') {
           this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`);
           this.rendered.fire(m);
+        } else if (m.type === 'layoutComputed') {
+          const { contentKey: key, options, boxes, width, height } = m;
+          layoutCache.put(key, { options, boxes, width, height });
         } else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
         else if (m.type === 'export') void this.saveExport(m);
         else if (m.type === 'selected') selectionSync.relay(this, m);
@@ -110,14 +114,19 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
         return;
       }
     }
+    const onnx = slim ? slim.bytes : content.onnx;
+    const key = contentKey(onnx);
+    const layouts = layoutCache.get(key);
     await this.ready;
     const msg: ToWebview = {
       type: 'showGraph',
+      contentKey: key,
+      ...(layouts.length ? { layouts } : {}),
       title: content.title,
       layers: content.layers,
       threshold: content.threshold,
       config: content.config,
-      onnx: slim ? slim.bytes : content.onnx,
+      onnx,
       baseDir: content.baseDir,
       ...(slim?.removed.size ? { weights: Object.fromEntries(slim.removed) } : {}),
       ...(content.histograms?.length ? { histograms: content.histograms } : {}),

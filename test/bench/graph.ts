@@ -125,7 +125,8 @@ function panFrames(page: Page): Promise<number> {
 }
 
 /**
- * First render = the page's navigation until the webview is ready + its own decode, layout and draw of the
+ * First render = the page's navigation until the webview posted ready (the page's clock, as Model Explorer's
+ * first draw is read; the harness's polling for the message is left out) + its own decode, layout and draw of the
  * model. It starts after the browser made the tab, as Netron's and Model Explorer's runs do (VS Code makes the
  * webview's frame in a renderer that is already running; a new headless tab costs ~150 ms of its own). The
  * harness hands the bytes over as base64 through the DevTools protocol (seconds for a 25 MB file), which

@@ -94,8 +94,15 @@ test('a large model with module scopes opens as collapsed groups; clicking one o
   });
   await group.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
   await group.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
-  const second = await waitForSent<{ nodes: number; groups: number }>(page, 'rendered', 30_000);
+  const second = await waitForSent<{ nodes: number; groups: number; layoutBy: string; laidOutNodes: number }>(
+    page,
+    'rendered',
+    30_000,
+  );
   assert.ok(second.nodes > first.nodes, 'opening a group shows its children');
+  // Only layer0's contents were laid out: the boxes it opened into, not the rest of the view.
+  assert.equal(second.layoutBy, 'group');
+  assert.equal(second.laidOutNodes, second.nodes - (first.nodes - 1), 'layer0 opened into its children');
   assert.ok(
     (await page.locator('svg g.node.group text', { hasText: /^\+ layer0\.\d+ / }).count()) > 0,
     'layer0 opens into its blocks',
@@ -116,8 +123,9 @@ test('a large model with module scopes opens as collapsed groups; clicking one o
     (window as unknown as { __sent: unknown[] }).__sent = [];
   });
   await page.locator('#props').getByRole('button', { name: 'Collapse layer0', exact: true }).click();
-  const third = await waitForSent<{ nodes: number; groups: number }>(page, 'rendered', 30_000);
+  const third = await waitForSent<{ nodes: number; groups: number; layoutBy: string }>(page, 'rendered', 30_000);
   assert.equal(third.nodes, first.nodes);
+  assert.equal(third.layoutBy, 'reused', 'the view as first drawn comes back without a layout');
   assert.deepEqual(violations, []);
   await page.screenshot({ path: path.join(artifactsDir, 'webview-groups.png') });
   await page.close();

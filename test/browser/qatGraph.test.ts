@@ -53,6 +53,8 @@ test('the digits graph JSON opens with module frames, Q/DQ marks, precision badg
       coloured: 4,
       renderer: 'svg',
       inWorker: true,
+      layoutBy: 'layered',
+      laidOutNodes: 27,
       timings: undefined,
       groups: undefined,
       total: undefined,

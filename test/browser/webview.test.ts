@@ -456,3 +456,62 @@ test("precision as executed: ONNX Runtime's build report laid over the QDQ model
   assert.match((await sec.locator('dt:text-is("why fp32") + dd').textContent()) ?? '', /not fused into QGemm/);
   assert.deepEqual(violations, []);
 });
+
+test('reopening the same content draws the layout kept from the first open, without laying out again', async () => {
+  const show = {
+    type: 'showGraph' as const,
+    title: 'digits.qdq.onnx',
+    onnx: Buffer.from(onnxBase64, 'base64'),
+    layers: result.layers,
+    threshold: result.threshold,
+    contentKey: 'digits-content',
+  };
+  const boxesDrawn = (p: import('playwright-core').Page) =>
+    p.evaluate(() => [...document.querySelectorAll('svg g.node')].map((g) => g.getAttribute('transform')));
+  const first = await openPage();
+  await post(first.page, show);
+  const r1 = await waitForSent<{ layoutBy: string; laidOutNodes: number; nodes: number }>(
+    first.page,
+    'rendered',
+    15_000,
+  );
+  assert.equal(r1.layoutBy, 'layered');
+  assert.equal(r1.laidOutNodes, r1.nodes);
+  // After the first frame the view hands its layout to the extension host, under the content's key.
+  const kept = await waitForSent<{
+    contentKey: string;
+    options: string;
+    boxes: number[];
+    width: number;
+    height: number;
+  }>(first.page, 'layoutComputed', 15_000);
+  assert.equal(kept.contentKey, 'digits-content');
+  assert.equal(kept.boxes.length, 4 * r1.nodes);
+  const drawn = await boxesDrawn(first.page);
+  await first.page.close();
+
+  const again = await openPage();
+  const { options, width, height } = kept;
+  await post(again.page, { ...show, layouts: [{ options, boxes: new Float64Array(kept.boxes), width, height }] });
+  const r2 = await waitForSent<{ layoutBy: string; laidOutNodes: number; nodes: number }>(
+    again.page,
+    'rendered',
+    15_000,
+  );
+  assert.equal(r2.layoutBy, 'reused', 'the layout step did not run');
+  assert.equal(r2.laidOutNodes, 0);
+  assert.equal(r2.nodes, r1.nodes);
+  assert.deepEqual(await boxesDrawn(again.page), drawn, 'every node where the first open drew it');
+  // A reused layout is not reported again.
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(
+    await again.page.evaluate(
+      () =>
+        (window as unknown as { __sent: Array<{ type: string }> }).__sent.filter((m) => m.type === 'layoutComputed')
+          .length,
+    ),
+    0,
+  );
+  assert.deepEqual(again.violations, []);
+  await again.page.close();
+});

@@ -7,7 +7,8 @@ import { fastLayout } from '../view/fastLayout';
 import { groupGraph, inheritScopes, topScopes } from '../view/groups';
 import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../view/layout';
 import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
-import type { LaidOut, LayoutOptions } from '../../protocol/webview';
+import { layoutFromBoxes, openGroupLayout } from '../view/layoutReuse';
+import type { LaidOut, LayoutOptions, LayoutSource } from '../../protocol/webview';
 
 export type { LaidOut };
 export type ViewOptions = LayoutOptions;
@@ -59,7 +60,26 @@ export function decodeAndLayout(
   // The linear-time layered layout at every size (about 20 ms at 1k nodes where dagre took seconds); dagre only
   // when SVG is asked for explicitly (the bench's dagre + SVG baseline). big: drawn on canvas.
   const big = renderer === 'canvas' || (renderer !== 'svg' && graph.nodes.length > SVG_LIMIT);
-  const layout = renderer === 'svg' && graph.nodes.length <= DAGRE_LIMIT ? dagreOrFast(graph) : fastLayout(graph);
+  let layout: Layout | undefined;
+  let layoutBy: LayoutSource = 'layered';
+  let laidOutNodes = 0;
+  if (options.reuse && renderer !== 'svg') {
+    layout = layoutFromBoxes(graph, options.reuse);
+    if (layout) layoutBy = 'reused';
+  }
+  if (!layout && options.opened && renderer !== 'svg') {
+    const opened = openGroupLayout(graph, options.opened.scope, options.opened);
+    if (opened) {
+      ({ layout, laidOut: laidOutNodes } = opened);
+      layoutBy = 'group';
+    }
+  }
+  if (!layout) {
+    laidOutNodes = graph.nodes.length;
+    if (renderer === 'svg' && graph.nodes.length <= DAGRE_LIMIT) {
+      ({ layout, by: layoutBy } = dagreOrFast(graph));
+    } else layout = fastLayout(graph);
+  }
   return {
     graph,
     layout,
@@ -67,15 +87,17 @@ export function decodeAndLayout(
     expanded,
     total: full.nodes.length,
     timings: { decode: t1 - t0, layout: performance.now() - t1 },
+    layoutBy,
+    laidOutNodes,
   };
 }
 
 /** dagre recurses along long chains and can exhaust a worker's smaller stack; the layered layout cannot. */
-function dagreOrFast(graph: Graph): Layout {
+function dagreOrFast(graph: Graph): { layout: Layout; by: LayoutSource } {
   try {
-    return dagreLayout(graph);
+    return { layout: dagreLayout(graph), by: 'dagre' };
   } catch (err) {
-    if (err instanceof RangeError) return fastLayout(graph);
+    if (err instanceof RangeError) return { layout: fastLayout(graph), by: 'layered' };
     throw err;
   }
 }

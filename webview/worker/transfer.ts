@@ -96,13 +96,15 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
   // The graph's other fields (name, opsets, modules, ...) as they are.
   const rest: Partial<Graph> = { ...graph, tensors };
   delete rest.edges;
-  const { big, expanded, total, timings } = laidOut;
+  const { big, expanded, total, timings, layoutBy, laidOutNodes } = laidOut;
   const packed: PackedLaidOut = {
     graph: rest as Omit<Graph, 'edges'>,
     big,
     expanded,
     total,
     timings,
+    layoutBy,
+    laidOutNodes,
     names,
     edges,
     edgeLabels,
@@ -144,7 +146,7 @@ export function unpack(p: PackedLaidOut): LaidOut {
       points.push({ x: p.points[2 * q], y: p.points[2 * q + 1] });
     routes.push({ from: nodes[p.routes[2 * k]].id, to: nodes[p.routes[2 * k + 1]].id, points });
   }
-  const { graph, big, expanded, total, timings } = p;
+  const { graph, big, expanded, total, timings, layoutBy, laidOutNodes } = p;
   return {
     graph: { ...graph, nodes, edges },
     layout: { nodes: placed, edges: routes, width: p.width, height: p.height },
@@ -152,5 +154,7 @@ export function unpack(p: PackedLaidOut): LaidOut {
     expanded,
     total,
     timings,
+    layoutBy,
+    laidOutNodes,
   };
 }
