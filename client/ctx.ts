@@ -25,6 +25,7 @@ import type { RunSummary } from './runs/figures';
 import { RunsView, openRun } from './views/runsView';
 import { showCompareRuns } from './views/compareRunsPanel';
 import { LayersView, revealLayer } from './views/layersView';
+import { layoutCache } from './editors/layoutCache';
 import { ArtifactsView, openArtifact, revealArtifact } from './views/artifactsView';
 
 export class Ctx implements vscode.Disposable {
@@ -35,6 +36,8 @@ export class Ctx implements vscode.Disposable {
   readonly runs: RunStore;
   readonly layersView: LayersView;
   readonly artifactsView: ArtifactsView;
+  /** Graph layouts kept per file content for every graph view of the session (editors/layoutCache.ts). */
+  readonly layoutCache = layoutCache;
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 

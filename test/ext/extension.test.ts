@@ -401,6 +401,13 @@ describe('QAT Studio in the extension host', () => {
           t.input.uri.fsPath === result.path,
       );
     assert.ok(opened, 'the graph file is not open in the graph view');
+    // The view reports its layout back to the host with its boxes as a Float64Array (kept per file content for
+    // the next open): VS Code must carry the typed array from the webview to the extension as one.
+    const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as { layoutCache: { size: number } };
+    for (const deadline = Date.now() + 60_000; api.layoutCache.size === 0;) {
+      assert.ok(Date.now() < deadline, 'the graph view reported no layout the host could keep');
+      await new Promise((r) => setTimeout(r, 200));
+    }
     const doc = await vscode.workspace.openTextDocument(config);
     await vscode.window.showTextDocument(doc);
     const edit = new vscode.WorkspaceEdit();
