@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qat_kernel.runtimes.tvm import anchors
+
 SHIFT = 128
 BLOCK = "conv2d_sdot"  # the TE block (and PrimFunc name hint) of the rewritten kernels
 
@@ -38,8 +40,7 @@ def wants_dotprod(target: dict) -> bool:
     return triple.startswith(("aarch64", "arm64")) and "+dotprod" in mattr and "+i8mm" not in mattr
 
 
-def _dtype(expr) -> str | None:
-    return getattr(getattr(expr, "ty", None) or getattr(expr, "struct_info", None), "dtype", None)
+_dtype = anchors.dtype
 
 
 def conv_nhwc_s8(x, w, strides, dilation):
@@ -75,12 +76,7 @@ def _shape(expr):
 
 def rewrite(mod):
     """(module, rewritten anchors): the fold's int8 conv2d/matmul laid out for sdot (see the module doc)."""
-    import tvm
     from tvm import relax
-
-    conv_op = tvm.ir.Op.get("relax.nn.conv2d")
-    matmul_op = tvm.ir.Op.get("relax.matmul")
-    count = [0]
 
     def as_s8(bb, x):
         if _dtype(x) == "int8":
@@ -105,70 +101,28 @@ def rewrite(mod):
             y = bb.emit(relax.op.add(y, relax.const(comp.reshape(1, -1, 1, 1).astype(np.int32))))
         return y
 
-    @relax.expr_functor.mutator
-    class Rewriter(relax.PyExprMutator):
-        def visit_call_(self, original):
-            call = self.visit_expr_post_order(original)
-            if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
-                return call
-            new = None
-            if call.op.same_as(conv_op):
-                new = self._conv(call)
-            elif call.op.same_as(matmul_op):
-                new = self._matmul(call)
-            return call if new is None else new
+    def conv(rewriter, x, w_oihw, pad, strides, dilation):
+        if _dtype(x) not in ("uint8", "int8"):
+            return None
+        bb = rewriter.builder_
+        if any(pad):  # top, left, bottom, right
+            x = bb.emit(relax.op.nn.pad(x, [0, 0, 0, 0, pad[0], pad[2], pad[1], pad[3]], pad_value=0.0))
+        xs, shift = as_s8(bb, x)
+        return nhwc_conv(bb, xs, w_oihw.transpose(0, 2, 3, 1), shift, strides, dilation)
 
-        def _conv(self, call):
-            x, w = call.args
-            a = call.attrs
-            if not (
-                isinstance(w, tvm.ir.expr.Constant)
-                and str(a.out_dtype) == "int32"
-                and int(a.groups) == 1
-                and str(a.data_layout) == "NCHW"
-                and str(a.kernel_layout) == "OIHW"
-                and str(a.out_layout) == "NCHW"
-                and _dtype(x) in ("uint8", "int8")
-                and str(w.value.dtype) == "int8"
-            ):
-                return None
-            bb = self.builder_
-            pad = [int(p) for p in a.padding]  # top, left, bottom, right
-            if any(pad):
-                x = bb.emit(relax.op.nn.pad(x, [0, 0, 0, 0, pad[0], pad[2], pad[1], pad[3]], pad_value=0.0))
-            xs, shift = as_s8(bb, x)
-            count[0] += 1
-            w_ohwi = w.value.numpy().transpose(0, 2, 3, 1)
-            return nhwc_conv(bb, xs, w_ohwi, shift, [int(s) for s in a.strides], [int(d) for d in a.dilation])
+    def matmul(rewriter, x, w_kn):
+        shape = _shape(x)
+        if _dtype(x) not in ("uint8", "int8") or shape is None or len(shape) != 2:
+            return None
+        bb = rewriter.builder_
+        k, n = w_kn.shape
+        batch = shape[0]
+        xs, shift = as_s8(bb, x)
+        x4 = bb.emit(relax.op.reshape(xs, relax.ShapeExpr([batch, k, 1, 1])))
+        y = nhwc_conv(bb, x4, w_kn.T.reshape(n, 1, 1, k), shift, [1, 1], [1, 1])
+        return relax.op.reshape(y, relax.ShapeExpr([batch, n]))
 
-        def _matmul(self, call):
-            x, w = call.args
-            shape = _shape(x)
-            if not (
-                isinstance(w, tvm.ir.expr.Constant)
-                and str(call.attrs.out_dtype) == "int32"
-                and _dtype(x) in ("uint8", "int8")
-                and str(w.value.dtype) == "int8"
-                and w.value.numpy().ndim == 2
-                and shape is not None
-                and len(shape) == 2
-            ):
-                return None
-            bb = self.builder_
-            k, n = w.value.numpy().shape
-            batch = shape[0]
-            xs, shift = as_s8(bb, x)
-            x4 = bb.emit(relax.op.reshape(xs, relax.ShapeExpr([batch, k, 1, 1])))
-            count[0] += 1
-            y = nhwc_conv(bb, x4, w.value.numpy().T.reshape(n, 1, 1, k), shift, [1, 1], [1, 1])
-            return relax.op.reshape(y, relax.ShapeExpr([batch, n]))
-
-    rewriter = Rewriter(mod)
-    for gv, func in mod.functions_items():
-        if isinstance(func, relax.Function):
-            rewriter.builder_.update_func(gv, rewriter.visit_expr(func))
-    out = rewriter.builder_.get()
-    return relax.transform.Normalize()(out), count[0]
+    return anchors.rewrite(mod, conv, matmul)
 
 
 def schedule_rule():

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qat_kernel.runtimes.tvm import anchors
+
 BLOCK = "conv2d_vnni"  # the reduction block (and PrimFunc name hint) of the rewritten kernels
 PACK = "vnni_pack"  # the block that lays the activation out
 SHIFT = 128
@@ -157,8 +159,7 @@ def _info(expr):
     return getattr(expr, "ty", None) or getattr(expr, "struct_info", None)
 
 
-def _dtype(expr) -> str | None:
-    return getattr(_info(expr), "dtype", None)
+_dtype = anchors.dtype
 
 
 def _shape(expr) -> list | None:
@@ -181,120 +182,71 @@ def rewrite(mod, lanes: int):
     import tvm
     from tvm import relax
 
-    conv_op = tvm.ir.Op.get("relax.nn.conv2d")
-    matmul_op = tvm.ir.Op.get("relax.matmul")
     sub_op = tvm.ir.Op.get("relax.subtract")
     astype_op = tvm.ir.Op.get("relax.astype")
-    count = [0]
 
-    @relax.expr_functor.mutator
-    class Rewriter(relax.PyExprMutator):
-        def visit_call_(self, original):
-            call = self.visit_expr_post_order(original)
-            if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
-                return call
-            new = None
-            if call.op.same_as(conv_op):
-                new = self._conv(call)
-            elif call.op.same_as(matmul_op):
-                new = self._matmul(call)
-            return call if new is None else new
+    def source(rewriter, x):
+        """(u8/s8 tensor, its shift to u8, the u8 value of a padded tap, zero point subtracted) or None."""
+        dtype = _dtype(x)
+        if dtype == "uint8":
+            return x, 0, 0, 0
+        if dtype == "int8":
+            return x, SHIFT, SHIFT, SHIFT
+        if dtype != "int16" or not isinstance(x, relax.Var):
+            return None
+        # the fold's int16(x_u8) - zp: read x_u8, pad with zp (the 0 it stands for), subtract zp * sum(W)
+        value = rewriter.lookup_binding(x)
+        if not (isinstance(value, tvm.ir.Call) and value.op.same_as(sub_op)):
+            return None
+        wide, zp = value.args
+        if not isinstance(zp, tvm.ir.expr.Constant) or zp.value.numpy().size != 1:
+            return None
+        if isinstance(wide, relax.Var):
+            wide = rewriter.lookup_binding(wide)
+        if not (isinstance(wide, tvm.ir.Call) and wide.op.same_as(astype_op)):
+            return None
+        zp = int(zp.value.numpy().reshape(()))
+        if _dtype(wide.args[0]) != "uint8" or not 0 <= zp <= 255:
+            return None
+        return wide.args[0], 0, zp, zp
 
-        def _source(self, x):
-            """(u8/s8 tensor, its shift to u8, the u8 value of a padded tap, zero point subtracted) or None."""
-            dtype = _dtype(x)
-            if dtype == "uint8":
-                return x, 0, 0, 0
-            if dtype == "int8":
-                return x, SHIFT, SHIFT, SHIFT
-            if dtype != "int16" or not isinstance(x, relax.Var):
-                return None
-            # the fold's int16(x_u8) - zp: read x_u8, pad with zp (the 0 it stands for), subtract zp * sum(W)
-            value = self.lookup_binding(x)
-            if not (isinstance(value, tvm.ir.Call) and value.op.same_as(sub_op)):
-                return None
-            wide, zp = value.args
-            if not isinstance(zp, tvm.ir.expr.Constant) or zp.value.numpy().size != 1:
-                return None
-            if isinstance(wide, relax.Var):
-                wide = self.lookup_binding(wide)
-            if not (isinstance(wide, tvm.ir.Call) and wide.op.same_as(astype_op)):
-                return None
-            zp = int(zp.value.numpy().reshape(()))
-            if _dtype(wide.args[0]) != "uint8" or not 0 <= zp <= 255:
-                return None
-            return wide.args[0], 0, zp, zp
+    def conv(rewriter, x, w_oihw, padding, strides, dilation):
+        shape = _shape(x)
+        src = source(rewriter, x) if shape is not None and len(shape) == 4 else None
+        if src is None:
+            return None
+        x, shift, pad_value, comp = src
+        bb = rewriter.builder_
+        packed = pack_weight(w_oihw, lanes)
+        kernel = conv_kernel(
+            _shape(x), _dtype(x), packed.shape, padding, strides, dilation, shift, pad_value, w_oihw.shape[0]
+        )
+        gv = bb.add_func(kernel, BLOCK)
+        n, _c, h, wd = _shape(x)
+        kh, kw = w_oihw.shape[2:]
+        oh = (h + padding[0] + padding[2] - (kh - 1) * dilation[0] - 1) // strides[0] + 1
+        ow = (wd + padding[1] + padding[3] - (kw - 1) * dilation[1] - 1) // strides[1] + 1
+        out = relax.TensorType([n, w_oihw.shape[0], oh, ow], "int32")
+        y = relax.call_tir(gv, [x, relax.const(packed)], out)
+        if comp:
+            total = comp * w_oihw.astype(np.int64).sum(axis=(1, 2, 3))
+            y = relax.op.subtract(bb.emit(y), relax.const(total.reshape(1, -1, 1, 1).astype(np.int32)))
+        # not emitted: it replaces the conv in its own binding (an alias binding would stop FuseOps
+        # from fusing the epilogue into the kernel)
+        return y
 
-        def _emit(self, x, w_oihw, padding, strides, dilation):
-            src = self._source(x)
-            if src is None:
-                return None
-            x, shift, pad_value, comp = src
-            bb = self.builder_
-            packed = pack_weight(w_oihw, lanes)
-            kernel = conv_kernel(
-                _shape(x), _dtype(x), packed.shape, padding, strides, dilation, shift, pad_value, w_oihw.shape[0]
-            )
-            gv = bb.add_func(kernel, BLOCK)
-            n, _c, h, wd = _shape(x)
-            kh, kw = w_oihw.shape[2:]
-            oh = (h + padding[0] + padding[2] - (kh - 1) * dilation[0] - 1) // strides[0] + 1
-            ow = (wd + padding[1] + padding[3] - (kw - 1) * dilation[1] - 1) // strides[1] + 1
-            out = relax.TensorType([n, w_oihw.shape[0], oh, ow], "int32")
-            y = relax.call_tir(gv, [x, relax.const(packed)], out)
-            count[0] += 1
-            if comp:
-                total = comp * w_oihw.astype(np.int64).sum(axis=(1, 2, 3))
-                y = relax.op.subtract(bb.emit(y), relax.const(total.reshape(1, -1, 1, 1).astype(np.int32)))
-            # not emitted: it replaces the conv in its own binding (an alias binding would stop FuseOps
-            # from fusing the epilogue into the kernel)
-            return y
+    def matmul(rewriter, x, w_kn):
+        shape = _shape(x)
+        # (an int16 view would not reshape as its source)
+        if shape is None or len(shape) != 2 or _dtype(x) not in ("uint8", "int8"):
+            return None
+        (m, k), n = shape, w_kn.shape[1]
+        bb = rewriter.builder_
+        x4 = bb.emit(relax.op.reshape(x, relax.ShapeExpr([m, k, 1, 1])))
+        y = conv(rewriter, x4, w_kn.T.reshape(n, k, 1, 1), [0, 0, 0, 0], [1, 1], [1, 1])
+        return None if y is None else relax.op.reshape(bb.emit(y), relax.ShapeExpr([m, n]))
 
-        def _conv(self, call):
-            x, w = call.args
-            a = call.attrs
-            shape = _shape(x)
-            if not (
-                isinstance(w, tvm.ir.expr.Constant)
-                and str(a.out_dtype) == "int32"
-                and int(a.groups) == 1
-                and str(a.data_layout) == "NCHW"
-                and str(a.kernel_layout) == "OIHW"
-                and str(a.out_layout) == "NCHW"
-                and str(w.value.dtype) == "int8"
-                and shape is not None
-                and len(shape) == 4
-            ):
-                return None
-            pad = [int(p) for p in a.padding]  # top, left, bottom, right
-            return self._emit(x, w.value.numpy(), pad, [int(s) for s in a.strides], [int(d) for d in a.dilation])
-
-        def _matmul(self, call):
-            x, w = call.args
-            shape = _shape(x)
-            if not (
-                isinstance(w, tvm.ir.expr.Constant)
-                and str(call.attrs.out_dtype) == "int32"
-                and str(w.value.dtype) == "int8"
-                and w.value.numpy().ndim == 2
-                and shape is not None
-                and len(shape) == 2
-            ):
-                return None
-            (m, k), n = shape, w.value.numpy().shape[1]
-            if _dtype(x) not in ("uint8", "int8"):  # (an int16 view would not reshape as its source)
-                return None
-            bb = self.builder_
-            x4 = bb.emit(relax.op.reshape(x, relax.ShapeExpr([m, k, 1, 1])))
-            y = self._emit(x4, w.value.numpy().T.reshape(n, k, 1, 1), [0, 0, 0, 0], [1, 1], [1, 1])
-            return None if y is None else relax.op.reshape(bb.emit(y), relax.ShapeExpr([m, n]))
-
-    rewriter = Rewriter(mod)
-    for gv, func in mod.functions_items():
-        if isinstance(func, relax.Function):
-            rewriter.builder_.update_func(gv, rewriter.visit_expr(func))
-    out = rewriter.builder_.get()
-    return relax.transform.Normalize()(out), count[0]
+    return anchors.rewrite(mod, conv, matmul)
 
 
 def schedule_rule():

@@ -1,0 +1,81 @@
+"""The fold's int8 anchors that a dot-product rewrite replaces (dotprod.py: aarch64 sdot, vnni.py: x86 vpdpbusd):
+conv2d with a constant int8 OIHW weight, one group, NCHW in and out and int32 out; matmul with a constant 2-D int8
+weight and int32 out. One Relax mutator finds them; each rewrite says what stands in for them."""
+
+from __future__ import annotations
+
+
+def dtype(expr) -> str | None:
+    """The element type of a Relax expression, None when it has none."""
+    return getattr(getattr(expr, "ty", None) or getattr(expr, "struct_info", None), "dtype", None)
+
+
+def _conv(call):
+    """(x, OIHW weight as numpy, padding [top, left, bottom, right], strides, dilation) of an anchor conv2d."""
+    import tvm
+
+    x, w = call.args
+    a = call.attrs
+    if not (
+        isinstance(w, tvm.ir.expr.Constant)
+        and str(a.out_dtype) == "int32"
+        and int(a.groups) == 1
+        and str(a.data_layout) == "NCHW"
+        and str(a.kernel_layout) == "OIHW"
+        and str(a.out_layout) == "NCHW"
+        and str(w.value.dtype) == "int8"
+    ):
+        return None
+    pads = [int(p) for p in a.padding]
+    return x, w.value.numpy(), pads, [int(s) for s in a.strides], [int(d) for d in a.dilation]
+
+
+def _matmul(call):
+    """(x, [K, N] weight as numpy) of an anchor matmul."""
+    import tvm
+
+    x, w = call.args
+    if not (
+        isinstance(w, tvm.ir.expr.Constant)
+        and str(call.attrs.out_dtype) == "int32"
+        and str(w.value.dtype) == "int8"
+        and w.value.numpy().ndim == 2
+    ):
+        return None
+    return x, w.value.numpy()
+
+
+def rewrite(mod, on_conv, on_matmul):
+    """(module, anchors replaced). on_conv(rewriter, x, w_oihw, padding, strides, dilation) and
+    on_matmul(rewriter, x, w_kn) return what stands in for the call, or None to keep it; `rewriter` is the
+    relax.PyExprMutator (its builder_ emits bindings, lookup_binding reads a variable's value)."""
+    import tvm
+    from tvm import relax
+
+    conv_op = tvm.ir.Op.get("relax.nn.conv2d")
+    matmul_op = tvm.ir.Op.get("relax.matmul")
+    count = [0]
+
+    @relax.expr_functor.mutator
+    class Rewriter(relax.PyExprMutator):
+        def visit_call_(self, original):
+            call = self.visit_expr_post_order(original)
+            if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
+                return call
+            new = None
+            if call.op.same_as(conv_op):
+                anchor = _conv(call)
+                new = None if anchor is None else on_conv(self, *anchor)
+            elif call.op.same_as(matmul_op):
+                anchor = _matmul(call)
+                new = None if anchor is None else on_matmul(self, *anchor)
+            if new is None:
+                return call
+            count[0] += 1
+            return new
+
+    rewriter = Rewriter(mod)
+    for gv, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            rewriter.builder_.update_func(gv, rewriter.visit_expr(func))
+    return relax.transform.Normalize()(rewriter.builder_.get()), count[0]
