@@ -8,9 +8,10 @@ warm-up, median ms. Per row:
 
 - kind: "vnni" (vnni.py's vpdpbusd kernels), "packed" (schedule.py's int32 multiply-add conv/matmul kernels,
   depthwise convs included) or "other" (quantize, pooling, epilogues not fused into a conv, ...);
-- MACs from the call's argument shapes: data [N, C, H, W] (or [M, K]), weight, output [N, O, H', W'] (or
-  [M, O]): N*O*H'*W' * (input channels per group) * kh * kw, and M*O*K for a matmul. The weight's layout
-  says the channels per group and kh, kw: vnni [O/L, C/4, kh, kw, L, 4] (ungrouped: C from the data, not
+- MACs from the call's argument shapes: data [N, C, H, W] (or [M, K]; the argument before the weight: a
+  fused residual may come first), weight, output [N, O, H', W'] (or [M, O], the last argument):
+  N*O*H'*W' * (input channels per group) * kh * kw, and M*O*K for a matmul. The weight's layout says the
+  channels per group and kh, kw: vnni [O/L, C/4, kh, kw, L, 4] (ungrouped: C from the data, not
   the padded C/4*4), packed [O/16, C/g, kh, kw, 16], plain OIHW [O, C/g, kh, kw]. Useful MACs only: the
   zero channels a kernel pads to its lanes are not counted;
 - GMAC/s = MACs / median time, and that as a share of the VNNI peak (benchmarks/int8_peak: vpdpbusd on every
@@ -33,8 +34,6 @@ from pathlib import Path
 
 import numpy as np
 
-MAC_WEIGHT_DIMS = (2, 4, 5, 6)  # matmul [K, O], OIHW, packed OIHW16o, vnni [O/L, C/4, kh, kw, L, 4]
-
 
 def kernel_kind(name: str, shapes: list) -> str:
     """ "vnni", "packed" or "other" for a kernel named `name` called with argument `shapes` [(shape, dtype)]."""
@@ -45,18 +44,37 @@ def kernel_kind(name: str, shapes: list) -> str:
     return "other"
 
 
+def _weight_index(shapes: list) -> int | None:
+    """Index of the weight among a kernel's arguments: the first packed (5-d) or vnni (6-d) integer tensor,
+    else the first int8 [O, C/g, kh, kw] or [K, O] one that fits the output (a fused residual or a second
+    input may come before the data, so the data is the argument before the weight)."""
+    out = shapes[-1][0]
+    for i, (w, dtype) in enumerate(shapes[1:-1], start=1):
+        if dtype.startswith("int") and len(w) in (5, 6):
+            return i
+    for i, (w, dtype) in enumerate(shapes[1:-1], start=1):
+        if dtype == "int8" and len(w) == 4 and len(out) == 4 and w[0] == out[1]:
+            return i
+        if dtype == "int8" and len(w) == 2 and len(out) == 2 and w[1] == out[1]:
+            return i
+    return None
+
+
 def call_macs(shapes: list) -> int:
     """Multiply-accumulates of one conv2d / matmul kernel call from its (shape, dtype) arguments (0 if not one):
-    data first, an integer weight second, the output last (see the module doc for the weight layouts)."""
+    an integer weight, the data just before it, the output last (see the module doc for the weight layouts)."""
     if len(shapes) < 3:
         return 0
-    (x, x_dtype), (w, w_dtype), (out, _) = shapes[0], shapes[1], shapes[-1]
-    if not (x_dtype.startswith(("int", "uint")) and w_dtype.startswith("int")) or len(w) not in MAC_WEIGHT_DIMS:
+    i = _weight_index(shapes)
+    if i is None:
+        return 0
+    (x, x_dtype), (w, _), (out, _) = shapes[i - 1], shapes[i], shapes[-1]
+    if not x_dtype.startswith(("int", "uint")):
         return 0
     outputs = int(np.prod(out))
     if len(x) == 2 and len(w) == 2 and len(out) == 2:  # matmul [M, K] x [K, O]
         return outputs * int(x[1]) if w[0] == x[1] else 0
-    if len(x) != 4 or len(out) != 4:
+    if len(x) != 4 or len(out) != 4 or len(w) == 2:
         return 0
     kh, kw = int(w[2]), int(w[3])
     per_group = int(x[1]) if len(w) == 6 else int(w[1])  # vnni kernels are ungrouped, their C/4 is padded
@@ -216,6 +234,9 @@ def main(argv: list[str]) -> int:
     print(f"{name} {channels}x{side}x{side}, rule {rule!r}, vnni {report['vnni']}")
     keys = ("name", "gmacs", "threads", "roundsGmacs", "noisy")
     print(f"peak ({peak_name}): {json.dumps([{k: r.get(k) for k in keys} for r in peak['rows']])}")
+    onnx_macs = {b: int8_peak.model_macs(onnx_file, b) for b in inputs}
+    listed = {b: e["macs"] for b, e in timed.items()}
+    print(f"MACs of the ONNX model's Conv/Gemm/MatMul {onnx_macs}, of the table's kernels {listed}")
     print(format_table(timed, gmacs, int(opts["top"]) if "top" in opts else None))
     return 0
 

@@ -32,6 +32,9 @@ def test_macs_from_shapes():
     dw = [((1, 32, 8, 8), "uint8"), ((2, 1, 3, 3, 16), "int8"), ((1, 32, 1, 1), "int32"), ((1, 32, 8, 8), "uint8")]
     assert tvm_kernels.call_macs(dw) == 32 * 8 * 8 * 9
     assert tvm_kernels.kernel_kind("fused_conv2d5_add_cast", dw) == "packed"
+    # a fused residual before the data: the data is the argument before the weight
+    res = [((1, 64, 8, 8), "uint8"), ((1, 64, 8, 8), "uint8"), ((4, 16, 3, 3, 16, 4), "int8"), ((1, 64, 8, 8), "uint8")]
+    assert tvm_kernels.call_macs(res) == 64 * 8 * 8 * 64 * 9
     # plain OIHW 1x1 and a matmul
     assert tvm_kernels.call_macs([((1, 8, 4, 4), "int16"), ((6, 8, 1, 1), "int8"), ((1, 6, 4, 4), "int32")]) == 768
     assert tvm_kernels.call_macs([((3, 64), "uint8"), ((64, 10), "int8"), ((3, 10), "float32")]) == 3 * 10 * 64
