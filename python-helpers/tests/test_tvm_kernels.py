@@ -5,7 +5,9 @@
 - On the digits model, built with the default rule and with "packed": every Conv/Gemm of the ONNX model is
   one MAC row, the first conv's MACs equal a hand count, the rows sum to int8_peak.model_macs, GMAC/s is
   MACs over the median time and the peak share GMAC/s over the peak given, and the kind is what the target
-  decides. No timing is asserted."""
+  decides.
+- A small PT2E export with a depthwise conv: its three convs listed with hand-counted MACs, the depthwise one
+  a "packed" kernel (vnni.py leaves grouped convs alone). No timing is asserted."""
 
 from __future__ import annotations
 
@@ -88,3 +90,48 @@ def test_peak_choice():
     no_vnni = {"rows": [{"name": "avx2", "gmacs": 50.0}, {"name": "vnni", "gmacs": None, "note": "no VNNI"}]}
     assert tvm_kernels.peak_gmacs(no_vnni) == (50.0, "avx2")
     assert tvm_kernels.peak_gmacs({"rows": []}) == (None, None)
+
+
+def _depthwise_qdq(path: Path) -> Path:
+    """A small QDQ ONNX model (PT2E, X86InductorQuantizer): 3x3 conv 3 -> 16, depthwise 3x3 (16 groups), 1x1
+    16 -> 8, on 3 x 16 x 16 inputs."""
+    import torch
+    from torch import nn
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
+
+    from qat_kernel.runtimes.onnx import qdq_export
+
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(16, 16, 3, padding=1, groups=16),
+        nn.ReLU(),
+        nn.Conv2d(16, 8, 1),
+    ).eval()
+    example = torch.randn(2, 3, 16, 16)
+    graph = torch.export.export(model, (example,)).module()
+    prepared = prepare_pt2e(graph, X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config()))
+    with torch.no_grad():
+        prepared(example)
+    qdq_export.export_qdq(convert_pt2e(prepared), example, path, 18, None)
+    return path
+
+
+def test_depthwise_convs_are_listed(tmp_path):
+    onnx_file = _depthwise_qdq(tmp_path / "dw.qdq.onnx")
+    report = build_tvm(onnx_file, "x86-64", tmp_path / "lib", fold_int8=True)
+    x = np.random.default_rng(0).random((2, 3, 16, 16), dtype=np.float32)
+    timed = tvm_kernels.roofline(tvm_kernels.time_kernels(report["artifact"], {2: x}, runs=2, warmup=1), PEAK)
+    convs = [n for n in onnx.load(str(onnx_file)).graph.node if n.op_type == "Conv"]
+    rows = [c for c in timed[2]["calls"] if c["macs"]]
+    assert len(rows) == len(convs) == 3
+    assert [c["macs"] for c in rows] == [2 * 16 * 16 * 16 * 3 * 9, 2 * 16 * 16 * 16 * 9, 2 * 8 * 16 * 16 * 16]
+    assert timed[2]["macs"] == int8_peak.model_macs(onnx_file, 2)
+    assert rows[1]["kind"] == "packed"  # depthwise: never a vnni kernel
+    uses_vnni = vnni.vnni_lanes(resolve_target("x86-64").target) > 0
+    assert [rows[0]["kind"], rows[2]["kind"]] == ["vnni" if uses_vnni else "packed"] * 2
