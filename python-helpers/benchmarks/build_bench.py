@@ -35,12 +35,12 @@ export: {{onnx: {{opset: 18, path: out/resnet18.qdq.onnx}}}}
 
 RESNET_MODEL = """import torch
 
-from benchmarks.vision_models import resnet18
+from benchmarks.vision_models import {model}
 
 
 def make_model():
     torch.manual_seed(0)
-    return resnet18()
+    return {model}()
 """
 
 RESNET_DATA = """import torch
@@ -57,10 +57,11 @@ def loaders(batch_size: int = 16):
 """
 
 
-def write_resnet_workspace(folder: Path, side: int) -> Path:
+def write_resnet_workspace(folder: Path, side: int, model: str = "resnet18") -> Path:
+    """A workspace training `model` (a vision_models function: resnet18, mobilenet_v2, ...) on random data."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "resnet18.qat.yaml").write_text(RESNET_CONFIG.format(side=side), encoding="utf-8")
-    (folder / "model.py").write_text(RESNET_MODEL, encoding="utf-8")
+    (folder / "model.py").write_text(RESNET_MODEL.format(model=model), encoding="utf-8")
     (folder / "data.py").write_text(RESNET_DATA.format(side=side), encoding="utf-8")
     return folder / "resnet18.qat.yaml"
 

@@ -1,12 +1,13 @@
-"""TVM INT8 ResNet-18: the default schedule rule against the previous one, next to ONNX Runtime.
+"""TVM INT8 ResNet-18 or MobileNetV2: the default schedule rule against the previous one, next to ONNX Runtime.
 
-Exports the build benchmark's ResNet-18 (random weights, two PT2E QAT steps, 3 x side x side) to QDQ
+Exports the build benchmark's ResNet-18 (or with --model mobilenet_v2 torchvision's MobileNetV2, whose
+depthwise convs keep the "packed" kernels; random weights, two PT2E QAT steps, 3 x side x side) to QDQ
 ONNX once, builds TVM INT8 (our fold) with schedule.py's default rule ("vnni": vpdpbusd kernels where
 the CPU has VNNI) and with the previous one ("packed": int32 multiply-adds), checks that both give the
 same outputs, and times them interleaved in one process next to
 ONNX Runtime INT8 on our export and on quantize_static's model (median ms, batch 1 and 16).
 
-Run: python -m benchmarks.tvm_int8_bench [side] [runs] [work folder] [--fp32]"""
+Run: python -m benchmarks.tvm_int8_bench [side] [runs] [work folder] [--fp32] [--model mobilenet_v2]"""
 
 from __future__ import annotations
 
@@ -22,15 +23,15 @@ import numpy as np
 BASE = "packed"  # the rule the default is compared with
 
 
-def export(folder: Path, side: int) -> tuple[Path, list]:
-    """(QDQ ONNX path, calibration batches) of the build benchmark's ResNet-18."""
+def export(folder: Path, side: int, model: str = "resnet18") -> tuple[Path, list]:
+    """(QDQ ONNX path, calibration batches) of the build benchmark's ResNet-18 (or another vision_models net)."""
     from benchmarks.build_bench import write_resnet_workspace
     from qat_kernel.pipeline import session
     from qat_kernel.pipeline.training import first_inputs
     from qat_kernel.rpc.context import RequestContext
     from qat_kernel.runtimes.tvm import job as method
 
-    config = write_resnet_workspace(folder, side)
+    config = write_resnet_workspace(folder, side, model)
     ctx = RequestContext(0, "bench", {"config": str(config)}, lambda *_: None)
     cfg = session.load(str(config), ctx)
     trained, _ = session.get(cfg, ctx)
@@ -63,11 +64,16 @@ def main(argv: list[str]) -> int:
     from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
 
     fp32_rows = "--fp32" in argv
+    model = "resnet18"
+    if "--model" in argv:
+        i = argv.index("--model")
+        model = argv[i + 1]
+        argv = argv[:i] + argv[i + 2 :]
     argv = [a for a in argv if not a.startswith("--")]
     side = int(argv[0]) if argv else 112
     runs = int(argv[1]) if len(argv) > 1 else 20
     work = Path(argv[2]) if len(argv) > 2 else Path(tempfile.mkdtemp(prefix="qat-tvm-int8-"))
-    onnx_file, calibration = export(work / "resnet18", side)
+    onnx_file, calibration = export(work / model, side, model)
     fp32 = strip_qdq(onnx_file, work / "fp32.onnx")
     qs = quantize_static_twin(fp32, work / "model.qs.onnx", calibration)
     fns, builds = {}, {}
@@ -94,7 +100,7 @@ def main(argv: list[str]) -> int:
     print(
         json.dumps(
             {
-                "model": f"ResNet-18 3x{side}x{side}",
+                "model": f"{model} 3x{side}x{side}",
                 "runs": runs,
                 "build_s": builds,
                 "outputs": checks,

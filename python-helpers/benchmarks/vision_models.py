@@ -1,5 +1,5 @@
-"""ResNet-50 and MobileNetV3-Large, quantized with PT2E (x86) and exported as QDQ ONNX: real model graphs
-for the graph viewer benchmark; ResNet-18 for the build benchmark (build_bench).
+"""ResNet-50, MobileNetV2 and MobileNetV3-Large, quantized with PT2E (x86) and exported as QDQ ONNX: real model graphs
+for the graph viewer benchmark; ResNet-18 and MobileNetV2 for the build and TVM INT8 benchmarks.
 
 torchvision does not import beside the CPU build of torch 2.13 we pin (its wheel is built against
 another torch), so the two networks are written out here with torchvision's layer structure and module
@@ -7,7 +7,7 @@ names (layer1.0.conv1, features.4.block.2.fc1, ...). One change: each ReLU use h
 (torchvision's Bottleneck and BasicBlock call one nn.ReLU several times, which X86InductorQuantizer rejects
 with "Input partition has more than one output node"). Weights are random: the graph, not accuracy, is measured.
 
-Run: python -m benchmarks.vision_models <resnet18|resnet50|mobilenet_v3_large> <out.onnx>"""
+Run: python -m benchmarks.vision_models <resnet18|resnet50|mobilenet_v2|mobilenet_v3_large> <out.onnx>"""
 
 from __future__ import annotations
 
@@ -184,7 +184,67 @@ def mobilenet_v3_large():
     return MobileNetV3()
 
 
-MODELS = {"resnet18": resnet18, "resnet50": resnet50, "mobilenet_v3_large": mobilenet_v3_large}
+def mobilenet_v2(num_classes: int = 1000):
+    """torchvision's MobileNetV2 (width 1.0): 3x3 stem, 17 inverted residuals (1x1 expand, 3x3 depthwise,
+    1x1 project; ReLU6), the 1x1 to 1280 channels and the classifier; module names as there."""
+    from torch import nn
+
+    class ConvBNReLU(nn.Sequential):
+        def __init__(self, cin, cout, k, stride=1, groups=1, act=True):
+            layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+            if act:
+                layers.append(nn.ReLU6())
+            super().__init__(*layers)
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, cin, cout, stride, expand):
+            super().__init__()
+            hidden = cin * expand
+            self.use_res = stride == 1 and cin == cout
+            layers = [ConvBNReLU(cin, hidden, 1)] if expand != 1 else []
+            layers += [ConvBNReLU(hidden, hidden, 3, stride, groups=hidden), ConvBNReLU(hidden, cout, 1, act=False)]
+            self.conv = nn.Sequential(*layers)
+
+        def forward(self, x):
+            y = self.conv(x)
+            return y + x if self.use_res else y
+
+    # (expand, out channels, repeats, first stride): torchvision's inverted_residual_setting
+    settings = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]
+
+    class MobileNetV2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layers, cin = [ConvBNReLU(3, 32, 3, 2)], 32
+            for t, c, n, s in settings:
+                for i in range(n):
+                    layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                    cin = c
+            layers.append(ConvBNReLU(cin, 1280, 1))
+            self.features = nn.Sequential(*layers)
+            self.avgpool = nn.AdaptiveAvgPool2d(1)
+            self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, num_classes))
+
+        def forward(self, x):
+            return self.classifier(self.avgpool(self.features(x)).flatten(1))
+
+    return MobileNetV2()
+
+
+MODELS = {
+    "resnet18": resnet18,
+    "resnet50": resnet50,
+    "mobilenet_v2": mobilenet_v2,
+    "mobilenet_v3_large": mobilenet_v3_large,
+}
 
 
 def export(name: str, out: str) -> dict:
