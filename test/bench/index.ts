@@ -6,6 +6,7 @@ import { benchLanguageServer } from './languageServer';
 import { benchReliability } from './reliability';
 import { benchSearch } from './search';
 import { benchTrain } from './train';
+import { benchTvmKernels } from './tvmKernels';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
     search: benchSearch,
     train: benchTrain,
     build: benchBuild,
+    tvmKernels: benchTvmKernels,
     reliability: benchReliability,
   };
   for (const [name, run] of Object.entries(benches)) if (!only.length || only.includes(name)) await run();
