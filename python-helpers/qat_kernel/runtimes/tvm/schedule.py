@@ -394,7 +394,7 @@ def cpu_schedule_pass(rule: str | None = None):
     import tvm
     from tvm.s_tir import dlight as dl
 
-    from qat_kernel.runtimes.tvm import dotprod, vnni
+    from qat_kernel.runtimes.tvm import depthwise, dotprod, vnni
 
     rule = rule or _current[0]
     if rule not in RULES:
@@ -403,13 +403,14 @@ def cpu_schedule_pass(rule: str | None = None):
     # so do the vpdpbusd kernels of an x86 VNNI build (vnni.py)
     sdot = dotprod.schedule_rule()
     dot = vnni.schedule_rule()
+    dw = depthwise.schedule_rule()  # the x86 depthwise kernels (depthwise.py)
     if rule == "rows":
-        return dl.ApplyDefaultSchedule(sdot, dot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
+        return dl.ApplyDefaultSchedule(sdot, dot, dw, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
     return tvm.transform.Sequential(
         [
             pack_conv_weights_pass(),
             dl.ApplyDefaultSchedule(
-                sdot, dot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
+                sdot, dot, dw, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
             ),
         ]
     )
