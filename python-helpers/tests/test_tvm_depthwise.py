@@ -4,6 +4,7 @@
   build's (depthwise=False) bit for bit: on small depthwise convs with stride 1 and 2, padding, dilation, a
   5x5 kernel, channel counts that are not a multiple of 16, u8, s8 and the fold's int16 (x - zero point)
   activations, a fused epilogue; and on a small PT2E export with a depthwise conv between two regular ones.
+- Stride-1 convs with output rows wider than depthwise.WIDE keep schedule.py's kernels (faster there).
 - The build says so: the report counts the rewritten convs, the per-kernel table lists them as "dw" kernels;
   only x86 targets get them (not aarch64), and grouped (not depthwise) convs are left alone."""
 
@@ -20,7 +21,7 @@ from qat_kernel.runtimes.tvm.run import run_tvm
 from qat_kernel.runtimes.tvm.targets import resolve_target
 
 
-def _dw_module(x_dtype: str, zp: int, c: int, k: int, stride: int, pad: int, dilation: int, groups=None):
+def _dw_module(x_dtype, zp, c, k, stride, pad, dilation, groups=None, side=(11, 10)):
     """A Relax module: x (uint8 | int8 | uint8 read as int16(x) - zp, the fold's form) -> int8 depthwise conv2d
     (groups == c unless given), int32 out, + a per-channel bias (an epilogue to fuse); the batch is dynamic."""
     import tvm
@@ -29,7 +30,7 @@ def _dw_module(x_dtype: str, zp: int, c: int, k: int, stride: int, pad: int, dil
     groups = groups or c
     bb = relax.BlockBuilder()
     batch = tvm.tirx.Var("n", "int64")
-    x = relax.Var("x", relax.TensorType([batch, c, 11, 10], "uint8" if x_dtype == "int16" else x_dtype))
+    x = relax.Var("x", relax.TensorType([batch, c, *side], "uint8" if x_dtype == "int16" else x_dtype))
     rng = np.random.default_rng(c * 10 + k)
     w = rng.integers(-128, 128, (c, c // groups, k, k)).astype(np.int8)
     bias = rng.integers(-1000, 1000, (1, c, 1, 1)).astype(np.int32)
@@ -95,6 +96,13 @@ def test_depthwise_kernels_are_exact(tmp_path, case):
 def test_grouped_convs_are_left_alone():
     _, count = depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, groups=4))
     assert count == 0
+
+
+def test_wide_stride_1_convs_keep_the_row_kernels():
+    # output rows wider than WIDE: schedule.py's row-vectorized kernels were faster there
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 17)))[1] == 0
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 16)))[1] == 1
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 2, 1, 1, side=(40, 40)))[1] == 1
 
 
 def test_only_x86_targets():

@@ -17,7 +17,14 @@ order: the outputs equal the previous build's bit for bit.
 
 schedule_rule() then computes per (batch, channel block, output row), in parallel, tiles of X output columns x
 16 int32 lanes kept in registers, the (ky, kx) loop outside the tile, and the fused epilogue (bias, requantize,
-relu, residual) from the tile while it is hot; the layout pass runs parallel over (batch, channel block)."""
+relu, residual) from the tile while it is hot; the layout pass runs parallel over (batch, channel block).
+
+Which convs: all strided ones, and stride-1 ones with output rows at most WIDE (16) wide. Per-kernel table of
+MobileNetV2 INT8 at 224, batch 1 (benchmarks/tvm_kernels, shared 2-core EPYC Zen 4, noisy), GMAC/s before ->
+with this kernel: stride 2 1.8 -> 6.9 (56x56), 1.8 -> 6.2 (28x28), 2.5 -> 5.4 (14x14), 2.2 -> 5.3 (7x7);
+stride 1 7x7 4.9 -> 8.4, 14x14 ~9.8 -> ~9.1 (a tie), but 28x28 13.5 -> 9.4, 56x56 18.6 -> 12.0, 112x112
+14.1 -> 11.8: there schedule.py's kernels, which vectorize along contiguous NCHW rows with no layout pass,
+stay."""
 
 from __future__ import annotations
 
@@ -27,7 +34,10 @@ BLOCK = "conv2d_depthwise"  # the reduction block (and PrimFunc name hint) of th
 PACK = "depthwise_pack"  # the block that lays the activation out
 UNPACK = "depthwise_unpack"  # the block that copies the accumulator to NCHW
 LANES = 16  # channels per block: 16 int32 lanes (one zmm, or two ymm without AVX512)
-COLS = (8, 7, 6, 5, 4, 3, 2, 1)  # output columns per register tile, the largest that divides the width
+COLS = (8, 7, 6, 5, 4, 3, 2, 1)
+# stride-1 convs whose output rows are wider than this keep schedule.py's kernels, which vectorize along the
+# (contiguous) rows and need no layout pass: faster there, measured on MobileNetV2 (module doc)
+WIDE = 16  # output columns per register tile, the largest that divides the width
 
 
 def is_x86(target) -> bool:
@@ -146,7 +156,12 @@ def _anchor(call):
     first = list(shape)[0]
     x_shape = [int(first) if isinstance(first, tvm.tirx.IntImm) else first, *(int(d) for d in dims)]
     pads = [int(p) for p in a.padding]
-    return x, x_shape, weight, pads, [int(s) for s in a.strides], [int(d) for d in a.dilation]
+    strides, dilation = [int(s) for s in a.strides], [int(d) for d in a.dilation]
+    kw = weight.shape[3]
+    ow = (x_shape[3] + pads[1] + pads[3] - (kw - 1) * dilation[1] - 1) // strides[1] + 1
+    if strides == [1, 1] and ow > WIDE:
+        return None
+    return x, x_shape, weight, pads, strides, dilation
 
 
 def rewrite(mod):
