@@ -1,10 +1,11 @@
 """TVM INT8 ResNet-18 or MobileNetV2: the default schedule rule against the previous one, next to ONNX Runtime.
 
 Exports the build benchmark's ResNet-18 (or with --model mobilenet_v2 torchvision's MobileNetV2, whose
-depthwise convs keep the "packed" kernels; random weights, two PT2E QAT steps, 3 x side x side) to QDQ
-ONNX once, builds TVM INT8 (our fold) with schedule.py's default rule ("vnni": vpdpbusd kernels where
-the CPU has VNNI) and with the previous one ("packed": int32 multiply-adds), checks that both give the
-same outputs, and times them interleaved in one process next to
+depthwise convs run on depthwise.py's kernels under "+dw"; random weights, two PT2E QAT steps, 3 x side x
+side) to QDQ ONNX once, builds TVM INT8 (our fold) with schedule.py's default rule ("vnni": vpdpbusd kernels
+where the CPU has VNNI) with and without depthwise.py's x86 depthwise kernels ("vnni+dw", "vnni") and with the
+previous rule ("packed": int32 multiply-adds, no depthwise.py), checks that all give the same outputs, and
+times them interleaved in one process next to
 ONNX Runtime INT8 on our export and on quantize_static's model (median ms, batch 1 and 16).
 
 Run: python -m benchmarks.tvm_int8_bench [side] [runs] [work folder] [--fp32] [--model mobilenet_v2]"""
@@ -82,21 +83,24 @@ def main(argv: list[str]) -> int:
         fns[name] = (lambda s, n: lambda a: s.run(None, {n: a})[0])(sess, sess.get_inputs()[0].name)
     variants = [("tvm-int8", True)] + ([("tvm-fp32", False)] if fp32_rows else [])
     for name, fold in variants:
-        for rule in (BASE, schedule.DEFAULT_RULE):
-            key = f"{name}[{rule}]"
+        # the int8 default also with depthwise.py's kernels ("+dw"); the other builds without them
+        kinds = [(BASE, False), (schedule.DEFAULT_RULE, False)] + ([(schedule.DEFAULT_RULE, None)] if fold else [])
+        for rule, dw in kinds:
+            key = f"{name}[{rule}{'' if dw is False else '+dw'}]"
             with schedule.use_rule(rule):
                 t0 = time.perf_counter()
-                report = build_tvm(onnx_file if fold else fp32, "x86-64", work / key, fold_int8=fold)
+                src = onnx_file if fold else fp32
+                report = build_tvm(src, "x86-64", work / key, fold_int8=fold, depthwise=dw)
             builds[key] = round(time.perf_counter() - t0, 1)
             fns[key] = load_tvm(report["artifact"])
     rng = np.random.default_rng(0)
     inputs = {b: rng.random((b, 3, side, side), dtype=np.float32) for b in (1, 16)}
     checks = {}
-    for name, _ in variants:
-        old, new = fns[f"{name}[{BASE}]"], fns[f"{name}[{schedule.DEFAULT_RULE}]"]
+    for key in [k for k in fns if k.startswith("tvm-") and not k.endswith(f"[{BASE}]")]:
+        old, new = fns[key.split("[")[0] + f"[{BASE}]"], fns[key]
         for b, x in inputs.items():
             a, c = old(x), new(x)
-            checks[f"{name} b{b}"] = "identical" if np.array_equal(a, c) else f"max diff {np.abs(a - c).max():.3g}"
+            checks[f"{key} b{b}"] = "identical" if np.array_equal(a, c) else f"max diff {np.abs(a - c).max():.3g}"
     print(
         json.dumps(
             {

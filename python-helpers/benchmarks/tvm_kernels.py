@@ -6,13 +6,14 @@ builtins (shapes, allocation) are not kernels and are left out. Each call in one
 (a PrimFunc used by several layers of the same shape gives several rows), timed over `runs` runs after a
 warm-up, median ms. Per row:
 
-- kind: "vnni" (vnni.py's vpdpbusd kernels), "packed" (schedule.py's int32 multiply-add conv/matmul kernels,
-  depthwise convs included) or "other" (quantize, pooling, epilogues not fused into a conv, ...);
+- kind: "vnni" (vnni.py's vpdpbusd kernels), "dw" (depthwise.py's channel-blocked depthwise convs), "packed"
+  (schedule.py's int32 multiply-add conv/matmul kernels, depthwise convs of builds without depthwise.py) or "other"
+  (quantize, pooling, epilogues not fused into a conv, ...);
 - MACs from the call's argument shapes: data [N, C, H, W] (or [M, K]; the argument before the weight: a
   fused residual may come first), weight, output [N, O, H', W'] (or [M, O], the last argument):
   N*O*H'*W' * (input channels per group) * kh * kw, and M*O*K for a matmul. The weight's layout says the
   channels per group and kh, kw: vnni [O/L, C/4, kh, kw, L, 4] (ungrouped: C from the data, not
-  the padded C/4*4), packed [O/16, C/g, kh, kw, 16], plain OIHW [O, C/g, kh, kw]. Useful MACs only: the
+  the padded C/4*4), packed and dw [O/16, C/g, kh, kw, 16], plain OIHW [O, C/g, kh, kw]. Useful MACs only: the
   zero channels a kernel pads to its lanes are not counted;
 - GMAC/s = MACs / median time, and that as a share of the VNNI peak (benchmarks/int8_peak: vpdpbusd on every
   CPU, best of 3 rounds) measured in the same run, before and after the kernels (the better of the two: other
@@ -23,7 +24,9 @@ The instrument is a Python call before and after each kernel (a few microseconds
 than they are; the per-run sum of kernel times is printed next to the untimed whole-model median for that.
 
 Run: python -m benchmarks.tvm_kernels <side> [resnet18|mobilenet_v2] [runs] [work folder] [--rule R] [--onnx F]
-     (--onnx: time that QDQ ONNX model instead of exporting one; side is then its input side)"""
+     [--depthwise on|off]
+     (--onnx: time that QDQ ONNX model instead of exporting one; side is then its input side; --depthwise: build
+     with or without depthwise.py's kernels, default the build's choice)"""
 
 from __future__ import annotations
 
@@ -41,6 +44,8 @@ def kernel_kind(name: str, shapes: list) -> str:
     """ "vnni", "packed" or "other" for a kernel named `name` called with argument `shapes` [(shape, dtype)]."""
     if "vnni" in name:
         return "vnni"
+    if "depthwise" in name:
+        return "dw"
     if ("conv2d" in name or "matmul" in name or "dense" in name) and call_macs(shapes) > 0:
         return "packed"
     return "other"
@@ -204,7 +209,7 @@ def main(argv: list[str]) -> int:
     rest = []
     it = iter(argv)
     for a in it:
-        if a in ("--rule", "--onnx", "--top"):
+        if a in ("--rule", "--onnx", "--top", "--depthwise"):
             opts[a[2:]] = next(it)
         else:
             rest.append(a)
@@ -226,7 +231,8 @@ def main(argv: list[str]) -> int:
         dims = onnx.load(str(onnx_file)).graph.input[0].type.tensor_type.shape.dim
         channels = dims[1].dim_value
     with schedule.use_rule(rule):
-        report = build_tvm(onnx_file, "x86-64", work / f"tvm-int8-{rule}", fold_int8=True)
+        depthwise = {"on": True, "off": False}.get(opts.get("depthwise", ""))  # default: the build's choice
+        report = build_tvm(onnx_file, "x86-64", work / f"tvm-int8-{rule}", fold_int8=True, depthwise=depthwise)
     rng = np.random.default_rng(0)
     inputs = {b: rng.random((b, channels, side, side), dtype=np.float32) for b in (1, 16)}
     before = int8_peak.peak()
@@ -236,7 +242,7 @@ def main(argv: list[str]) -> int:
     gmacs = max(g0, g1) if g0 and g1 else None
     timed = roofline(timed, gmacs)
     name = onnx_file.name if "onnx" in opts else model
-    print(f"{name} {channels}x{side}x{side}, rule {rule!r}, vnni {report['vnni']}")
+    print(f"{name} {channels}x{side}x{side}, rule {rule!r}, vnni {report['vnni']}, depthwise {report['depthwise']}")
     keys = ("name", "gmacs", "threads", "roundsGmacs", "noisy")
     for when, peak in (("before", before), ("after", after)):
         print(f"peak {when} ({peak_name}): {json.dumps([{k: r.get(k) for k in keys} for r in peak['rows']])}")

@@ -7,7 +7,8 @@
   MACs over the median time and the peak share GMAC/s over the peak given, and the kind is what the target
   decides.
 - A small PT2E export with a depthwise conv: its three convs listed with hand-counted MACs, the depthwise one
-  a "packed" kernel (vnni.py leaves grouped convs alone). No timing is asserted."""
+  a "dw" kernel (vnni.py leaves grouped convs alone, depthwise.py takes depthwise ones on x86). No timing is
+  asserted."""
 
 from __future__ import annotations
 
@@ -132,6 +133,6 @@ def test_depthwise_convs_are_listed(tmp_path):
     assert len(rows) == len(convs) == 3
     assert [c["macs"] for c in rows] == [2 * 16 * 16 * 16 * 3 * 9, 2 * 16 * 16 * 16 * 9, 2 * 8 * 16 * 16 * 16]
     assert timed[2]["macs"] == int8_peak.model_macs(onnx_file, 2)
-    assert rows[1]["kind"] == "packed"  # depthwise: never a vnni kernel
+    assert rows[1]["kind"] == "dw"  # depthwise: never a vnni kernel, but depthwise.py's on x86
     uses_vnni = vnni.vnni_lanes(resolve_target("x86-64").target) > 0
     assert [rows[0]["kind"], rows[2]["kind"]] == ["vnni" if uses_vnni else "packed"] * 2

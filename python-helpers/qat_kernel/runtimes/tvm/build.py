@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qat_kernel import atomic
+from qat_kernel.runtimes.tvm import depthwise as depthwisemod
 from qat_kernel.runtimes.tvm import dotprod as dotprodmod
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
@@ -247,6 +248,7 @@ def build_tvm(
     fp16=None,
     dotprod: bool | None = None,
     vnni: bool | None = None,
+    depthwise: bool | None = None,
 ) -> dict:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
@@ -258,7 +260,9 @@ def build_tvm(
     module path -> the override that keeps it fp16 (None: not fp16). dotprod: lay the int8 conv/matmul out
     for sdot (dotprod.py; None: where the target is aarch64 with +dotprod). vnni: lay them out for vpdpbusd
     (vnni.py; None: under the default schedule rule "vnni"; either way only where the x86 target has
-    AVX512-VNNI or AVX-VNNI and our schedule runs). Raises ToolchainMissing (with
+    AVX512-VNNI or AVX-VNNI and our schedule runs). depthwise: run the int8 depthwise convs as channel-blocked
+    kernels (depthwise.py; None: under the rules "vnni" and "packed"; either way only for x86 CPU targets
+    with our schedule). Raises ToolchainMissing (with
     the install command) before any work when the target's compiler is missing."""
     import tvm
 
@@ -343,6 +347,13 @@ def build_tvm(
         vnni_report = {"rewritten": rewritten, "instruction": "vpdpbusd", "lanes": lanes}
         check_cancelled()
 
+    depthwise_report = None
+    x86 = fold_int8 and schedule and resolved.device == "cpu" and depthwisemod.is_x86(resolved.target)
+    if x86 and (depthwise if depthwise is not None else schedulemod.current_rule() in ("vnni", "packed")):
+        mod, rewritten = depthwisemod.rewrite(mod)
+        depthwise_report = {"rewritten": rewritten, "lanes": depthwisemod.LANES}
+        check_cancelled()
+
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
     tvm_target = resolved.tvm_target()
     capture: dict = {}
@@ -408,6 +419,7 @@ def build_tvm(
             "fold": fold_report,
             "dotprod": dotprod_report,
             "vnni": vnni_report,
+            "depthwise": depthwise_report,
             "fp16": fp16_section,
             "notes": list(resolved.notes) + fp16_notes,
         }

@@ -17,7 +17,9 @@ match keeps the next rule's (or TVM's default) code.
   151.3, ONNX Runtime INT8 on our export 14.5 / 227.3, quantize_static's 3.2 / 110.5 in the same run;
   224x224 123.6 / 1393 -> 36.0 / 617, ORT 69.0 / 896 and 38.3 / 437.
   Per kernel (benchmarks/tvm_kernels, README): ResNet-18's vnni 3x3 convs reach 24-47 % of the measured
-  vpdpbusd peak; in MobileNetV2 the depthwise convs, still "packed", take ~36 % of the time at ~1.5 %.
+  vpdpbusd peak; in MobileNetV2 the depthwise convs, then "packed", took ~36 % of the time at ~1.5 %.
+  Under "vnni" and "packed", x86 builds run the int8 depthwise convs (strided, or rows at most 16 wide) as
+  depthwise.py's channel-blocked kernels (16 int32 lanes over channels), scheduled by its rule.
 
 "packed" -- NCHW conv2d with a constant weight and output channels divisible by 16:
   a module pass first repacks the weight constant at build time to OIHW16o (the PrimFunc's weight
@@ -394,7 +396,7 @@ def cpu_schedule_pass(rule: str | None = None):
     import tvm
     from tvm.s_tir import dlight as dl
 
-    from qat_kernel.runtimes.tvm import dotprod, vnni
+    from qat_kernel.runtimes.tvm import depthwise, dotprod, vnni
 
     rule = rule or _current[0]
     if rule not in RULES:
@@ -403,13 +405,14 @@ def cpu_schedule_pass(rule: str | None = None):
     # so do the vpdpbusd kernels of an x86 VNNI build (vnni.py)
     sdot = dotprod.schedule_rule()
     dot = vnni.schedule_rule()
+    dw = depthwise.schedule_rule()  # the x86 depthwise kernels (depthwise.py)
     if rule == "rows":
-        return dl.ApplyDefaultSchedule(sdot, dot, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
+        return dl.ApplyDefaultSchedule(sdot, dot, dw, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
     return tvm.transform.Sequential(
         [
             pack_conv_weights_pass(),
             dl.ApplyDefaultSchedule(
-                sdot, dot, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
+                sdot, dot, dw, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
             ),
         ]
     )
