@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qat_kernel.runtimes.tvm import kernel_rules
+
 BLOCK = "conv2d_depthwise"  # the reduction block (and PrimFunc name hint) of the rewritten kernels
 PACK = "depthwise_pack"  # the block that lays the activation out
 UNPACK = "depthwise_unpack"  # the block that copies the accumulator to NCHW
@@ -201,56 +203,28 @@ def rewrite(mod):
 
 def schedule_rule():
     """A dlight CPU rule for the conv2d_depthwise kernels, ahead of schedule.py's rules (see the module doc)."""
-    from tvm import s_tir
     from tvm.s_tir.dlight.base.utils import get_extent
-    from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
-    class DepthwiseConv(CPUScheduleRule):
-        def apply(self, func, target, _tunable):
-            if not self.is_target_available(target):
-                return None
-            sch = s_tir.Schedule(func)
-            try:
-                sch.get_sblock(BLOCK)
-            except Exception:  # noqa: BLE001 - not one of ours
-                return None
-            try:
-                self._schedule(sch)
-            except Exception:  # noqa: BLE001 - the unscheduled kernel is still correct
-                return s_tir.Schedule(func)
-            return sch
+    def schedule(sch, conv):
+        last = kernel_rules.inline_around(sch, BLOCK, PACK)
+        n, cb, y, x, lane, ry, rx = sch.get_loops(conv)
+        width = get_extent(sch, x)
+        cols = next(t for t in COLS if width % t == 0)
+        xo, xi = sch.split(x, factors=[None, cols])
+        sch.reorder(n, cb, y, xo, ry, rx, xi, lane)
+        sch.parallel(sch.fuse(n, cb, y))
+        sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
+        sch.vectorize(lane)
+        sch.unroll(xi)
+        init = sch.decompose_reduction(conv, ry)
+        iloops = sch.get_loops(init)
+        sch.vectorize(iloops[-1])
+        sch.unroll(iloops[-2])
+        tail = sch.get_loops(last)[-1]  # the epilogue's columns: contiguous NCHW stores
+        sch.vectorize(tail)
+        pack = sch.get_sblock(PACK)
+        ploops = sch.get_loops(pack)
+        sch.parallel(sch.fuse(ploops[0], ploops[1]))
+        sch.vectorize(ploops[-1])
 
-        def _schedule(self, sch):
-            conv = sch.get_sblock(BLOCK)
-            root = sch.get_sblock("root")
-            blocks = list(sch.get_child_blocks(root))
-            index = [sch.get(b).name_hint for b in blocks].index(BLOCK)
-            for b in blocks[:index]:
-                if sch.get(b).name_hint != PACK:
-                    sch.compute_inline(b)  # a fused producer of the epilogue (a residual's dequantize)
-            consumers = list(sch.get_child_blocks(root))
-            consumers = consumers[[sch.get(b).name_hint for b in consumers].index(BLOCK) + 1 :]
-            for c in consumers[:-1]:
-                sch.compute_inline(c)
-            last = consumers[-1]
-            n, cb, y, x, lane, ry, rx = sch.get_loops(conv)
-            width = get_extent(sch, x)
-            cols = next(t for t in COLS if width % t == 0)
-            xo, xi = sch.split(x, factors=[None, cols])
-            sch.reorder(n, cb, y, xo, ry, rx, xi, lane)
-            sch.parallel(sch.fuse(n, cb, y))
-            sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
-            sch.vectorize(lane)
-            sch.unroll(xi)
-            init = sch.decompose_reduction(conv, ry)
-            iloops = sch.get_loops(init)
-            sch.vectorize(iloops[-1])
-            sch.unroll(iloops[-2])
-            tail = sch.get_loops(last)[-1]  # the epilogue's columns: contiguous NCHW stores
-            sch.vectorize(tail)
-            pack = sch.get_sblock(PACK)
-            ploops = sch.get_loops(pack)
-            sch.parallel(sch.fuse(ploops[0], ploops[1]))
-            sch.vectorize(ploops[-1])
-
-    return DepthwiseConv()
+    return kernel_rules.block_rule(BLOCK, schedule)

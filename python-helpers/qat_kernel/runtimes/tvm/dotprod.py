@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qat_kernel.runtimes.tvm import anchors
+from qat_kernel.runtimes.tvm import anchors, kernel_rules
 
 SHIFT = 128
 BLOCK = "conv2d_sdot"  # the TE block (and PrimFunc name hint) of the rewritten kernels
@@ -131,38 +131,21 @@ def schedule_rule():
     reduction kept in order with the input channels innermost, the epilogue computed per output element right
     after its sum; the producers (pad, shift to s8, NHWC transpose) stay separate passes, parallel over their
     outer loop. A kernel this cannot schedule keeps TVM's unscheduled code (still sdot), never another rule."""
-    from tvm import s_tir
-    from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
-    class DotprodConv(CPUScheduleRule):
-        def apply(self, func, target, _tunable):
-            if not self.is_target_available(target):
-                return None
-            sch = s_tir.Schedule(func)
-            try:
-                conv = sch.get_sblock(BLOCK)
-            except Exception:  # noqa: BLE001 - not one of ours
-                return None
-            try:
-                self._schedule(sch, conv)
-            except Exception:  # noqa: BLE001 - the unscheduled kernel still uses sdot
-                return s_tir.Schedule(func)
-            return sch
+    def schedule(sch, conv):
+        root = sch.get_sblock("root")
+        blocks = list(sch.get_child_blocks(root))
+        index = [sch.get(b).name_hint for b in blocks].index(BLOCK)
+        consumers = blocks[index + 1 :]
+        for c in consumers[:-1]:
+            sch.compute_inline(c)
+        n, f, _y, x, _ry, _rx, _rc = sch.get_loops(conv)
+        sch.parallel(sch.fuse(n, f))
+        if consumers:
+            sch.reverse_compute_at(consumers[-1], x, preserve_unit_loops=True)
+        for b in blocks[:index]:
+            loops = sch.get_loops(b)
+            if len(loops) >= 2:
+                sch.parallel(sch.fuse(loops[0], loops[1]))
 
-        def _schedule(self, sch, conv):
-            root = sch.get_sblock("root")
-            blocks = list(sch.get_child_blocks(root))
-            index = [sch.get(b).name_hint for b in blocks].index(BLOCK)
-            consumers = blocks[index + 1 :]
-            for c in consumers[:-1]:
-                sch.compute_inline(c)
-            n, f, _y, x, _ry, _rx, _rc = sch.get_loops(conv)
-            sch.parallel(sch.fuse(n, f))
-            if consumers:
-                sch.reverse_compute_at(consumers[-1], x, preserve_unit_loops=True)
-            for b in blocks[:index]:
-                loops = sch.get_loops(b)
-                if len(loops) >= 2:
-                    sch.parallel(sch.fuse(loops[0], loops[1]))
-
-    return DotprodConv()
+    return kernel_rules.block_rule(BLOCK, schedule)

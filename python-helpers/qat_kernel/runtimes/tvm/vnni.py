@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qat_kernel.runtimes.tvm import anchors
+from qat_kernel.runtimes.tvm import anchors, kernel_rules
 
 BLOCK = "conv2d_vnni"  # the reduction block (and PrimFunc name hint) of the rewritten kernels
 PACK = "vnni_pack"  # the block that lays the activation out
@@ -254,54 +254,26 @@ def schedule_rule():
     over its outer loops; then parallel over (batch, output-channel tiles, rows), per tile of X columns an
     F x X x L int32 accumulator tile, the reduction (c/4, ky, kx) outside, the (L channels x 4 inputs) step one
     vpdpbusd, and the epilogue computed from the tile while it is hot."""
-    from tvm import s_tir
     from tvm.s_tir.dlight.base.utils import get_extent
-    from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
-    class VnniConv(CPUScheduleRule):
-        def apply(self, func, target, _tunable):
-            if not self.is_target_available(target):
-                return None
-            sch = s_tir.Schedule(func)
-            try:
-                sch.get_sblock(BLOCK)
-            except Exception:  # noqa: BLE001 - not one of ours
-                return None
-            try:
-                self._schedule(sch)
-            except Exception:  # noqa: BLE001 - the unscheduled kernel still uses vpdpbusd
-                return s_tir.Schedule(func)
-            return sch
+    def schedule(sch, conv):
+        last = kernel_rules.inline_around(sch, BLOCK, PACK)
+        n, f, y, x, rc, ry, rx = sch.get_loops(conv)
+        width, tiles = get_extent(sch, x), get_extent(sch, f)
+        cols = next(t for t in range(TILE[1], 0, -1) if width % t == 0)
+        tile = next(t for t in range(TILE[0], 0, -1) if tiles % t == 0)
+        fo, ft = sch.split(f, factors=[None, tile])
+        xo, xi = sch.split(x, factors=[None, cols])
+        sch.reorder(n, fo, y, xo, rc, ry, rx, ft, xi)
+        sch.parallel(sch.fuse(n, fo, y))
+        sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
+        init = sch.decompose_reduction(conv, rc)
+        for loop in sch.get_loops(init)[-2:]:
+            sch.unroll(loop)
+        sch.unroll(xi)
+        sch.unroll(ft)
+        pack = sch.get_sblock(PACK)
+        ploops = sch.get_loops(pack)
+        sch.parallel(sch.fuse(ploops[0], ploops[1]))
 
-        def _schedule(self, sch):
-            conv = sch.get_sblock(BLOCK)
-            root = sch.get_sblock("root")
-            blocks = list(sch.get_child_blocks(root))
-            index = [sch.get(b).name_hint for b in blocks].index(BLOCK)
-            for b in blocks[:index]:
-                if sch.get(b).name_hint != PACK:
-                    sch.compute_inline(b)  # a fused producer of the epilogue (a residual's dequantize)
-            consumers = list(sch.get_child_blocks(root))
-            consumers = consumers[[sch.get(b).name_hint for b in consumers].index(BLOCK) + 1 :]
-            for c in consumers[:-1]:
-                sch.compute_inline(c)
-            last = consumers[-1]
-            n, f, y, x, rc, ry, rx = sch.get_loops(conv)
-            width, tiles = get_extent(sch, x), get_extent(sch, f)
-            cols = next(t for t in range(TILE[1], 0, -1) if width % t == 0)
-            tile = next(t for t in range(TILE[0], 0, -1) if tiles % t == 0)
-            fo, ft = sch.split(f, factors=[None, tile])
-            xo, xi = sch.split(x, factors=[None, cols])
-            sch.reorder(n, fo, y, xo, rc, ry, rx, ft, xi)
-            sch.parallel(sch.fuse(n, fo, y))
-            sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
-            init = sch.decompose_reduction(conv, rc)
-            for loop in sch.get_loops(init)[-2:]:
-                sch.unroll(loop)
-            sch.unroll(xi)
-            sch.unroll(ft)
-            pack = sch.get_sblock(PACK)
-            ploops = sch.get_loops(pack)
-            sch.parallel(sch.fuse(ploops[0], ploops[1]))
-
-    return VnniConv()
+    return kernel_rules.block_rule(BLOCK, schedule)

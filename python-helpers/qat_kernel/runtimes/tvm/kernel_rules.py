@@ -1,0 +1,45 @@
+"""What the dlight CPU rules of our own kernels share (dotprod.py, vnni.py, depthwise.py): a rule that takes only
+the PrimFuncs holding its block, and the set-up of a kernel whose laid-out input and fused epilogue surround it."""
+
+from __future__ import annotations
+
+
+def block_rule(block: str, schedule):
+    """A dlight CPU rule for the PrimFuncs with an s_tir block named `block` (ahead of schedule.py's rules):
+    schedule(sch, block_rv) shapes them. A kernel it cannot shape keeps its unscheduled code (correct, and still
+    on its instruction), never another rule's."""
+    from tvm import s_tir
+    from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
+
+    class BlockRule(CPUScheduleRule):
+        def apply(self, func, target, _tunable):
+            if not self.is_target_available(target):
+                return None
+            sch = s_tir.Schedule(func)
+            try:
+                found = sch.get_sblock(block)
+            except Exception:  # noqa: BLE001 - not one of ours
+                return None
+            try:
+                schedule(sch, found)
+            except Exception:  # noqa: BLE001 - the unscheduled kernel is still correct
+                return s_tir.Schedule(func)
+            return sch
+
+    return BlockRule()
+
+
+def inline_around(sch, block: str, layout: str):
+    """Inlines every producer of `block` but the `layout` block (the producers left are a fused epilogue's, e.g. a
+    residual's dequantize) and every consumer but the last; returns the last consumer."""
+    root = sch.get_sblock("root")
+    blocks = list(sch.get_child_blocks(root))
+    index = [sch.get(b).name_hint for b in blocks].index(block)
+    for b in blocks[:index]:
+        if sch.get(b).name_hint != layout:
+            sch.compute_inline(b)
+    consumers = list(sch.get_child_blocks(root))
+    consumers = consumers[[sch.get(b).name_hint for b in consumers].index(block) + 1 :]
+    for c in consumers[:-1]:
+        sch.compute_inline(c)
+    return consumers[-1]
