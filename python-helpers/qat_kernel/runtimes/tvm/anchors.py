@@ -5,9 +5,28 @@ weight and int32 out. One Relax mutator finds them; each rewrite says what stand
 from __future__ import annotations
 
 
+def info(expr):
+    """The type (struct info) of a Relax expression."""
+    return getattr(expr, "ty", None) or getattr(expr, "struct_info", None)
+
+
 def dtype(expr) -> str | None:
     """The element type of a Relax expression, None when it has none."""
-    return getattr(getattr(expr, "ty", None) or getattr(expr, "struct_info", None), "dtype", None)
+    return getattr(info(expr), "dtype", None)
+
+
+def as_replacement(kernel, x_shape, x_dtype: str):
+    """A PrimFunc written for an anchor's input [N, C, H, W] (N an int or symbolic) readied for call_tir in its
+    place: unnamed (the block builder names it) and, for a static batch, specialised to it, since FuseTIR wants
+    the fused epilogue's buffer shapes to equal the kernel's."""
+    import tvm
+    from tvm.script import tirx as T
+
+    kernel = kernel.without_attr("global_symbol")
+    if isinstance(x_shape[0], int):
+        x_buf = tvm.tirx.decl_buffer([T.int64(int(d)) for d in x_shape], x_dtype, "x")
+        kernel = kernel.specialize({kernel.params[0]: x_buf})
+    return kernel
 
 
 def _conv(call):

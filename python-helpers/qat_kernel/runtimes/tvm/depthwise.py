@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qat_kernel.runtimes.tvm import kernel_rules
+from qat_kernel.runtimes.tvm import anchors, kernel_rules
 
 BLOCK = "conv2d_depthwise"  # the reduction block (and PrimFunc name hint) of the rewritten kernels
 PACK = "depthwise_pack"  # the block that lays the activation out
@@ -72,11 +72,9 @@ def pack_weight(w_c1hw: np.ndarray) -> np.ndarray:
 def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation):
     """PrimFunc (x, packed w) -> NCHW int32 (see the module doc): block PACK, the reduction block BLOCK over
     an [N, C/16, OH, OW, 16] accumulator, block UNPACK."""
-    import tvm
     from tvm.script import tirx as T
 
     c, h, wd = (int(d) for d in x_shape[1:])
-    batch = x_shape[0] if isinstance(x_shape[0], int) else None
     cb, _one, kh, kw, lanes = (int(d) for d in w_shape)
     pt, pl, pb, pr = padding
     (sh, sw), (dh, dw) = strides, dilation
@@ -115,16 +113,10 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation):
                 vb, vf, vy, vx = T.axis.remap("SSSS", [b, f, yy, xx])
                 out[vb, vf, vy, vx] = acc[vb, vf // lanes, vy, vx, vf % lanes]
 
-    kernel = kernel.without_attr("global_symbol")  # bb.add_func names it
-    if batch is not None:
-        # FuseTIR wants the fused epilogue's buffer shapes to equal these
-        x_buf = tvm.tirx.decl_buffer([T.int64(d) for d in (batch, c, h, wd)], x_dtype, "x")
-        kernel = kernel.specialize({kernel.params[0]: x_buf})
-    return kernel
+    return anchors.as_replacement(kernel, x_shape, x_dtype)
 
 
-def _info(expr):
-    return getattr(expr, "ty", None) or getattr(expr, "struct_info", None)
+_info = anchors.info
 
 
 def _anchor(call):

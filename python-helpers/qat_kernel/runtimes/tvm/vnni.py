@@ -84,11 +84,9 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shif
     reduction over (c/4, ky, kx) whose step is one vpdpbusd on an [N, O/L, H, W, L] accumulator (block
     BLOCK), then copied to NCHW. The step is written as the LLVM call itself, not tensorized: s_tir's
     tensorize copies the intrinsic through tvm.ir.save_json, which crashes with apache-tvm-ffi 0.1.15."""
-    import tvm
     from tvm.script import tirx as T
 
     c, h, wd = (int(d) for d in x_shape[1:])
-    batch = x_shape[0] if isinstance(x_shape[0], int) else None
     ol, c4, kh, kw, lanes, _ = (int(d) for d in w_shape)
     pt, pl, pb, pr = padding
     (sh, sw), (dh, dw) = strides, dilation
@@ -147,16 +145,10 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shif
                 vb, vf, vy, vx = T.axis.remap("SSSS", [b, f, yy, xx])
                 out[vb, vf, vy, vx] = acc[vb, vf // lanes, vy, vx, vf % lanes]
 
-    kernel = kernel.without_attr("global_symbol")  # bb.add_func names it
-    if batch is not None:
-        # FuseTIR wants the fused epilogue's buffer shapes to equal these
-        x_buf = tvm.tirx.decl_buffer([T.int64(d) for d in (batch, c, h, wd)], x_dtype, "x")
-        kernel = kernel.specialize({kernel.params[0]: x_buf})
-    return kernel
+    return anchors.as_replacement(kernel, x_shape, x_dtype)
 
 
-def _info(expr):
-    return getattr(expr, "ty", None) or getattr(expr, "struct_info", None)
+_info = anchors.info
 
 
 _dtype = anchors.dtype
