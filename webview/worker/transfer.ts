@@ -1,15 +1,19 @@
 // A laid-out graph as it crosses from the layout worker to the page. Structured clone copies every object and
 // every string one by one: at 100k nodes the graph's edges and the layout (a Map of boxes, edges with point
 // objects) took as long to clone as the nodes themselves. Here the edges and the layout go as typed arrays
-// (transferred, not copied) of indices into the node list and into one table of tensor names, and the page
-// rebuilds the same objects from them. Only the tensors the drawn nodes read go along (the properties panel
-// shows a node's inputs; a collapsed group has none).
+// (transferred, not copied) of indices into the node list and into one table of tensor names, the nodes and
+// tensors as columns (worker/columns.ts), and the page rebuilds the same objects from them. Only the tensors
+// the drawn nodes read go along (the properties panel shows a node's inputs; a collapsed group has none).
 import type { LaidOut } from '../../protocol/webview';
 import type { Graph, TensorInfo } from '../importers/types';
 import type { Layout, Placed } from '../view/layout';
+import { packNodes, packTensors, unpackNodes, unpackTensors, type NodeColumns, type TensorColumns } from './columns';
 
 export interface PackedLaidOut extends Omit<LaidOut, 'graph' | 'layout'> {
-  graph: Omit<Graph, 'edges'>;
+  /** The graph's other fields (name, opsets, modules, ...) as they are. */
+  graph: Omit<Graph, 'edges' | 'nodes' | 'tensors'>;
+  nodes: NodeColumns;
+  tensors: TensorColumns;
   /** The edges' tensor names. */
   names: string[];
   /** Per edge: from and to (node indices) and the tensor (name index); labels of the few labelled edges. */
@@ -93,12 +97,17 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
     }
   }
   pointStart[layout.edges.length] = at / 2;
-  // The graph's other fields (name, opsets, modules, ...) as they are.
-  const rest: Partial<Graph> = { ...graph, tensors };
+  const rest: Partial<Graph> = { ...graph };
   delete rest.edges;
+  delete rest.nodes;
+  delete rest.tensors;
+  const nodes = packNodes(graph.nodes);
+  const tensorColumns = packTensors(tensors);
   const { big, expanded, total, timings, layoutBy, laidOutNodes } = laidOut;
   const packed: PackedLaidOut = {
-    graph: rest as Omit<Graph, 'edges'>,
+    graph: rest as PackedLaidOut['graph'],
+    nodes: nodes.columns,
+    tensors: tensorColumns.columns,
     big,
     expanded,
     total,
@@ -116,14 +125,18 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
     width: layout.width,
     height: layout.height,
   };
-  const transfer = [edges, placedOrder, boxes, routes, pointStart, points].map((a) => a.buffer as ArrayBuffer);
+  const transfer = [
+    ...[edges, placedOrder, boxes, routes, pointStart, points].map((a) => a.buffer as ArrayBuffer),
+    ...nodes.transfer,
+    ...tensorColumns.transfer,
+  ];
   return { packed, transfer };
 }
 
 /** The laid-out graph again, as the worker had it (nodes, edges and layout objects rebuilt). */
 export function unpack(p: PackedLaidOut): LaidOut {
   const { names } = p;
-  const nodes = p.graph.nodes;
+  const nodes = unpackNodes(p.nodes);
   const labels = new Map(p.edgeLabels);
   const edges: Graph['edges'] = [];
   for (let k = 0; k < p.edges.length / 3; k++) {
@@ -148,7 +161,7 @@ export function unpack(p: PackedLaidOut): LaidOut {
   }
   const { graph, big, expanded, total, timings, layoutBy, laidOutNodes } = p;
   return {
-    graph: { ...graph, nodes, edges },
+    graph: { ...graph, nodes, edges, tensors: unpackTensors(p.tensors) },
     layout: { nodes: placed, edges: routes, width: p.width, height: p.height },
     big,
     expanded,
