@@ -50,7 +50,7 @@ export function dagreLayout(graph: Graph): Layout {
  */
 export function fitView(
   viewport: { width: number; height: number },
-  layout: Layout,
+  layout: Pick<Layout, 'width' | 'height'>,
 ): { scale: number; x: number; y: number; w: number; h: number } {
   const W = layout.width || 1,
     H = layout.height || 1;

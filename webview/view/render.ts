@@ -1,11 +1,12 @@
 // SVG rendering with pan (drag) and zoom (wheel) through the viewBox.
 import type { LayerResult } from '../../protocol/kernel';
-import { isQdq, qdqRole, type Graph, type GraphNode } from '../importers/types';
+import { qdqRole, type Graph, type GraphNode } from '../importers/types';
 import { fitView, type Layout } from './layout';
 import { colourResolver } from './colours';
-import { categoryFill, opCategory } from './opCategory';
+import { opCategory } from './opCategory';
+import { nodeFill, QDQ_TAG } from './nodeLook';
 import { readableOn, textColours } from './contrast';
-import { bandOf, layerFor } from './metrics';
+import { layerFor } from './metrics';
 import type { Viewport } from './minimap';
 import { edgeShapes, labelPlace, midpoint } from './shapes';
 
@@ -32,15 +33,6 @@ export interface RenderOptions {
   onView?: (v: Viewport) => void;
   /** Draw each edge's tensor shape beside it (the toolbar's Shapes toggle; showShapes changes it later). */
   shapes?: boolean;
-}
-
-/** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops by category, the rest. */
-export function nodeFill(n: GraphNode, layer: LayerResult | undefined, threshold: number): string {
-  if (isQdq(n.op)) return 'var(--vscode-charts-purple, #b180d7)';
-  if (layer) return bandOf(layer.cosine, threshold).colour;
-  const category = n.kind === 'op' ? opCategory(n.op) : undefined;
-  if (category) return categoryFill(category);
-  return n.kind === 'op' ? 'var(--vscode-editorWidget-background, #eee)' : 'var(--vscode-badge-background, #ddd)';
 }
 
 const BADGE_COLOUR = {
@@ -73,9 +65,6 @@ export function nodeText(): {
 const estimateWidth = (text: string) => text.length * 6.2;
 const fitText = (width: number, ...texts: string[]) =>
   texts.find((t) => estimateWidth(t) <= width - 6) ?? texts[texts.length - 1];
-
-/** Short tag drawn on Q/DQ boxes, ahead of the op. */
-export const QDQ_TAG = { q: 'Q', dq: 'DQ', fq: 'FQ' } as const;
 
 const FRAME_PAD = 5;
 

@@ -1,0 +1,167 @@
+// What the canvas draws, as flat arrays: each drawn node's box, fill, label, sub-label and precision badge, sorted
+// by y so the visible rows are found by binary search, and each edge's points with its bounding box. The layout
+// worker makes one with the layout and posts it (transferred, not copied) ahead of the graph, so the page draws
+// the first frame of a large graph before the node objects have crossed over; the canvas renderer then draws
+// from the same arrays. No DOM here: colours stay CSS (theme variables) until the page resolves them.
+import type { LayerResult } from '../../protocol/kernel';
+import type { ExecutedOverlay } from '../../protocol/webview';
+import { qdqRole, type Graph, type Precision } from '../importers/types';
+import type { Layout } from './layout';
+import { layerFor } from './metrics';
+import { nodeFill, QDQ_TAG } from './nodeLook';
+import type { RenderStats } from './render';
+
+export const PRECISIONS: readonly Precision[] = ['int8', 'fp16', 'bf16', 'fp32'];
+const BADGED = new Set<string>(PRECISIONS);
+
+export interface Scene {
+  /** Per drawn node, in order of y: its index in the graph's nodes. */
+  node: Int32Array;
+  /** Per drawn node: centre x, centre y, width, height. */
+  box: Float64Array;
+  /** Per drawn node: its fill, an index into `fills` (CSS). */
+  fill: Uint16Array;
+  fills: string[];
+  /** Per drawn node: its label and its second line (-1: none), indices into `texts`. */
+  label: Int32Array;
+  sub: Int32Array;
+  texts: string[];
+  /** Per drawn node: 0, or 1 + the index of its precision badge in PRECISIONS. */
+  precision: Uint8Array;
+  /** Per layout edge: its points (x, y) are points[2 * pointStart[k], 2 * pointStart[k + 1]). */
+  pointStart: Int32Array;
+  points: Float64Array;
+  /** Per layout edge: its bounding box (min x, min y, max x, max y) and whether it stands for a collapsed Q/DQ pair. */
+  edgeBox: Float64Array;
+  int8Edge: Uint8Array;
+  width: number;
+  height: number;
+  stats: RenderStats;
+}
+
+/** The arrays' buffers, to transfer with the scene. */
+export const sceneBuffers = (s: Scene): ArrayBuffer[] =>
+  [s.node, s.box, s.fill, s.label, s.sub, s.precision, s.pointStart, s.points, s.edgeBox, s.int8Edge].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
+
+/**
+ * `layers`: the compared layers as drawn (collapsed groups included); `executed`: a runtime's precisions, which
+ * win over the file's for the badge (view/executed.ts applies the same to the page's nodes).
+ */
+export function sceneOf(
+  graph: Graph,
+  layout: Layout,
+  layers: readonly LayerResult[],
+  threshold: number,
+  executed?: ExecutedOverlay,
+): Scene {
+  const byModule = new Map(layers.map((l) => [l.module, l]));
+  const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
+  const drawn: number[] = [];
+  graph.nodes.forEach((n, i) => {
+    if (layout.nodes.has(n.id)) drawn.push(i);
+  });
+  const ys = new Float64Array(graph.nodes.length);
+  for (const i of drawn) ys[i] = layout.nodes.get(graph.nodes[i].id)!.y;
+  drawn.sort((a, b) => ys[a] - ys[b] || a - b);
+  const count = drawn.length;
+  const node = Int32Array.from(drawn);
+  const box = new Float64Array(count * 4);
+  const fill = new Uint16Array(count);
+  const label = new Int32Array(count);
+  const sub = new Int32Array(count);
+  const precision = new Uint8Array(count);
+  const fills: string[] = [];
+  const fillIndex = new Map<string, number>();
+  const texts: string[] = [];
+  const textIndex = new Map<string, number>();
+  const intern = (s: string, table: string[], index: Map<string, number>) => {
+    let k = index.get(s);
+    if (k === undefined) {
+      k = table.length;
+      table.push(s);
+      index.set(s, k);
+    }
+    return k;
+  };
+  for (let j = 0; j < count; j++) {
+    const n = graph.nodes[node[j]];
+    const p = layout.nodes.get(n.id)!;
+    box[4 * j] = p.x;
+    box[4 * j + 1] = p.y;
+    box[4 * j + 2] = p.width;
+    box[4 * j + 3] = p.height;
+    const role = qdqRole(n.op);
+    const layer = n.kind === 'op' && !role ? layerFor(n, byModule) : undefined;
+    stats.nodes++;
+    if (role) stats.qdq++;
+    if (layer) stats.coloured++;
+    fill[j] = intern(nodeFill(n, layer, threshold), fills, fillIndex);
+    label[j] = intern(
+      role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op,
+      texts,
+      textIndex,
+    );
+    const second =
+      n.kind === 'group'
+        ? layer
+          ? `worst cos ${layer.cosine.toFixed(4)}`
+          : undefined
+        : layer
+          ? `${n.module} ${layer.cosine.toFixed(4)}`
+          : n.module;
+    sub[j] = second ? intern(second, texts, textIndex) : -1;
+    const ran = executed?.ops[n.name]?.precision;
+    const badge = ran && BADGED.has(ran) ? ran : n.precision;
+    precision[j] = badge ? PRECISIONS.indexOf(badge as Precision) + 1 : 0;
+  }
+  const quantized = new Set(graph.edges.filter((e) => e.label).map((e) => `${e.from}>${e.to}`));
+  const edges = layout.edges;
+  const pointStart = new Int32Array(edges.length + 1);
+  let total = 0;
+  for (const e of edges) total += e.points.length;
+  const points = new Float64Array(total * 2);
+  const edgeBox = new Float64Array(edges.length * 4);
+  const int8Edge = new Uint8Array(edges.length);
+  let at = 0;
+  for (let k = 0; k < edges.length; k++) {
+    const e = edges[k];
+    pointStart[k] = at / 2;
+    let minX = Infinity,
+      minY = Infinity,
+      maxX = -Infinity,
+      maxY = -Infinity;
+    for (const q of e.points) {
+      points[at++] = q.x;
+      points[at++] = q.y;
+      minX = Math.min(minX, q.x);
+      maxX = Math.max(maxX, q.x);
+      minY = Math.min(minY, q.y);
+      maxY = Math.max(maxY, q.y);
+    }
+    edgeBox[4 * k] = minX;
+    edgeBox[4 * k + 1] = minY;
+    edgeBox[4 * k + 2] = maxX;
+    edgeBox[4 * k + 3] = maxY;
+    int8Edge[k] = quantized.size && quantized.has(`${e.from}>${e.to}`) ? 1 : 0;
+  }
+  pointStart[edges.length] = at / 2;
+  return {
+    node,
+    box,
+    fill,
+    fills,
+    label,
+    sub,
+    texts,
+    precision,
+    pointStart,
+    points,
+    edgeBox,
+    int8Edge,
+    width: layout.width,
+    height: layout.height,
+    stats,
+  };
+}
