@@ -4,6 +4,7 @@ import type { Graph } from '../webview/importers/types';
 import type { Layout } from '../webview/view/layout';
 import type { PackedLaidOut } from '../webview/worker/transfer';
 import type { BaseLayout, Boxes } from '../webview/view/layoutReuse';
+import type { Scene } from '../webview/view/scene';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. */
 export interface WeightStats {
@@ -85,8 +86,9 @@ export type FromWebview =
       /** Collapsed module groups drawn, and nodes in the whole model. */
       groups: number;
       total: number;
-      /** Milliseconds spent decoding, laying out and drawing (to the first frame). */
-      timings: { decode: number; layout: number; render: number };
+      /** Milliseconds spent decoding, laying out and drawing (to the frame that has the graph's nodes), and for a
+       * view drawn on canvas, from the model's arrival to the first frame (the layout worker's scene), when that came first. */
+      timings: { decode: number; layout: number; render: number; firstFrame?: number };
       layoutBy: LayoutSource;
       /** Nodes the layout step placed: all drawn for a new layout, an opened group's for 'group', 0 when reused. */
       laidOutNodes: number;
@@ -113,6 +115,8 @@ export interface LayoutOptions {
   reuse?: Boxes;
   /** The view as drawn with module `scope` still closed (the request opens it): only its contents are laid out. */
   opened?: BaseLayout & { scope: string };
+  /** What colours the nodes: with it, a view drawn on canvas gets its scene (view/scene.ts) posted first. */
+  colouring?: { layers: LayerResult[]; threshold: number; executed?: ExecutedOverlay };
 }
 
 /** A view's layout as kept for its file content: `options` names the view options it was made for. */
@@ -157,6 +161,8 @@ export type FromLayoutWorker =
   | ({ type: 'laidOut'; id: number } & LaidOut)
   /** The same, with its edges, tensor lists and layout as typed arrays (webview/worker/transfer.ts). */
   | ({ type: 'packed'; id: number } & PackedLaidOut)
+  /** Ahead of the laid-out graph, for a view drawn on canvas: what the first frame draws. */
+  | { type: 'scene'; id: number; scene: Scene; total: number }
   | { type: 'failed'; id: number; message: string };
 
 /** The mixed-precision front page (client/search/frontChart.ts) to the extension: a point picked, or loaded. */

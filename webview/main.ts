@@ -12,7 +12,9 @@ import { showProperties } from './view/properties';
 import { layerDrift } from './view/drift';
 import { applyExecuted, executedSummary } from './view/executed';
 import { renderCanvas } from './view/canvasRender';
-import { renderGraph } from './view/render';
+import { renderGraph, type RenderOptions } from './view/render';
+import type { Scene } from './view/scene';
+import { drawPreview } from './view/sceneDraw';
 import { nodeFill } from './view/nodeLook';
 import { colourResolver } from './view/colours';
 import { createMinimap } from './view/minimap';
@@ -179,6 +181,9 @@ async function draw(
   const base = !reuse && openedScope && view ? boxesOf(view.graph, view.layout) : undefined;
   const opened: (BaseLayout & { scope: string }) | undefined =
     base && openedScope ? { ...base, ids: view!.graph.nodes.map((n) => n.id), scope: openedScope } : undefined;
+  // A view drawn on canvas: the worker's scene is drawn as soon as it comes, ahead of the graph's nodes.
+  let scene: Scene | undefined;
+  let firstFrame: number | undefined;
   const laidOut = await layoutInWorker(
     modelKey,
     bytes,
@@ -188,8 +193,18 @@ async function draw(
       expanded: expanded === undefined ? undefined : expanded && [...expanded],
       ...(reuse ? { reuse } : {}),
       ...(opened ? { opened } : {}),
+      colouring: { layers: msg.layers, threshold: msg.threshold, ...(msg.executed ? { executed: msg.executed } : {}) },
     },
     msg.title,
+    (s, total) => {
+      if (mine !== generation) return;
+      scene = s;
+      // The page around the graph first, as it will be: the legend, the summary and the layer table take their
+      // height from the canvas, which the first frame should have already.
+      pageAround(msg, total, s.groups, s.stats.qdq, s.executedCounts);
+      drawPreview($('canvas'), s);
+      requestAnimationFrame(() => (firstFrame ??= performance.now() - t0));
+    },
   );
   if (mine !== generation) return; // a newer request arrived meanwhile
   const { graph, layout, big, timings, inWorker, total } = laidOut;
@@ -216,8 +231,7 @@ async function draw(
     $('canvas').getBoundingClientRect(),
   );
   // SVG stays crisp and inspectable for model-sized graphs; past the dagre limit the canvas draws only what is visible.
-  const render = big ? renderCanvas : renderGraph;
-  const result = render($('canvas'), graph, layout, shown, msg.threshold, {
+  const options: RenderOptions = {
     // Compared layers (with the config that made them) and nodes that know their source line get a context menu.
     contextFor: (node, layer) => {
       if (node.kind === 'group' || !(layer || node.source)) return undefined;
@@ -256,21 +270,18 @@ async function draw(
     onCollapse: (module) => toggleGroup(module, false),
     onView: (v) => mini.show(v),
     shapes: state.shapes ?? !big,
-  });
+  };
+  const result = big
+    ? renderCanvas($('canvas'), graph, layout, shown, msg.threshold, options, scene)
+    : renderGraph($('canvas'), graph, layout, shown, msg.threshold, options);
   ($('shapes') as HTMLInputElement).checked = state.shapes ?? !big;
   showShapes = result.showShapes;
   mini.onPan = result.centreOn;
   fit = result.fit;
   view = { graph, layout, select: result.select };
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
-  legend(msg.threshold);
-  layerTable(msg.layers, msg.threshold);
   const groups = graph.nodes.filter((n) => n.kind === 'group').length;
-  const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
-  $('summary').textContent =
-    `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${result.stats.qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
-    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '') +
-    (msg.executed && executedCounts ? ` · ${executedSummary(msg.executed, executedCounts)}` : '');
+  pageAround(msg, total, groups, result.stats.qdq, executedCounts);
   requestAnimationFrame(() => {
     const t2 = performance.now();
     vscode.postMessage({
@@ -281,7 +292,12 @@ async function draw(
       groups,
       total,
       // Handing the bytes on and the transfer to and from the worker count as decode time.
-      timings: { decode: t1 - t0 - timings.layout, layout: timings.layout, render: t2 - t1 },
+      timings: {
+        decode: t1 - t0 - timings.layout,
+        layout: timings.layout,
+        render: t2 - t1,
+        ...(firstFrame !== undefined ? { firstFrame } : {}),
+      },
       layoutBy: laidOut.layoutBy,
       laidOutNodes: laidOut.laidOutNodes,
     });
@@ -291,6 +307,23 @@ async function draw(
     if (laidOut.layoutBy === 'layered' || laidOut.layoutBy === 'group')
       setTimeout(() => keepLayout(kept, key, viewKey(msg.renderer, expanded), graph, layout, msg.contentKey), 0);
   });
+}
+
+/** The legend, the layer table and the summary line of a view. */
+function pageAround(
+  msg: ShowGraph,
+  total: number,
+  groups: number,
+  qdq: number,
+  executedCounts: Record<string, number> | undefined,
+): void {
+  legend(msg.threshold);
+  layerTable(msg.layers, msg.threshold);
+  const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
+  $('summary').textContent =
+    `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
+    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '') +
+    (msg.executed && executedCounts ? ` · ${executedSummary(msg.executed, executedCounts)}` : '');
 }
 
 function keepLayout(

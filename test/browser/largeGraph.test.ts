@@ -66,6 +66,90 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
   await page.close();
 });
 
+/**
+ * In the page, before its scripts: the layout worker's answers with the graph's nodes ('packed') are held until
+ * window.__release() runs, so the test sees what the page draws before they arrive.
+ */
+function holdNodes(): void {
+  const w = window as unknown as { __held: Array<() => void>; __release: () => void; __released?: boolean };
+  const desc = Object.getOwnPropertyDescriptor(Worker.prototype, 'onmessage')!;
+  w.__held = [];
+  w.__release = () => {
+    w.__released = true;
+    for (const f of w.__held.splice(0)) f();
+  };
+  Object.defineProperty(Worker.prototype, 'onmessage', {
+    configurable: true,
+    get() {
+      return desc.get!.call(this);
+    },
+    set(fn: (ev: MessageEvent) => void) {
+      desc.set!.call(this, (ev: MessageEvent) => {
+        if ((ev.data as { type?: string })?.type === 'packed' && !w.__released) w.__held.push(() => fn.call(this, ev));
+        else fn.call(this, ev);
+      });
+    },
+  });
+}
+
+/** The canvas's pixels after the next two frames: how many differ from the background, and a digest of them. */
+const canvasPixels = (page: import('playwright-core').Page, selector: string) =>
+  page.locator(selector).evaluate(
+    (c: HTMLCanvasElement) =>
+      new Promise<{ inked: number; digest: string }>((resolve) =>
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => {
+            const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+            let inked = 0;
+            let h = 0;
+            for (let i = 0; i < data.length; i += 4) {
+              if (data[i + 3]) inked++;
+              h = (Math.imul(h, 31) + data[i] * 16777216 + data[i + 1] * 65536 + data[i + 2] * 256 + data[i + 3]) | 0;
+            }
+            resolve({ inked, digest: `${c.width}x${c.height}:${h}` });
+          }),
+        ),
+      ),
+  );
+
+test("a large graph's first frame is drawn from the layout worker's scene before its nodes arrive, and it is the picture the renderer then draws", async () => {
+  const { page, violations } = await openWebview(
+    harness.browser,
+    harness.server.origin,
+    { width: 1000, height: 800 },
+    1,
+    holdNodes,
+  );
+  await postToWebview(page, {
+    type: 'showGraph',
+    title: 'g5k.onnx',
+    onnx: Buffer.from(onnxBase64, 'base64'),
+    layers: [],
+    threshold: 0.99,
+    groups: 'flat',
+  });
+  await page.locator('#canvas canvas[data-preview]').waitFor({ timeout: 30_000 });
+  const preview = await canvasPixels(page, '#canvas canvas[data-preview]');
+  const early = await page.evaluate(() => ({
+    held: (window as unknown as { __held: unknown[] }).__held.length,
+    sent: (window as unknown as { __sent: Array<{ type: string }> }).__sent.map((m) => m.type),
+  }));
+  assert.equal(early.held, 1, "the graph's nodes had not reached the page");
+  assert.ok(!early.sent.includes('rendered'), 'nothing was rendered from the nodes yet');
+  assert.ok(preview.inked > 1000, `the first frame drew the graph (${preview.inked} pixels)`);
+
+  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+  const rendered = await waitForSent<{ renderer: string; timings: Record<string, number> }>(page, 'rendered', 30_000);
+  assert.equal(rendered.renderer, 'canvas');
+  const { firstFrame, decode, layout, render } = rendered.timings;
+  assert.ok(firstFrame > 0 && firstFrame < decode + layout + render, JSON.stringify(rendered.timings));
+  assert.equal(await page.locator('#canvas canvas[data-preview]').count(), 0, 'the renderer replaced the first frame');
+  const full = await canvasPixels(page, '#canvas canvas');
+  assert.equal(full.digest, preview.digest, 'the renderer draws the same picture');
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
 test('a large model with module scopes opens as collapsed groups; clicking one opens it, and it collapses again', async () => {
   const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
   await postToWebview(page, {

@@ -61,8 +61,11 @@ export async function openWebview(
   origin: string,
   viewport = { width: 1100, height: 1100 },
   deviceScaleFactor = 1,
+  /** Runs in the page before its own scripts (as page.addInitScript). */
+  beforeLoad?: () => void,
 ): Promise<OpenedPage> {
   const page = await browser.newPage({ viewport, deviceScaleFactor });
+  if (beforeLoad) await page.addInitScript(beforeLoad);
   const violations: string[] = [];
   page.on('console', (m) => {
     if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());

@@ -8,13 +8,21 @@ const BADGED: ReadonlySet<string> = new Set(['int8', 'fp16', 'bf16', 'fp32']);
 
 /** Marks every node the overlay names; returns how many ops run in each precision. */
 export function applyExecuted(graph: Graph, overlay: ExecutedOverlay): Record<string, number> {
-  const counts: Record<string, number> = {};
   for (const n of graph.nodes) {
     const e = overlay.ops[n.name];
     if (!e) continue;
     n.executed = e;
     if (BADGED.has(e.precision)) n.precision = e.precision as Precision;
-    if (e.role === 'compute') counts[e.precision] = (counts[e.precision] ?? 0) + 1;
+  }
+  return executedCounts(graph.nodes, overlay);
+}
+
+/** How many of these nodes' compute ops the overlay has running in each precision. */
+export function executedCounts(nodes: readonly GraphNode[], overlay: ExecutedOverlay): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const n of nodes) {
+    const e = overlay.ops[n.name];
+    if (e?.role === 'compute') counts[e.precision] = (counts[e.precision] ?? 0) + 1;
   }
   return counts;
 }

@@ -7,6 +7,7 @@ import type { LayerResult } from '../../protocol/kernel';
 import type { ExecutedOverlay } from '../../protocol/webview';
 import { qdqRole, type Graph, type Precision } from '../importers/types';
 import type { Layout } from './layout';
+import { executedCounts } from './executed';
 import { layerFor } from './metrics';
 import { nodeFill, QDQ_TAG } from './nodeLook';
 import type { RenderStats } from './render';
@@ -37,6 +38,10 @@ export interface Scene {
   width: number;
   height: number;
   stats: RenderStats;
+  /** Collapsed module groups drawn. */
+  groups: number;
+  /** With a runtime's precisions: how many compute ops run in each. */
+  executedCounts?: Record<string, number>;
 }
 
 /** The arrays' buffers, to transfer with the scene. */
@@ -163,5 +168,7 @@ export function sceneOf(
     width: layout.width,
     height: layout.height,
     stats,
+    groups: graph.nodes.filter((n) => n.kind === 'group').length,
+    ...(executed ? { executedCounts: executedCounts(graph.nodes, executed) } : {}),
   };
 }

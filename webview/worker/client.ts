@@ -9,6 +9,7 @@
 // worker kept running, and its re-layouts do not decode again.
 import workerSource from '../../build/generated/layout-worker.js.txt';
 import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
+import type { Scene } from '../view/scene';
 import { decodeAndLayout, type LaidOut, type ViewOptions } from './pipeline';
 import { unpack } from './transfer';
 
@@ -21,7 +22,12 @@ let workerUrl: string | undefined;
 let nextId = 1;
 const pending = new Map<
   number,
-  { resolve: (r: LaidOut) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }
+  {
+    resolve: (r: LaidOut) => void;
+    reject: (e: Error) => void;
+    timer: ReturnType<typeof setTimeout>;
+    onScene?: (scene: Scene, total: number) => void;
+  }
 >();
 /** The model last sent; its bytes are kept only when the worker does not keep the decoded model. */
 let model: { key: string; fileName: string; bytes?: Uint8Array } | undefined;
@@ -34,6 +40,11 @@ function getWorker(): Worker | null {
     const w = new Worker(workerUrl);
     w.onmessage = (ev: MessageEvent<FromLayoutWorker>) => {
       const p = pending.get(ev.data.id);
+      // The scene comes ahead of the answer to the same request.
+      if (ev.data.type === 'scene') {
+        p?.onScene?.(ev.data.scene, ev.data.total);
+        return;
+      }
       pending.delete(ev.data.id);
       if (p) clearTimeout(p.timer);
       if (!pending.size && !keepWorker && worker === w) {
@@ -59,12 +70,16 @@ export function startWorker(): void {
   getWorker();
 }
 
-/** `bytes` may be left out to re-lay out the model last sent under the same key. */
+/**
+ * `bytes` may be left out to re-lay out the model last sent under the same key. With `options.colouring`, a view
+ * drawn on canvas gets its scene (what its first frame draws) through `onScene` before the promise settles.
+ */
 export function layoutInWorker(
   key: string,
   bytes: Uint8Array | undefined,
   options: ViewOptions = {},
   fileName = '',
+  onScene?: (scene: Scene, total: number) => void,
 ): Promise<LaidOut & { inWorker: boolean }> {
   const w = getWorker();
   if (!w) return Promise.resolve({ ...decodeAndLayout(key, bytes, options, fileName), inWorker: false });
@@ -90,7 +105,7 @@ export function layoutInWorker(
       }
       pending.clear();
     }, LAYOUT_TIMEOUT_MS);
-    pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject, timer });
+    pending.set(id, { resolve: (r) => resolve({ ...r, inWorker: true }), reject, timer, onScene });
     w.postMessage(
       { type: 'layout', id, key, bytes: send, fileName: model!.fileName, options } satisfies ToLayoutWorker,
       send ? [send.buffer] : [],

@@ -1,5 +1,9 @@
-// Web worker: decodes the model and lays it out off the UI thread, so the view stays responsive.
+// Web worker: decodes the model and lays it out off the UI thread, so the view stays responsive. A view drawn on
+// canvas gets its scene first (typed arrays, transferred): the page draws it while the graph's nodes are packed,
+// cloned and rebuilt on its side, which at 100k nodes takes longer than decoding and laying out did.
 import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
+import { groupMetrics } from '../view/groups';
+import { sceneBuffers, sceneOf } from '../view/scene';
 import { decodeAndLayout } from './pipeline';
 import { pack } from './transfer';
 
@@ -7,12 +11,20 @@ const post = (m: FromLayoutWorker, transfer: Transferable[] = []) =>
   (self as unknown as Worker).postMessage(m, transfer);
 
 self.onmessage = (ev: MessageEvent<ToLayoutWorker>) => {
+  const { id, options } = ev.data;
   try {
-    const laidOut = decodeAndLayout(ev.data.key, ev.data.bytes, ev.data.options, ev.data.fileName);
+    const laidOut = decodeAndLayout(ev.data.key, ev.data.bytes, options, ev.data.fileName);
+    const colouring = options.colouring;
+    if (laidOut.big && colouring) {
+      const { graph, layout } = laidOut;
+      const layers = [...colouring.layers, ...groupMetrics(graph, colouring.layers)];
+      const scene = sceneOf(graph, layout, layers, colouring.threshold, colouring.executed);
+      post({ type: 'scene', id, scene, total: laidOut.total }, sceneBuffers(scene));
+    }
     const packed = pack(laidOut);
-    if (packed) post({ type: 'packed', id: ev.data.id, ...packed.packed }, packed.transfer);
-    else post({ type: 'laidOut', id: ev.data.id, ...laidOut });
+    if (packed) post({ type: 'packed', id, ...packed.packed }, packed.transfer);
+    else post({ type: 'laidOut', id, ...laidOut });
   } catch (err) {
-    post({ type: 'failed', id: ev.data.id, message: (err as Error).message });
+    post({ type: 'failed', id, message: (err as Error).message });
   }
 };
