@@ -18,13 +18,19 @@ export function inheritScopes(graph: Graph, producers: Map<string, GraphNode> = 
   for (let pass = 0; pass < 2; pass++) {
     for (const n of orphans) {
       if (n.scopes?.length) continue;
-      const next = (consumers.get(n.outputs[0]) ?? []).find((c) => c.scopes?.length);
-      const prev = producers.get(n.inputs[0]);
-      const scopes = next?.scopes ?? prev?.scopes;
-      if (scopes?.length) n.scopes = scopes.slice(0, -1).length ? scopes.slice(0, -1) : scopes;
+      let scopes: string[] | undefined;
+      for (const c of consumers.get(n.outputs[0]) ?? NONE)
+        if (c.scopes?.length) {
+          scopes = c.scopes;
+          break;
+        }
+      scopes ??= producers.get(n.inputs[0])?.scopes;
+      if (scopes?.length) n.scopes = scopes.length > 1 ? scopes.slice(0, -1) : scopes;
     }
   }
 }
+
+const NONE: readonly GraphNode[] = [];
 
 /** Top-level scopes, the ones collapsed when a large graph opens. */
 export function topScopes(graph: Graph): string[] {

@@ -21,6 +21,7 @@ export function bandOf(cosine: number, threshold: number): Band {
 
 /** The layer result a graph node belongs to: same module path, or a submodule of it. */
 export function layerFor(node: GraphNode, byModule: Map<string, LayerResult>): LayerResult | undefined {
+  if (!byModule.size) return undefined;
   for (let m = node.module; m; m = m.includes('.') ? m.slice(0, m.lastIndexOf('.')) : undefined) {
     const hit = byModule.get(m);
     if (hit) return hit;

@@ -18,15 +18,22 @@ const RULES: Array<[OpCategory, RegExp]> = [
   ['control', /^if$|^loop$|^scan$|^where$|^cond$|while_loop|^sequence/],
 ];
 
+/** By op: a model has a few dozen distinct ops and every drawn node asks. */
+const known = new Map<string, OpCategory | null>();
+
 /** The category of an op name (ONNX `Conv`, or a torch/aten name such as `conv2d.default`), if it has one. */
 export function opCategory(op: string): OpCategory | undefined {
-  const name = op
-    .toLowerCase()
-    .replace(/^aten[._:]+/, '')
-    .replace(/\.(default|tensor|int|self|scalar)$/, '')
-    .replace(/_+$/, '');
-  for (const [category, re] of RULES) if (re.test(name)) return category;
-  return undefined;
+  let category = known.get(op);
+  if (category === undefined) {
+    const name = op
+      .toLowerCase()
+      .replace(/^aten[._:]+/, '')
+      .replace(/\.(default|tensor|int|self|scalar)$/, '')
+      .replace(/_+$/, '');
+    category = RULES.find(([, re]) => re.test(name))?.[0] ?? null;
+    if (known.size < 10_000) known.set(op, category);
+  }
+  return category ?? undefined;
 }
 
 /** The fill of an uncompared op of a category: a page variable set per theme kind in the webview's style. */

@@ -64,12 +64,12 @@ export function sceneOf(
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
   const drawn: number[] = [];
-  graph.nodes.forEach((n, i) => {
-    if (layout.nodes.has(n.id)) drawn.push(i);
+  const placed = graph.nodes.map((n, i) => {
+    const p = layout.nodes.get(n.id);
+    if (p) drawn.push(i);
+    return p;
   });
-  const ys = new Float64Array(graph.nodes.length);
-  for (const i of drawn) ys[i] = layout.nodes.get(graph.nodes[i].id)!.y;
-  drawn.sort((a, b) => ys[a] - ys[b] || a - b);
+  drawn.sort((a, b) => placed[a]!.y - placed[b]!.y || a - b);
   const count = drawn.length;
   const node = Int32Array.from(drawn);
   const box = new Float64Array(count * 4);
@@ -92,7 +92,7 @@ export function sceneOf(
   };
   for (let j = 0; j < count; j++) {
     const n = graph.nodes[node[j]];
-    const p = layout.nodes.get(n.id)!;
+    const p = placed[node[j]]!;
     box[4 * j] = p.x;
     box[4 * j + 1] = p.y;
     box[4 * j + 2] = p.width;
