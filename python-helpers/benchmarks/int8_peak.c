@@ -2,11 +2,18 @@
  * OpenMP team: the ceiling an int8 conv kernel can reach here. Built and run by benchmarks/int8_peak.py.
  *   avx2   vpmaddubsw (32 u8 x s8 products in int16 pairs) + vpmaddwd by ones + vpaddd: the AVX2 path
  *   vnni   vpdpbusd (AVX512-VNNI, 64 products into int32), only where the CPU has it (-DHAVE_VNNI512)
+ *   amx    tdpbusd (AMX-INT8: a 16x64 u8 tile times a 64x16 s8 tile into 16x16 int32, 16,384 products), only
+ *          where the CPU has it (-DHAVE_AMX) and Linux lets the process use the tile registers (arch_prctl)
  * Eight independent accumulators hide the latency; an empty asm keeps the operands live each iteration
  * so nothing is hoisted. Prints one JSON line per sequence: {"name", "macs", "seconds", "threads"}. */
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
+#ifdef HAVE_AMX
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #define ITERS 20000000L
 
@@ -46,7 +53,38 @@ static long vnni(void) {
 }
 #endif
 
-static void run(const char* name, long (*fn)(void), long macs_per_iter) {
+#ifdef HAVE_AMX
+/* Linux hands out the AMX tile data state only on request, once per process (ARCH_REQ_XCOMP_PERM). */
+static int amx_permitted(void) { return syscall(SYS_arch_prctl, 0x1023, 18) == 0; }
+
+struct tile_config {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+static long amx(void) {
+  /* Tiles 0-3: int32 accumulators (16 x 16); 4: u8 activations (16 x 64); 5: s8 weights (16 x 64, VNNI-packed). */
+  struct tile_config cfg = {0};
+  static int8_t a[16 * 64], b[16 * 64];
+  int32_t c[16 * 16];
+  for (int i = 0; i < 16 * 64; i++) a[i] = 3, b[i] = (int8_t)(i % 7);
+  cfg.palette = 1;
+  for (int t = 0; t < 6; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, b, 64);
+  for (long i = 0; i < ITERS / 8; i++) {
+    _tile_dpbusd(0, 4, 5); _tile_dpbusd(1, 4, 5); _tile_dpbusd(2, 4, 5); _tile_dpbusd(3, 4, 5);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return c[0];
+}
+#endif
+
+static void run(const char* name, long (*fn)(void), long macs_per_iter, long iters) {
   volatile long sink = 0;
   int threads = 1;
   double t0 = now();
@@ -58,14 +96,18 @@ static void run(const char* name, long (*fn)(void), long macs_per_iter) {
   }
   double seconds = now() - t0;
   printf("{\"name\": \"%s\", \"macs\": %ld, \"seconds\": %.6f, \"threads\": %d}\n", name,
-         macs_per_iter * ITERS * threads, seconds, threads);
+         macs_per_iter * iters * threads, seconds, threads);
   (void)sink;
 }
 
 int main(void) {
-  run("avx2", avx2, 8 * 32);
+  run("avx2", avx2, 8 * 32, ITERS);
 #ifdef HAVE_VNNI512
-  run("vnni", vnni, 8 * 64);
+  run("vnni", vnni, 8 * 64, ITERS);
+#endif
+#ifdef HAVE_AMX
+  if (amx_permitted()) run("amx", amx, 4 * 16 * 16 * 64, ITERS / 8);
+  else printf("{\"name\": \"amx\", \"refused\": true}\n");
 #endif
   return 0;
 }

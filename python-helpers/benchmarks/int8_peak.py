@@ -2,12 +2,13 @@
 
 peak(): benchmarks/int8_peak.c built with the host's gcc and run on every CPU this process may use (OpenMP), in
 3 rounds (the ceiling is the best; rounds far apart are marked noisy: on a busy machine it is no ceiling):
-GMAC/s of the AVX2 vpmaddubsw sequence int8 kernels use without a dot-product instruction, and of VNNI's
-vpdpbusd where the CPU has AVX512-VNNI (read from /proc/cpuinfo at run time); without it the VNNI row says so
-instead of a figure. model_macs(): the multiply-accumulates of a QDQ ONNX model's Conv/Gemm/MatMul nodes at a
-batch size (ONNX shape inference). Achieved GMAC/s of a row = model MACs / its median: whole-model figures
-(the other ops' time is in the median too), so the gap to the peak is an upper bound on what faster
-kernels could gain.
+GMAC/s of the AVX2 vpmaddubsw sequence int8 kernels use without a dot-product instruction, of VNNI's vpdpbusd
+where the CPU has AVX512-VNNI (read from /proc/cpuinfo at run time; without it the VNNI row says so instead of
+a figure), and of AMX-INT8's tdpbusd tile product where the CPU has it (ONNX Runtime's int8 GEMMs use AMX
+there, so its rows can pass the VNNI peak). model_macs(): the multiply-accumulates of a QDQ ONNX model's
+Conv/Gemm/MatMul nodes at a batch size (ONNX shape inference). Achieved GMAC/s of a row = model MACs / its
+median: whole-model figures (the other ops' time is in the median too), so the gap to the peak is an upper
+bound on what faster kernels could gain.
 
 Run alone: python -m benchmarks.int8_peak [model.qdq.onnx]"""
 
@@ -30,6 +31,7 @@ SOURCE = Path(__file__).with_name("int8_peak.c")
 LABELS = {
     "avx2": "AVX2 vpmaddubsw + vpmaddwd (u8 x s8, int16 pairs)",
     "vnni": "AVX512-VNNI vpdpbusd (u8 x s8 -> s32)",
+    "amx": "AMX-INT8 tdpbusd (u8 x s8 -> s32, 16 x 16 x 64 tiles)",
 }
 
 
@@ -40,6 +42,7 @@ def peak() -> dict:
         out["note"] = f"the microbenchmark is x86 code; this machine is {platform.machine()}"
         return out
     vnni512 = "avx512_vnni" in cpu.flags() and "avx512f" in cpu.flags()
+    amx = "amx_tile" in cpu.flags() and "amx_int8" in cpu.flags()
     gcc = shutil.which(os.environ.get("CC") or "gcc")
     if gcc is None:
         out["note"] = "gcc not on PATH: no peak measured"
@@ -47,12 +50,17 @@ def peak() -> dict:
     with tempfile.TemporaryDirectory(prefix="qat-int8-peak-") as tmp:
         exe = Path(tmp) / "peak"
         flags = ["-O2", "-mavx2", "-fopenmp"] + (["-mavx512f", "-mavx512vnni", "-DHAVE_VNNI512"] if vnni512 else [])
+        flags += ["-mamx-tile", "-mamx-int8", "-DHAVE_AMX"] if amx else []
         subprocess.run([gcc, *flags, str(SOURCE), "-o", str(exe)], check=True, capture_output=True, text=True)
         runs: dict = {}
+        refused: set[str] = set()
         for _ in range(ROUNDS):
             run = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=300)
             for line in run.stdout.splitlines():
                 r = json.loads(line)
+                if r.get("refused"):
+                    refused.add(r["name"])
+                    continue
                 runs.setdefault(r["name"], []).append((r["macs"] / r["seconds"] / 1e9, r["threads"]))
     for name, measured in runs.items():
         rates = [g for g, _ in measured]
@@ -61,6 +69,9 @@ def peak() -> dict:
         # a ceiling is the best round; rounds far apart mean other load took the cores (as bench.NOISY_DRIFT)
         row["noisy"] = max(rates) > NOISY_DRIFT * min(rates)
         out["rows"].append(row)
+    if "amx" in refused:
+        note = "the CPU has AMX-INT8 but Linux refused this process the tile state (arch_prctl)"
+        out["rows"].append({"name": "amx", "label": LABELS["amx"], "gmacs": None, "threads": None, "note": note})
     if not vnni512:
         others = [d for d in cpu.int8_dot_products() if d != "AVX512-VNNI"]
         note = "no AVX512-VNNI on this CPU" if others else "no VNNI on this CPU"

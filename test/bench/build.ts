@@ -56,12 +56,13 @@ export async function benchBuild(): Promise<void> {
     .map((l) => JSON.parse(l) as Table | { peak: Peak });
   const peak = lines.find((l): l is { peak: Peak } => 'peak' in l)?.peak;
   const tables = lines.filter((l): l is Table => !('peak' in l));
-  // Shares are of the highest peak measured here: VNNI where the CPU has it (ONNX Runtime's and oneDNN's
-  // kernels use it, so a share of the AVX2 peak would read over 100 %), else AVX2.
+  // Shares are of the highest peak measured here: AMX-INT8 or VNNI where the CPU has them (ONNX Runtime's and
+  // oneDNN's kernels use them, so a share of the AVX2 peak would read over 100 %), else AVX2.
   const ceiling = (peak?.rows ?? [])
     .filter((r): r is typeof r & { gmacs: number } => r.gmacs !== null)
     .reduce<{ gmacs: number; name: string } | undefined>((a, r) => (a && a.gmacs >= r.gmacs ? a : r), undefined);
-  const ceilingName = ceiling?.name === 'vnni' ? 'AVX512-VNNI' : 'AVX2';
+  const ceilingName =
+    ({ vnni: 'AVX512-VNNI', amx: 'AMX-INT8' } as Record<string, string>)[ceiling?.name ?? ''] ?? 'AVX2';
   if (peak) {
     console.log(`\n### int8 peak of this CPU (${peak.cpu.model}; microbenchmark on every usable CPU)`);
     for (const r of peak.rows)
