@@ -253,6 +253,35 @@ test('keyboard: arrows walk the graph along its edges, Escape clears the selecti
   await page.close();
 });
 
+test('dragging the graph moves it with the pointer: as a layer while dragging, in the viewBox once released', async () => {
+  const { page, violations } = await openDigits();
+  const node = page.locator('svg g.node.layer').first();
+  const svg = page.locator('#canvas svg');
+  const centre = async () => {
+    const b = (await node.boundingBox())!;
+    return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+  };
+  const start = await centre();
+  const viewBox = await svg.getAttribute('viewBox');
+  // From a point beside the node, 30 px right and 20 px down: well within a quarter of the view.
+  const from = { x: start.x - 60, y: start.y };
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(from.x + 30, from.y + 20, { steps: 3 });
+  let at = await centre();
+  assert.ok(Math.abs(at.x - start.x - 30) < 1 && Math.abs(at.y - start.y - 20) < 1, JSON.stringify({ start, at }));
+  assert.equal(await svg.getAttribute('viewBox'), viewBox, 'no repaint while dragging');
+  assert.match((await svg.getAttribute('style')) ?? '', /translate\(30px, 20px\)/);
+  await page.mouse.up();
+  at = await centre();
+  assert.ok(Math.abs(at.x - start.x - 30) < 1 && Math.abs(at.y - start.y - 20) < 1, JSON.stringify({ start, at }));
+  assert.notEqual(await svg.getAttribute('viewBox'), viewBox, 'the drag is in the viewBox once released');
+  assert.doesNotMatch((await svg.getAttribute('style')) ?? '', /translate/);
+  assert.ok(await page.locator('#props').isHidden(), 'a drag is not a click');
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
 test('a malformed model shows an error panel instead of a graph', async () => {
   const { page, violations } = await openPage();
   const garbage = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');

@@ -256,20 +256,43 @@ export function renderGraph(
   root.append(shapeLayer);
   host.replaceChildren(svg);
   let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
+  /**
+   * A drag moves the drawn graph as it is (a CSS transform of the SVG, which is its own composited layer: no
+   * repaint, where a new viewBox repaints every text of the graph) and writes the viewBox, repainting once, on
+   * release or when the graph has moved a quarter of the view: so panning keeps the display's rate.
+   */
+  let shift = { x: 0, y: 0 };
+  /** Graph units per CSS pixel: the viewBox is letterboxed into the element (preserveAspectRatio meet). */
+  const unitsPerPx = (r: { width: number; height: number }) =>
+    r.width && r.height ? 1 / Math.min(r.width / view.w, r.height / view.h) : 1;
+  const report = (r: { width: number; height: number }) => {
+    if (!opts.onView) return;
+    // The visible part is wider or taller than the viewBox, and moved by the pending drag.
+    const u = unitsPerPx(r);
+    const w = r.width ? r.width * u : view.w,
+      h = r.height ? r.height * u : view.h;
+    opts.onView({ x: view.x - shift.x * u - (w - view.w) / 2, y: view.y - shift.y * u - (h - view.h) / 2, w, h });
+  };
   const apply = () => {
     // Read the size before writing the viewBox, so no layout is forced mid-frame.
     const r = svg.getBoundingClientRect();
     svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
-    if (!opts.onView) return;
-    // The viewBox is letterboxed into the element (preserveAspectRatio meet): the visible part is wider or taller.
-    const s = r.width && r.height ? Math.min(r.width / view.w, r.height / view.h) : 1;
-    const w = r.width ? r.width / s : view.w,
-      h = r.height ? r.height / s : view.h;
-    opts.onView({ x: view.x - (w - view.w) / 2, y: view.y - (h - view.h) / 2, w, h });
+    report(r);
+  };
+  /** Writes a pending drag into the viewBox. */
+  const settle = () => {
+    if (!shift.x && !shift.y) return;
+    const u = unitsPerPx(svg.getBoundingClientRect());
+    view = { ...view, x: view.x - shift.x * u, y: view.y - shift.y * u };
+    shift = { x: 0, y: 0 };
+    svg.style.transform = '';
+    apply();
   };
   const fit = () => {
     const { x, y, w, h } = fitView(host.getBoundingClientRect(), layout);
     view = { x, y, w, h };
+    shift = { x: 0, y: 0 };
+    svg.style.transform = '';
     apply();
   };
   fit();
@@ -277,6 +300,7 @@ export function renderGraph(
     'wheel',
     (ev) => {
       ev.preventDefault();
+      settle();
       const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
       const r = svg.getBoundingClientRect();
       const cx = view.x + ((ev.clientX - r.left) / r.width) * view.w;
@@ -286,11 +310,13 @@ export function renderGraph(
     },
     { passive: false },
   );
-  let drag: { x: number; y: number; moved: number } | undefined;
+  let drag: { x: number; y: number; moved: number; width: number; height: number } | undefined;
   svg.addEventListener('pointerdown', (ev) => {
-    drag = { x: ev.clientX, y: ev.clientY, moved: 0 };
+    const r = svg.getBoundingClientRect();
+    drag = { x: ev.clientX, y: ev.clientY, moved: 0, width: r.width, height: r.height };
   });
   svg.addEventListener('pointerup', (ev) => {
+    settle();
     // A press that did not pan is a click: select the node under it, or collapse the module whose label it hit.
     const click = drag && drag.moved < 4;
     const node = click ? (ev.target as Element).closest('g.node') : null;
@@ -307,15 +333,15 @@ export function renderGraph(
   });
   svg.addEventListener('pointermove', (ev) => {
     if (!drag) return;
-    const r = svg.getBoundingClientRect();
-    view.x -= ((ev.clientX - drag.x) / r.width) * view.w;
-    view.y -= ((ev.clientY - drag.y) / r.height) * view.h;
-    drag = {
-      x: ev.clientX,
-      y: ev.clientY,
-      moved: drag.moved + Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y),
-    };
-    apply();
+    const dx = ev.clientX - drag.x,
+      dy = ev.clientY - drag.y;
+    drag = { ...drag, x: ev.clientX, y: ev.clientY, moved: drag.moved + Math.abs(dx) + Math.abs(dy) };
+    shift = { x: shift.x + dx, y: shift.y + dy };
+    if (Math.abs(shift.x) > drag.width / 4 || Math.abs(shift.y) > drag.height / 4) settle();
+    else {
+      svg.style.transform = `translate(${shift.x}px, ${shift.y}px)`;
+      report(drag);
+    }
   });
   const select = (id: string) => {
     const node = root.querySelector(`g.node[data-id="${CSS.escape(id)}"]`);
@@ -323,11 +349,13 @@ export function renderGraph(
     if (!node || !p) return;
     root.querySelectorAll('g.node.selected').forEach((e) => e.classList.remove('selected'));
     node.classList.add('selected');
+    settle();
     view = { ...view, x: p.x - view.w / 2, y: p.y - view.h / 2 };
     apply();
     opts.onSelect?.(id);
   };
   const centreOn = (x: number, y: number) => {
+    settle();
     view = { ...view, x: x - view.w / 2, y: y - view.h / 2 };
     apply();
   };
