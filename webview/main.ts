@@ -215,6 +215,15 @@ async function draw(
   const executedCounts = msg.executed ? applyExecuted(graph, msg.executed) : undefined;
   expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
+  // The page around the graph first: the renderer fits the graph to the room the legend, summary and layer
+  // table leave.
+  pageAround(
+    msg,
+    total,
+    scene?.groups ?? graph.nodes.filter((n) => n.kind === 'group').length,
+    scene?.stats.qdq ?? graph.nodes.filter((n) => isQdq(n.op) && layout.nodes.has(n.id)).length,
+    executedCounts,
+  );
   const shown = [...msg.layers, ...groupMetrics(graph, msg.layers)];
   const byModule = new Map(shown.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
@@ -281,7 +290,6 @@ async function draw(
   view = { graph, layout, select: result.select };
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   const groups = graph.nodes.filter((n) => n.kind === 'group').length;
-  pageAround(msg, total, groups, result.stats.qdq, executedCounts);
   requestAnimationFrame(() => {
     const t2 = performance.now();
     vscode.postMessage({

@@ -254,12 +254,16 @@ export function renderGraph(
     if (layer) stats.coloured++;
   }
   root.append(shapeLayer);
+  // The view's size, read while the page's layout is clean: read after the new SVG is in, it would lay out all
+  // of its text before the frame does (tens of ms at a few hundred nodes).
+  const size = host.getBoundingClientRect();
   host.replaceChildren(svg);
   let view = { x: 0, y: 0, w: layout.width || 1, h: layout.height || 1 };
   /**
-   * A drag moves the drawn graph as it is (a CSS transform of the SVG, which is its own composited layer: no
-   * repaint, where a new viewBox repaints every text of the graph) and writes the viewBox, repainting once, on
-   * release or when the graph has moved a quarter of the view: so panning keeps the display's rate.
+   * A drag moves the drawn graph as it is (a CSS transform of the SVG, made its own composited layer while the
+   * pointer is down: no repaint, where a new viewBox repaints every text of the graph) and writes the viewBox,
+   * repainting once, on release or when the graph has moved a quarter of the view: so panning keeps the
+   * display's rate. The layer is given back on release (as one, the SVG's first paint took longer).
    */
   let shift = { x: 0, y: 0 };
   /** Graph units per CSS pixel: the viewBox is letterboxed into the element (preserveAspectRatio meet). */
@@ -273,9 +277,8 @@ export function renderGraph(
       h = r.height ? r.height * u : view.h;
     opts.onView({ x: view.x - shift.x * u - (w - view.w) / 2, y: view.y - shift.y * u - (h - view.h) / 2, w, h });
   };
-  const apply = () => {
-    // Read the size before writing the viewBox, so no layout is forced mid-frame.
-    const r = svg.getBoundingClientRect();
+  const apply = (r: { width: number; height: number } = svg.getBoundingClientRect()) => {
+    // The size is read before the viewBox is written, so no layout is forced mid-frame.
     svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
     report(r);
   };
@@ -288,14 +291,14 @@ export function renderGraph(
     svg.style.transform = '';
     apply();
   };
-  const fit = () => {
-    const { x, y, w, h } = fitView(host.getBoundingClientRect(), layout);
+  const fit = (r: { width: number; height: number } = host.getBoundingClientRect()) => {
+    const { x, y, w, h } = fitView(r, layout);
     view = { x, y, w, h };
     shift = { x: 0, y: 0 };
     svg.style.transform = '';
-    apply();
+    apply(r);
   };
-  fit();
+  fit(size);
   svg.addEventListener(
     'wheel',
     (ev) => {
@@ -314,9 +317,11 @@ export function renderGraph(
   svg.addEventListener('pointerdown', (ev) => {
     const r = svg.getBoundingClientRect();
     drag = { x: ev.clientX, y: ev.clientY, moved: 0, width: r.width, height: r.height };
+    svg.style.willChange = 'transform';
   });
   svg.addEventListener('pointerup', (ev) => {
     settle();
+    svg.style.willChange = '';
     // A press that did not pan is a click: select the node under it, or collapse the module whose label it hit.
     const click = drag && drag.moved < 4;
     const node = click ? (ev.target as Element).closest('g.node') : null;
@@ -359,6 +364,6 @@ export function renderGraph(
     view = { ...view, x: x - view.w / 2, y: y - view.h / 2 };
     apply();
   };
-  new ResizeObserver(apply).observe(svg);
-  return { stats, fit, select, centreOn, showShapes };
+  new ResizeObserver(() => apply()).observe(svg);
+  return { stats, fit: () => fit(), select, centreOn, showShapes };
 }
