@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { artifactsDir, repoRoot, venvPython } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 
@@ -28,9 +29,9 @@ print(json.dumps({"nodes": len(g.node), "qdq": sum(n.op_type in ("QuantizeLinear
   onnxBase64 = readFileSync(file).toString('base64');
 });
 
-test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
-  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
-  await postToWebview(page, {
+/** Shows the 5k-node graph flat (on canvas). */
+const showFlat = (page: Page) =>
+  postToWebview(page, {
     type: 'showGraph',
     title: 'g5k.onnx',
     onnx: Buffer.from(onnxBase64, 'base64'),
@@ -38,6 +39,10 @@ test('a 5k-node QDQ graph renders on canvas with every node counted, and a click
     threshold: 0.99,
     groups: 'flat',
   });
+
+test('a 5k-node QDQ graph renders on canvas with every node counted, and a click selects a node', async () => {
+  const { page, violations } = await openWebview(harness.browser, harness.server.origin, { width: 1000, height: 800 });
+  await showFlat(page);
   const rendered = await waitForSent<{
     nodes: number;
     qdq: number;
@@ -93,7 +98,7 @@ function holdNodes(): void {
 }
 
 /** The canvas's pixels after the next two frames: how many differ from the background, and a digest of them. */
-const canvasPixels = (page: import('playwright-core').Page, selector: string) =>
+const canvasPixels = (page: Page, selector: string) =>
   page.locator(selector).evaluate(
     (c: HTMLCanvasElement) =>
       new Promise<{ inked: number; digest: string }>((resolve) =>
@@ -120,14 +125,7 @@ test("a large graph's first frame is drawn from the layout worker's scene before
     1,
     holdNodes,
   );
-  await postToWebview(page, {
-    type: 'showGraph',
-    title: 'g5k.onnx',
-    onnx: Buffer.from(onnxBase64, 'base64'),
-    layers: [],
-    threshold: 0.99,
-    groups: 'flat',
-  });
+  await showFlat(page);
   await page.locator('#canvas canvas[data-preview]').waitFor({ timeout: 30_000 });
   const preview = await canvasPixels(page, '#canvas canvas[data-preview]');
   const early = await page.evaluate(() => ({

@@ -8,6 +8,7 @@ import type { ExecutedOverlay } from '../../protocol/webview';
 import { qdqRole, type Graph, type Precision } from '../importers/types';
 import type { Layout } from './layout';
 import { executedCounts } from './executed';
+import { Interned } from './interned';
 import { layerFor } from './metrics';
 import { nodeFill, QDQ_TAG } from './nodeLook';
 import type { RenderStats } from './render';
@@ -77,19 +78,8 @@ export function sceneOf(
   const label = new Int32Array(count);
   const sub = new Int32Array(count);
   const precision = new Uint8Array(count);
-  const fills: string[] = [];
-  const fillIndex = new Map<string, number>();
-  const texts: string[] = [];
-  const textIndex = new Map<string, number>();
-  const intern = (s: string, table: string[], index: Map<string, number>) => {
-    let k = index.get(s);
-    if (k === undefined) {
-      k = table.length;
-      table.push(s);
-      index.set(s, k);
-    }
-    return k;
-  };
+  const fills = new Interned();
+  const texts = new Interned();
   for (let j = 0; j < count; j++) {
     const n = graph.nodes[node[j]];
     const p = placed[node[j]]!;
@@ -102,12 +92,8 @@ export function sceneOf(
     stats.nodes++;
     if (role) stats.qdq++;
     if (layer) stats.coloured++;
-    fill[j] = intern(nodeFill(n, layer, threshold), fills, fillIndex);
-    label[j] = intern(
-      role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op,
-      texts,
-      textIndex,
-    );
+    fill[j] = fills.id(nodeFill(n, layer, threshold));
+    label[j] = texts.id(role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op);
     const second =
       n.kind === 'group'
         ? layer
@@ -116,7 +102,7 @@ export function sceneOf(
         : layer
           ? `${n.module} ${layer.cosine.toFixed(4)}`
           : n.module;
-    sub[j] = second ? intern(second, texts, textIndex) : -1;
+    sub[j] = second ? texts.id(second) : -1;
     const ran = executed?.ops[n.name]?.precision;
     const badge = ran && BADGED.has(ran) ? ran : n.precision;
     precision[j] = badge ? PRECISIONS.indexOf(badge as Precision) + 1 : 0;
@@ -156,10 +142,10 @@ export function sceneOf(
     node,
     box,
     fill,
-    fills,
+    fills: fills.list,
     label,
     sub,
-    texts,
+    texts: texts.list,
     precision,
     pointStart,
     points,

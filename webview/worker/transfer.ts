@@ -7,6 +7,7 @@
 import type { LaidOut } from '../../protocol/webview';
 import type { Graph, TensorInfo } from '../importers/types';
 import type { Layout, Placed } from '../view/layout';
+import { Interned } from '../view/interned';
 import { packNodes, packTensors, unpackNodes, unpackTensors, type NodeColumns, type TensorColumns } from './columns';
 
 export interface PackedLaidOut extends Omit<LaidOut, 'graph' | 'layout'> {
@@ -35,17 +36,7 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
   const { graph, layout } = laidOut;
   const index = new Map<string, number>();
   graph.nodes.forEach((n, i) => index.set(n.id, i));
-  const names: string[] = [];
-  const nameIndex = new Map<string, number>();
-  const name = (s: string) => {
-    let k = nameIndex.get(s);
-    if (k === undefined) {
-      k = names.length;
-      names.push(s);
-      nameIndex.set(s, k);
-    }
-    return k;
-  };
+  const names = new Interned();
   const tensors = new Map<string, TensorInfo>();
   for (const node of graph.nodes)
     for (const t of node.inputs) {
@@ -61,7 +52,7 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
     if (from === undefined || to === undefined) return undefined;
     edges[3 * k] = from;
     edges[3 * k + 1] = to;
-    edges[3 * k + 2] = name(e.tensor);
+    edges[3 * k + 2] = names.id(e.tensor);
     if (e.label !== undefined) edgeLabels.push([k, e.label]);
   }
   const placedOrder = new Int32Array(layout.nodes.size);
@@ -114,7 +105,7 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
     timings,
     layoutBy,
     laidOutNodes,
-    names,
+    names: names.list,
     edges,
     edgeLabels,
     placedOrder,
