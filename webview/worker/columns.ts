@@ -4,6 +4,7 @@
 // strings and typed arrays clone several times faster, and the page builds plain objects from them in one pass.
 // Keys are kept exactly: a key present with an undefined value (the decoder's `module: undefined`) stays present.
 import type { GraphNode, TensorInfo, TensorValues } from '../importers/types';
+import { Interned } from '../view/interned';
 
 /** Per-node fields with a column of their own, by the bit that marks them present. */
 const NODE_KEYS = ['module', 'scopes', 'size', 'attributes', 'precision'] as const;
@@ -21,19 +22,21 @@ export interface NodeColumns {
   count: number;
   id: string[];
   name: string[];
-  op: string[];
-  kind: string[];
+  /** Op, kind, module and precision: indices into `words` (-1: undefined); a model has few distinct ones. */
+  words: string[];
+  op: Int32Array;
+  kind: Int32Array;
   inputs: StringLists;
   outputs: StringLists;
   /** Which of NODE_KEYS each node has. */
   present: Uint8Array;
-  module: Array<string | undefined>;
+  module: Int32Array;
   scopes: StringLists;
   size: Float64Array;
   /** Attribute names and texts, one list each per node. */
   attrKeys: StringLists;
   attrValues: StringLists;
-  precision: Array<string | undefined>;
+  precision: Int32Array;
   /** Fields few nodes have (source, qparams, executed, ...), as they are. */
   extras: Array<[number, Partial<GraphNode>]>;
 }
@@ -59,10 +62,12 @@ export function packNodes(nodes: readonly GraphNode[]): { columns: NodeColumns; 
   const count = nodes.length;
   const id = new Array<string>(count);
   const name = new Array<string>(count);
-  const op = new Array<string>(count);
-  const kind = new Array<string>(count);
-  const module = new Array<string | undefined>(count);
-  const precision = new Array<string | undefined>(count);
+  const words = new Interned();
+  const word = (s: string | undefined) => (s === undefined ? -1 : words.id(s));
+  const op = new Int32Array(count);
+  const kind = new Int32Array(count);
+  const module = new Int32Array(count);
+  const precision = new Int32Array(count);
   const present = new Uint8Array(count);
   const size = new Float64Array(count);
   const inputs = new ListWriter(count);
@@ -75,13 +80,13 @@ export function packNodes(nodes: readonly GraphNode[]): { columns: NodeColumns; 
     const n = nodes[k];
     id[k] = n.id;
     name[k] = n.name;
-    op[k] = n.op;
-    kind[k] = n.kind;
+    op[k] = word(n.op);
+    kind[k] = word(n.kind);
     inputs.add(k, n.inputs);
     outputs.add(k, n.outputs);
     let bits = 0;
     if ('module' in n) bits |= NODE_BIT.module;
-    module[k] = n.module;
+    module[k] = word(n.module);
     if ('scopes' in n) bits |= NODE_BIT.scopes;
     scopes.add(k, n.scopes);
     if ('size' in n) bits |= NODE_BIT.size;
@@ -94,7 +99,7 @@ export function packNodes(nodes: readonly GraphNode[]): { columns: NodeColumns; 
       attrs?.map((a) => n.attributes![a]),
     );
     if ('precision' in n) bits |= NODE_BIT.precision;
-    precision[k] = n.precision;
+    precision[k] = word(n.precision);
     present[k] = bits;
     let extra: Record<string, unknown> | undefined;
     for (const key in n) if (!NODE_BASE.has(key)) (extra ??= {})[key] = (n as unknown as Record<string, unknown>)[key];
@@ -104,6 +109,7 @@ export function packNodes(nodes: readonly GraphNode[]): { columns: NodeColumns; 
     count,
     id,
     name,
+    words: words.list,
     op,
     kind,
     inputs: inputs.lists,
@@ -118,6 +124,10 @@ export function packNodes(nodes: readonly GraphNode[]): { columns: NodeColumns; 
     extras,
   };
   const transfer = [
+    op,
+    kind,
+    module,
+    precision,
     present,
     size,
     inputs.starts,
@@ -131,17 +141,18 @@ export function packNodes(nodes: readonly GraphNode[]): { columns: NodeColumns; 
 
 export function unpackNodes(c: NodeColumns): GraphNode[] {
   const nodes = new Array<GraphNode>(c.count);
+  const word = (k: number) => (k < 0 ? undefined : c.words[k]);
   for (let k = 0; k < c.count; k++) {
     const n: GraphNode = {
       id: c.id[k],
       name: c.name[k],
-      op: c.op[k],
+      op: c.words[c.op[k]],
       inputs: listAt(c.inputs, k),
       outputs: listAt(c.outputs, k),
-      kind: c.kind[k] as GraphNode['kind'],
+      kind: c.words[c.kind[k]] as GraphNode['kind'],
     };
     const bits = c.present[k];
-    if (bits & NODE_BIT.module) n.module = c.module[k];
+    if (bits & NODE_BIT.module) n.module = word(c.module[k]);
     if (bits & NODE_BIT.scopes) n.scopes = listAt(c.scopes, k);
     if (bits & NODE_BIT.size) n.size = c.size[k];
     if (bits & NODE_BIT.attributes) {
@@ -150,7 +161,7 @@ export function unpackNodes(c: NodeColumns): GraphNode[] {
         attributes[c.attrKeys.values[a]] = c.attrValues.values[a];
       n.attributes = attributes;
     }
-    if (bits & NODE_BIT.precision) n.precision = c.precision[k] as GraphNode['precision'];
+    if (bits & NODE_BIT.precision) n.precision = word(c.precision[k]) as GraphNode['precision'];
     nodes[k] = n;
   }
   for (const [k, extra] of c.extras) Object.assign(nodes[k], extra);
