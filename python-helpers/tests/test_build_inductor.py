@@ -40,7 +40,9 @@ def test_compiled_int8_matches_pytorch_int8(inductor_run):
     else:
         assert not saturation
         assert parity["top1Agreement"] == 1.0 and parity["top1Mismatches"] == 0
-        assert parity["maxAbsDiff"] < 1e-3 and parity["cosineMin"] > 0.99999
+        # Equal but for rare rounding ties: none on an AMD Zen 4 (max |diff| < 1e-3); on an Intel Xeon with AMX
+        # (oneDNN's AMX kernels) a few logits one output step away, max |diff| 0.014, mean 7e-6.
+        assert parity["meanAbsDiff"] < 1e-4 and parity["maxRelDiff"] < 0.01 and parity["cosineMin"] > 0.99999
         assert result["accuracy"]["inductorInt8"] == result["accuracy"]["torchInt8"]
     assert result["accuracy"]["torchInt8"] > 0.8
     assert result["freezing"] is True and result["compiler"]
