@@ -215,15 +215,16 @@ async function draw(
   const executedCounts = msg.executed ? applyExecuted(graph, msg.executed) : undefined;
   expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
-  // The page around the graph first: the renderer fits the graph to the room the legend, summary and layer
-  // table leave.
-  pageAround(
-    msg,
-    total,
-    scene?.groups ?? graph.nodes.filter((n) => n.kind === 'group').length,
-    scene?.stats.qdq ?? graph.nodes.filter((n) => isQdq(n.op) && layout.nodes.has(n.id)).length,
-    executedCounts,
-  );
+  // The page around the graph first (done already where the scene was drawn): the renderer fits the graph to
+  // the room the legend, summary and layer table leave.
+  if (!scene)
+    pageAround(
+      msg,
+      total,
+      graph.nodes.filter((n) => n.kind === 'group').length,
+      graph.nodes.filter((n) => isQdq(n.op) && layout.nodes.has(n.id)).length,
+      executedCounts,
+    );
   const shown = [...msg.layers, ...groupMetrics(graph, msg.layers)];
   const byModule = new Map(shown.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));

@@ -66,7 +66,7 @@ struct tile_config {
 static long amx(void) {
   /* Tiles 0-3: int32 accumulators (16 x 16); 4: u8 activations (16 x 64); 5: s8 weights (16 x 64, VNNI-packed). */
   struct tile_config cfg = {0};
-  static int8_t a[16 * 64], b[16 * 64];
+  int8_t a[16 * 64], b[16 * 64];
   int32_t c[16 * 16];
   for (int i = 0; i < 16 * 64; i++) a[i] = 3, b[i] = (int8_t)(i % 7);
   cfg.palette = 1;
