@@ -29,21 +29,27 @@ def as_replacement(kernel, x_shape, x_dtype: str):
     return kernel
 
 
-def _conv(call):
-    """(x, OIHW weight as numpy, padding [top, left, bottom, right], strides, dilation) of an anchor conv2d."""
+def int8_nchw_conv(call) -> bool:
+    """True for the fold's conv2d: constant int8 OIHW weight, NCHW in and out, int32 accumulator (any groups)."""
     import tvm
 
-    x, w = call.args
+    w = call.args[1]
     a = call.attrs
-    if not (
+    return (
         isinstance(w, tvm.ir.expr.Constant)
         and str(a.out_dtype) == "int32"
-        and int(a.groups) == 1
         and str(a.data_layout) == "NCHW"
         and str(a.kernel_layout) == "OIHW"
         and str(a.out_layout) == "NCHW"
         and str(w.value.dtype) == "int8"
-    ):
+    )
+
+
+def _conv(call):
+    """(x, OIHW weight as numpy, padding [top, left, bottom, right], strides, dilation) of an anchor conv2d."""
+    x, w = call.args
+    a = call.attrs
+    if not (int8_nchw_conv(call) and int(a.groups) == 1):
         return None
     pads = [int(p) for p in a.padding]
     return x, w.value.numpy(), pads, [int(s) for s in a.strides], [int(d) for d in a.dilation]

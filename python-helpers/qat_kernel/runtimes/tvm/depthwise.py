@@ -127,15 +127,7 @@ def _anchor(call):
 
     x, w = call.args
     a = call.attrs
-    if not (
-        isinstance(w, tvm.ir.expr.Constant)
-        and str(a.out_dtype) == "int32"
-        and str(a.data_layout) == "NCHW"
-        and str(a.kernel_layout) == "OIHW"
-        and str(a.out_layout) == "NCHW"
-        and str(w.value.dtype) == "int8"
-        and anchors.dtype(x) in ("uint8", "int8", "int16")
-    ):
+    if not (anchors.int8_nchw_conv(call) and anchors.dtype(x) in ("uint8", "int8", "int16")):
         return None
     weight = w.value.numpy()
     shape = getattr(getattr(_info(x), "shape", None), "values", None)
