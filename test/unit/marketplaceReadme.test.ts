@@ -1,8 +1,10 @@
 // The README's screenshots against vsce's own rules (the pinned @vscode/vsce, its README processor and file
 // list): relative image links need a repository vsce recognises (GitHub/GitLab) or --baseImagesUrl, and every
-// image must end up an https URL. Ours is neither GitHub nor GitLab, so `npm run package` passes --baseImagesUrl;
-// the Marketplace then loads the images from there and the .vsix leaves them out.
+// image must end up an https URL. Ours is neither GitHub nor GitLab, so scripts/package.mjs (behind both
+// `npm run package` and `npm start`) passes --baseImagesUrl; the Marketplace then loads the images from there and
+// the .vsix leaves them out.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -48,11 +50,17 @@ test('the README shows the graph view, results and sidebar screenshots, each a s
   }
 });
 
-test('vsce refuses the relative screenshots without a base URL, and npm run package gives it one', async () => {
+test('vsce refuses the relative screenshots without a base URL, and scripts/package.mjs gives it one', async () => {
   assert.doesNotMatch(manifest.repository.url, /github\.com|gitlab\.com/, 'vsce would rewrite the links itself');
   await assert.rejects(processed({}), /Couldn't detect the repository where this extension is published/);
-  const base = /--baseImagesUrl\s+(\S+)/.exec(manifest.scripts.package)?.[1];
-  assert.ok(base, 'npm run package does not pass --baseImagesUrl');
+  assert.match(manifest.scripts.package, /node scripts\/package\.mjs/, 'npm run package packages another way');
+  const start = readFileSync(path.join(repoRoot, 'scripts', 'start.mjs'), 'utf8');
+  assert.match(start, /import \{ packageVsix \} from '\.\/package\.mjs'/, 'npm start packages another way');
+  const base = execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', "console.log((await import('./scripts/package.mjs')).baseImagesUrl())"],
+    { cwd: repoRoot, encoding: 'utf8' },
+  ).trim();
   // Next to the sources: the repository's own raw files, as vsce would guess for a GitHub one.
   assert.equal(base, `${manifest.repository.url.replace(/\.git$/, '')}/raw/HEAD/`);
   const out = await processed({ baseImagesUrl: base });
