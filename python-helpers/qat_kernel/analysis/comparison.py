@@ -56,8 +56,8 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     import torch
     import torch.fx
 
+    from qat_kernel import userpaths
     from qat_kernel.analysis import fused_groups
-    from qat_kernel.pipeline import userpaths
     from qat_kernel.pipeline.trained_model import evaluating
 
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
@@ -171,7 +171,8 @@ def trained_layer_config(trained, module: str):
 def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     import torch
 
-    from qat_kernel.pipeline import eager_flow, userpaths
+    from qat_kernel import userpaths
+    from qat_kernel.pipeline import eager_flow
     from qat_kernel.pipeline.trained_model import evaluating
 
     fp32, int8 = trained.fp32, trained.converted

@@ -98,7 +98,7 @@ def _trace(module, stage: str):
 
 
 def model_graph(gm, model, cfg, stage: str) -> dict:
-    from qat_kernel.pipeline import userpaths
+    from qat_kernel import userpaths
 
     folder = str(cfg.folder)
     nodes, tensors, precision = [], {}, {}
@@ -296,7 +296,7 @@ def _precision(node, stage: str, known: dict) -> str:
 
 def modules_of(model, folder: str) -> list:
     """named_modules() with the class name and the line in user code that assigns each module."""
-    from qat_kernel.pipeline import userpaths
+    from qat_kernel import userpaths
 
     rows = []
     owners = dict(model.named_modules())

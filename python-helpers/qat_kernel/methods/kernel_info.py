@@ -1,6 +1,6 @@
-"""kernel/info (protocol/kernel-rpc.schema.json): the interpreter and package versions, from pipeline.packages."""
+"""kernel/info (protocol/kernel-rpc.schema.json): the interpreter and package versions, from packages.py."""
 
-from qat_kernel.pipeline import packages
+from qat_kernel import packages
 from qat_kernel.rpc.context import RequestContext
 
 

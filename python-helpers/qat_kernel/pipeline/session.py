@@ -144,7 +144,7 @@ def out_path(cfg: Config, name: str) -> Path:
 
 def layer_source(trained: Trained, layer) -> dict | None:
     """{file, line} where the user's forward calls the layer (a Group in pt2e, a Layer in eager)."""
-    from qat_kernel.pipeline import userpaths
+    from qat_kernel import userpaths
 
     folder = str(trained.cfg.folder)
     if trained.flow == "pt2e":

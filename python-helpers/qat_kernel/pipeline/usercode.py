@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from qat_kernel.pipeline import userpaths
+from qat_kernel import userpaths
 from qat_kernel.rpc.errors import ConfigInvalid
 
 _PREFIX = "qat_user_"

@@ -1,4 +1,5 @@
-"""Typed kernel errors: a JSON-RPC error code plus KernelErrorData (protocol/kernel-rpc.schema.json).
+"""Typed kernel errors: a JSON-RPC error code plus KernelErrorData (protocol/kernel-rpc.schema.json). Every
+error type of the kernel is declared here, the runtimes' too (ToolchainMissing, TvmBuildError).
 
 `from_exception` turns anything a method raised into one of them, so the extension can react by kind
 (jump to the YAML path, open the user's file at the failing line, offer the pip command, ...)."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from qat_kernel.pipeline import packages, userpaths
+from qat_kernel import packages, userpaths
 from qat_kernel.rpc import protocol
 
 # JSON-RPC 2.0's own codes (protocol errors, no KernelErrorData)
@@ -62,6 +63,23 @@ class OutOfMemory(KernelError):
 
 
 class InternalError(KernelError):
+    kind = "internal"
+
+
+class ToolchainMissing(PackageMissing):
+    """A target's toolchain is missing (cross compiler, CUDA, a C or C++ compiler). `install`: the command that
+    fixes it. Serialised as kind "packageMissing" with data.package (the tool) and data.install."""
+
+    def __init__(self, message: str, install: str, package: str | None = None):
+        super().__init__(message, install=install, package=package)
+        self.install = install
+        self.package = package
+
+
+class TvmBuildError(KernelError):
+    """A target or model the TVM build (or the C runner) cannot handle (not a bug: the message says what to
+    change)."""
+
     kind = "internal"
 
 

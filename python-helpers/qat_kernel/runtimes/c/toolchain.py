@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.rpc.errors import ToolchainMissing, TvmBuildError
 from qat_kernel.runtimes.c.cgen import FLAGS
-from qat_kernel.runtimes.tvm.errors import ToolchainMissing, TvmBuildError
 from qat_kernel.runtimes.tvm.targets import host_arch
 
 HOST_CC_INSTALL = "apt-get install -y gcc"

@@ -43,7 +43,7 @@ def compiler() -> str:
     """The C++ compiler Inductor's CPU backend will call; ToolchainMissing when there is none."""
     from torch._inductor import config as inductor_config
 
-    from qat_kernel.runtimes.tvm.errors import ToolchainMissing
+    from qat_kernel.rpc.errors import ToolchainMissing
 
     try:
         from torch._inductor.cpp_builder import get_cpp_compiler
@@ -62,7 +62,7 @@ def compiler() -> str:
 
 def failure(exc: BaseException) -> KernelError:
     """A compile exception as a kernel error whose message names the cause in one line."""
-    from qat_kernel.runtimes.tvm.errors import ToolchainMissing
+    from qat_kernel.rpc.errors import ToolchainMissing
 
     if isinstance(exc, KernelError):
         return exc

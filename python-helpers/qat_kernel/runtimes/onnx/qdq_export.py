@@ -19,8 +19,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from qat_kernel import atomic
-from qat_kernel.pipeline import packages
+from qat_kernel import atomic, packages
 
 log = logging.getLogger("qat_kernel")
 

@@ -175,7 +175,7 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
 def resolve(cfg: Config, name: str):
     """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
     command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
-    from qat_kernel.runtimes.tvm.errors import TvmBuildError
+    from qat_kernel.rpc.errors import TvmBuildError
     from qat_kernel.runtimes.tvm.targets import resolve_target
 
     spec, source, path = config_target(cfg, name)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.rpc.errors import TvmBuildError
 from qat_kernel.runtimes import bench
-from qat_kernel.runtimes.tvm.errors import TvmBuildError
 
 ADDRESS = re.compile(r"^(?P<host>[^\s:]+):(?P<port>[0-9]{1,5})$")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.rpc.errors import TvmBuildError
 from qat_kernel.runtimes import parity
-from qat_kernel.runtimes.tvm.errors import TvmBuildError
 from qat_kernel.runtimes.tvm.targets import elf_machine, host_arch
 
 _VMS: dict = {}

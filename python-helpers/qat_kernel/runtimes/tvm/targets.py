@@ -18,7 +18,7 @@ import platform
 import shutil
 from dataclasses import dataclass, field
 
-from qat_kernel.runtimes.tvm.errors import ToolchainMissing, TvmBuildError
+from qat_kernel.rpc.errors import ToolchainMissing, TvmBuildError
 
 PRESETS = ("x86-64", "aarch64", "cuda")
 AARCH64_CXX = "aarch64-linux-gnu-g++"
