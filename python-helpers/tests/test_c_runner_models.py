@@ -84,7 +84,7 @@ class Built:
 
     def reference_trace(self) -> np.ndarray:
         """PyTorch's quantized output of every layer, laid out as the runner's trace."""
-        from qat_kernel.analysis import fused_groups
+        from qat_kernel.pipeline import fused_groups
 
         quantized = [la for la in self.layers if la.output is not None]
         nodes = {n.name: n for n in self.converted.graph.nodes}

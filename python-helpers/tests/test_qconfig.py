@@ -8,8 +8,7 @@ import torch
 import yaml
 from conftest import EXAMPLE, PROTOCOL
 
-from qat_kernel.analysis import fused_groups
-from qat_kernel.pipeline import pt2e_flow, qconfig
+from qat_kernel.pipeline import fused_groups, pt2e_flow, qconfig
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.errors import ConfigInvalid
 

@@ -57,7 +57,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     import torch.fx
 
     from qat_kernel import userpaths
-    from qat_kernel.analysis import fused_groups
+    from qat_kernel.pipeline import fused_groups
     from qat_kernel.pipeline.trained_model import evaluating
 
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
@@ -133,7 +133,7 @@ _ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _analysis(fp32_gm, int8_gm, qat_gm):
     """Paired groups, QAT counterparts and INT8 regions: graph walks in Python, done once per model."""
-    from qat_kernel.analysis import fused_groups
+    from qat_kernel.pipeline import fused_groups
 
     key = (id(fp32_gm), id(qat_gm))
     cached = _ANALYSES.get(int8_gm)
@@ -152,7 +152,7 @@ def _shadow(interpreter, env, region, value):
     entry_value = env.get(region.entry)
     if entry_value is None or not hasattr(value, "shape") or value.shape != entry_value.shape:
         return None
-    from qat_kernel.analysis import fused_groups
+    from qat_kernel.pipeline import fused_groups
 
     return fused_groups.run_region(interpreter, env, region, value)
 

@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.analysis import fused_groups
-from qat_kernel.pipeline import runner, session
+from qat_kernel.pipeline import fused_groups, runner, session
 from qat_kernel.pipeline.config import load_config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid

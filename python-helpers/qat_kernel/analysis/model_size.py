@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qat_kernel.analysis import fused_groups
+from qat_kernel.pipeline import fused_groups
 
 
 def _tensor_bytes(obj, seen: set) -> int:

@@ -191,7 +191,7 @@ class EagerQat:
 
     def layers(self) -> list:
         """[(Layer, FakeQuants)]: weight fake quantizer and the output one (eager quantizes outputs)."""
-        from qat_kernel.analysis.fused_groups import FakeQuants
+        from qat_kernel.pipeline.fused_groups import FakeQuants
 
         found = []
         names = self.fake_quants()

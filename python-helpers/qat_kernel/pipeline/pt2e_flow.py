@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
-from qat_kernel.analysis.fused_groups import op_name
+from qat_kernel.pipeline.fused_groups import op_name
 
 
 def dynamic_batch():
@@ -39,8 +39,7 @@ def quantizer(qplan=None, qat: bool = True):
         get_default_x86_inductor_quantization_config,
     )
 
-    from qat_kernel.analysis import fused_groups
-    from qat_kernel.pipeline import qconfig
+    from qat_kernel.pipeline import fused_groups, qconfig
 
     if qplan is None:
         return X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
@@ -76,7 +75,7 @@ def _drop_empty_annotations(model) -> None:
 
 
 def _all_from(modules: set):
-    from qat_kernel.analysis import fused_groups
+    from qat_kernel.pipeline import fused_groups
 
     def check(nodes) -> bool:
         return all(n is not None and fused_groups.module_path(n) in modules for n in nodes)
@@ -205,7 +204,7 @@ class Pt2eQat:
 
     def layers(self) -> list:
         """[(Group, FakeQuants)] of the quantized layers (those with a weight fake quantizer)."""
-        from qat_kernel.analysis import fused_groups
+        from qat_kernel.pipeline import fused_groups
 
         if self._layers is None:
             found = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qat_kernel.analysis import fused_groups
+from qat_kernel.pipeline import fused_groups
 from qat_kernel.rpc.errors import ConfigInvalid, KernelError
 
 # Ops an output passes through without changing its values.

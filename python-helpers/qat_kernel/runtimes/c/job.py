@@ -143,7 +143,7 @@ def _verify(
 ) -> dict:
     import numpy as np
 
-    from qat_kernel.analysis import fused_groups
+    from qat_kernel.pipeline import fused_groups
     from qat_kernel.runtimes.c import toolchain
 
     started = time.monotonic()

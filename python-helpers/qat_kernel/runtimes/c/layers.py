@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from qat_kernel.analysis.fused_groups import attr, module_path, op_name
+from qat_kernel.pipeline.fused_groups import attr, module_path, op_name
 from qat_kernel.rpc.errors import TvmBuildError
 
 INPUT = "input"  # the name of the network input tensor
