@@ -195,7 +195,7 @@ def test_bad_config_targets_are_config_invalid(kernel, tmp_path):
 
 def test_config_target_strings_and_dicts(tmp_path):
     from qat_kernel.pipeline.config import load_config
-    from qat_kernel.runtimes.tvm import job as method
+    from qat_kernel.runtimes import targets as method
 
     assert method.parse_target_string("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod -num-cores=4") == {
         "kind": "llvm",
@@ -228,9 +228,9 @@ def test_config_target_strings_and_dicts(tmp_path):
     )
     assert method.config_target(cfg, "x86-64")[1] == "config"  # the config's entry before the preset
     assert method.config_target(cfg, "aarch64") == ("aarch64", "preset", None)
-    spec, source, resolved = method.resolve(cfg, "portable")
+    spec, source, resolved = method.resolve_config(cfg, "portable")
     assert resolved.target == {"kind": "llvm"} and resolved.runnable_here
-    assert method.out_dir_for(cfg, "my board/v2") == config.parent / "out" / "tvm-my_board_v2"
+    assert method.out_dir(cfg, "tvm", "my board/v2") == config.parent / "out" / "tvm-my_board_v2"
 
 
 def test_cancel_mid_build_leaves_no_out_dir(kernel, compare_run):

@@ -17,13 +17,13 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from qat_kernel.rpc.errors import Cancelled, ToolchainMissing, TvmBuildError
+from qat_kernel.runtimes import targets as targets_mod
 from qat_kernel.runtimes.bench import bench_latency
-from qat_kernel.runtimes.tvm import targets as targets_mod
+from qat_kernel.runtimes.targets import elf_machine, resolve_target
 from qat_kernel.runtimes.tvm.bench import compare_backends
 from qat_kernel.runtimes.tvm.build import build_tvm, import_onnx
 from qat_kernel.runtimes.tvm.fold import count_ops, fold_qdq
 from qat_kernel.runtimes.tvm.run import run_ort, run_tvm, strip_qdq, verify_parity
-from qat_kernel.runtimes.tvm.targets import elf_machine, resolve_target
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 

@@ -15,10 +15,10 @@ import pytest
 from benchmarks import tvm_kernels
 from test_tvm_kernels import _depthwise_qdq
 
+from qat_kernel.runtimes.targets import resolve_target
 from qat_kernel.runtimes.tvm import depthwise
 from qat_kernel.runtimes.tvm.build import _pipeline, build_tvm
 from qat_kernel.runtimes.tvm.run import run_tvm
-from qat_kernel.runtimes.tvm.targets import resolve_target
 
 
 def _dw_module(x_dtype, zp, c, k, stride, pad, dilation, groups=None, side=(11, 10)):

@@ -19,9 +19,9 @@ import onnx
 import pytest
 from benchmarks import int8_peak, tvm_kernels
 
+from qat_kernel.runtimes.targets import resolve_target
 from qat_kernel.runtimes.tvm import schedule, vnni
 from qat_kernel.runtimes.tvm.build import build_tvm
-from qat_kernel.runtimes.tvm.targets import resolve_target
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 PEAK = 100.0  # GMAC/s, a stand-in for int8_peak's measurement (the arithmetic is what is tested)

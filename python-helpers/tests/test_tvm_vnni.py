@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from qat_kernel.runtimes.targets import resolve_target
 from qat_kernel.runtimes.tvm import schedule, vnni
 from qat_kernel.runtimes.tvm.build import build_tvm
 from qat_kernel.runtimes.tvm.run import run_tvm
-from qat_kernel.runtimes.tvm.targets import resolve_target
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 CASCADELAKE = {"kind": "llvm", "mcpu": "cascadelake"}  # AVX512-VNNI

@@ -17,7 +17,7 @@ from pathlib import Path
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, ConfigInvalid, KernelError
-from qat_kernel.runtimes import cpu, parity
+from qat_kernel.runtimes import cpu, parity, targets
 from qat_kernel.runtimes.bench import BATCHES, table, time_rows
 from qat_kernel.runtimes.bench import fastest as fastest_rows
 from qat_kernel.runtimes.inductor import job as inductor_job
@@ -120,7 +120,7 @@ def bench(
     started = time.monotonic()
     cfg = session.load(config, ctx)
     session.require_pt2e(cfg, "bench/run times the QDQ ONNX export, which needs the pt2e flow")
-    spec, _source, resolved = tvm_job.resolve(cfg, target)
+    spec, _source, resolved = targets.resolve_config(cfg, target)
     if not resolved.runnable_here:
         raise ConfigInvalid(
             f"targets: bench/run times on this machine; {target} builds for {resolved.arch}"

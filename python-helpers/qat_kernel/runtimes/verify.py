@@ -25,7 +25,7 @@ from pathlib import Path
 
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import parity
+from qat_kernel.runtimes import parity, targets
 from qat_kernel.runtimes.ort import job as ort_job
 from qat_kernel.runtimes.tvm import job as tvm_job
 
@@ -57,11 +57,11 @@ def _newer_than(artifact: Path, source: Path) -> bool:
 
 def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) -> list[dict]:
     """(name, artifact, how to run it | None with status and note) for each row."""
-    from qat_kernel.runtimes.tvm.targets import elf_machine, host_arch
+    from qat_kernel.runtimes.targets import elf_machine, host_arch
 
     rows = []
     ort_dir = ort_job.out_dir_for(cfg)
-    tvm_dir = tvm_job.out_dir_for(cfg, target)
+    tvm_dir = targets.out_dir(cfg, "tvm", target)
     qdq_bytes = onnx_file.read_bytes()
     ort_stale = (ort_dir / "model.qdq.onnx").is_file() and (ort_dir / "model.qdq.onnx").read_bytes() != qdq_bytes
 

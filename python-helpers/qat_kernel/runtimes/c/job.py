@@ -34,7 +34,7 @@ from qat_kernel import atomic
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
-from qat_kernel.runtimes import parity
+from qat_kernel.runtimes import parity, targets
 from qat_kernel.runtimes.tvm import job as tvm_job
 
 REPORT = "deploy-report.json"
@@ -42,7 +42,7 @@ SAMPLE_COUNT = 16
 
 
 def out_dir_for(cfg, name: str) -> Path:
-    return cfg.folder / "out" / ("deploy-" + tvm_job.out_dir_for(cfg, name).name[len("tvm-") :])
+    return targets.out_dir(cfg, "deploy", name)
 
 
 def stem_of(cfg) -> str:
@@ -66,7 +66,7 @@ def host_runner(deploy_dir: Path) -> dict | None:
 def runner_fn(runner: dict, work: Path):
     """The runner compiled for this machine, as numpy in -> numpy out."""
     from qat_kernel.runtimes.c import toolchain
-    from qat_kernel.runtimes.tvm.targets import host_arch
+    from qat_kernel.runtimes.targets import host_arch
 
     binary = work / "c-runner" / "runner"
     toolchain.compile_runner(runner["source"], host_arch(), binary)
@@ -264,15 +264,15 @@ def deploy(
     name = target
     ctx.progress("target", f"resolving target {name}")
     if want_tvm:
-        spec, _source, resolved = tvm_job.resolve(cfg, name)  # TVM's own toolchain checks
+        spec, _source, resolved = targets.resolve_config(cfg, name)  # TVM's own toolchain checks
         arch = resolved.arch
         if resolved.device != "cpu":
             raise ConfigInvalid(
                 f"targets: deploy/c-artifact builds for CPUs; {name} is {resolved.device}", path="targets"
             )
     else:
-        spec, _source, _path = tvm_job.config_target(cfg, name)
-        arch = _arch_of(spec)
+        spec, _source, _path = targets.config_target(cfg, name)
+        arch = targets.arch_of(spec)
     toolchain.c_compiler(arch)
     if want_verify:
         toolchain.emulator(arch)
@@ -357,16 +357,6 @@ def deploy(
             tvm_job.forget_vms(stage)
             shutil.rmtree(stage, ignore_errors=True)
     return result
-
-
-def _arch_of(spec) -> str:
-    from qat_kernel.runtimes.tvm.targets import host_arch
-
-    if spec == "aarch64":
-        return "aarch64"
-    if isinstance(spec, dict) and spec.get("mtriple"):
-        return {"arm64": "aarch64"}.get(spec["mtriple"].split("-")[0], spec["mtriple"].split("-")[0])
-    return host_arch()
 
 
 def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestContext, notes: list) -> dict:

@@ -14,7 +14,7 @@ import numpy as np
 
 from qat_kernel.rpc.errors import ToolchainMissing, TvmBuildError
 from qat_kernel.runtimes.c.cgen import FLAGS
-from qat_kernel.runtimes.tvm.targets import host_arch
+from qat_kernel.runtimes.targets import host_arch
 
 HOST_CC_INSTALL = "apt-get install -y gcc"
 CROSS_CC = {"aarch64": "aarch64-linux-gnu-gcc", "x86_64": "x86_64-linux-gnu-gcc"}

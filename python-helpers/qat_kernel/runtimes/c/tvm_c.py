@@ -13,7 +13,7 @@ from __future__ import annotations
 import tarfile
 from pathlib import Path
 
-from qat_kernel.runtimes.tvm.targets import ResolvedTarget, host_arch
+from qat_kernel.runtimes.targets import ResolvedTarget, host_arch
 
 
 def build_c_source(onnx_path, out_dir: Path, arch: str, cross_cxx: str | None) -> dict:

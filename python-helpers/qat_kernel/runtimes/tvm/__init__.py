@@ -7,7 +7,6 @@ Modules (plain functions, JSON-serialisable dict results; `progress(stage, messa
   run       run_tvm(artifact, inputs), load_tvm(artifact), verify_parity(onnx_path, artifact, inputs,
             reference_int8_outputs=None), run_ort, strip_qdq(onnx_path, out_path)
   bench     backend_rows(onnx_path, work_dir, target, rows): the comparison rows, built; compare_backends timed
-  targets   resolve_target(target), PRESETS, elf_machine(path), host_arch
   fold      fold_qdq(mod, provenance=None), count_ops(func);  schedule: the packed CPU schedule
   mixed     convert_fp16_layers(model, match), pattern_matcher(patterns), widen_accumulators(mod)
   rpc       a library run and timed on a board over TVM RPC

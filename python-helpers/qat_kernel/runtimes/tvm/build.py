@@ -17,13 +17,13 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.rpc.errors import TvmBuildError
+from qat_kernel.runtimes.targets import ResolvedTarget, elf_machine, resolve_target
 from qat_kernel.runtimes.tvm import depthwise as depthwisemod
 from qat_kernel.runtimes.tvm import dotprod as dotprodmod
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm import schedule as schedulemod
 from qat_kernel.runtimes.tvm import vnni as vnnimod
-from qat_kernel.runtimes.tvm.targets import ResolvedTarget, elf_machine, resolve_target
 
 ARTIFACT = "model.so"
 REPORT = "build-report.json"

@@ -1,6 +1,6 @@
 """build/tvm: the config's INT8 model compiled with TVM (Relax) for a target, checked and timed.
 
-Flow: load the config -> resolve the target (a preset of tvm_build.PRESETS or the `name` of an entry
+Flow: load the config -> resolve the target (a preset of targets.PRESETS or the `name` of an entry
 of the config's `targets`; a missing toolchain fails here, before any training) -> the trained model
 (reused from the session cache, else trained) -> its QDQ ONNX export (the file compare/layers or
 export/onnx wrote for this very model is reused, else exported now to export.onnx.path) ->
@@ -26,10 +26,7 @@ target, onnx, build, rpc, verify, bench."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shlex
 import shutil
 import time
 from pathlib import Path
@@ -39,15 +36,13 @@ from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
-from qat_kernel.runtimes import cpu, parity
+from qat_kernel.runtimes import cpu, parity, targets
 from qat_kernel.runtimes.bench import BATCHES
 from qat_kernel.runtimes.bench import table as bench_table
 from qat_kernel.runtimes.onnx import qdq_export
 
 DEFAULT_PARITY_SAMPLES = 1024
 DEFAULT_BENCH_RUNS = 100
-# TVM target options whose value is a list (TVM 0.27 rejects a plain string for them).
-LIST_OPTIONS = {"mattr", "keys", "libs", "cl-opt"}
 
 ROW_LABELS = {
     "torch-fp32": "PyTorch FP32 (eager)",
@@ -58,79 +53,6 @@ ROW_LABELS = {
     "ort-int8": "ONNX Runtime INT8 (QDQ)",
     "ort-fp32": "ONNX Runtime FP32",
 }
-
-
-# ------------------------------------------------------------------------------------- targets
-
-
-def parse_target_string(text: str):
-    """A config's `tvm` string -> what tvm_build.resolve_target takes: a preset name, "llvm"/"cuda",
-    JSON text, or a TVM CLI string ("llvm -mcpu=cortex-a72 -mattr=+neon,+dotprod"), which TVM 0.27 no
-    longer parses, converted to its dict form ({"kind": "llvm", "mcpu": ..., "mattr": [...]}).
-    Raises ValueError when the string cannot be read."""
-    from qat_kernel.runtimes.tvm.targets import PRESETS
-
-    text = text.strip()
-    if not text:
-        raise ValueError("empty target")
-    if text in PRESETS or text in ("x86_64", "arm64") or text.startswith("{"):
-        return text
-    tokens = shlex.split(text)
-    kind, options = tokens[0], tokens[1:]
-    if kind.startswith("-"):
-        raise ValueError(f"{text!r} does not start with a target kind (llvm, cuda, ...)")
-    spec: dict = {"kind": kind}
-    for token in options:
-        if not token.startswith("-"):
-            raise ValueError(f"{token!r} in {text!r} is not a -key=value option")
-        key, eq, value = token.lstrip("-").partition("=")
-        if not key:
-            raise ValueError(f"empty option in {text!r}")
-        if not eq:
-            spec[key] = True
-        elif key in LIST_OPTIONS:
-            spec[key] = [v for v in value.split(",") if v]
-        elif re.fullmatch(r"-?\d+", value):
-            spec[key] = int(value)
-        elif value.lower() in ("true", "false"):
-            spec[key] = value.lower() == "true"
-        else:
-            spec[key] = value
-    return spec if len(spec) > 1 else kind
-
-
-def config_target(cfg: Config, name: str):
-    """(what to build for, where it came from, YAML path): a config `targets` entry named `name`
-    first, else a preset. ConfigInvalid(path="targets") when it is neither."""
-    from qat_kernel.runtimes.tvm.targets import PRESETS
-
-    entries = cfg.get("targets") or []
-    for i, entry in enumerate(entries):
-        if isinstance(entry, dict) and entry.get("name") == name:
-            value = entry.get("tvm")
-            path = f"targets.{i}.tvm"
-            if isinstance(value, dict):
-                return dict(value), "config", path
-            try:
-                return parse_target_string(str(value)), "config", path
-            except ValueError as exc:
-                raise ConfigInvalid(f"{path}: cannot read target {value!r}: {exc}", path=path) from exc
-    if name in PRESETS:
-        return name, "preset", None
-    names = [e.get("name") for e in entries if isinstance(e, dict)]
-    known = f"targets in {cfg.path.name}: {', '.join(names)}" if names else f"no targets in {cfg.path.name}"
-    raise ConfigInvalid(
-        f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under targets ({known})",
-        path="targets",
-    )
-
-
-def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
-    """(host:port, YAML path) of the `rpc` of the config's target entry named `name`, else (None, None)."""
-    for i, entry in enumerate(cfg.get("targets") or []):
-        if isinstance(entry, dict) and entry.get("name") == name:
-            return (str(entry["rpc"]), f"targets.{i}.rpc") if entry.get("rpc") else (None, None)
-    return None, None
 
 
 def connect_rpc(address: str, path: str):
@@ -172,26 +94,6 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
     return model, info
 
 
-def resolve(cfg: Config, name: str):
-    """(spec, source, ResolvedTarget). Raises ToolchainMissing (packageMissing, with the install
-    command) when this machine cannot build for it, ConfigInvalid for a target TVM does not take."""
-    from qat_kernel.rpc.errors import TvmBuildError
-    from qat_kernel.runtimes.tvm.targets import resolve_target
-
-    spec, source, path = config_target(cfg, name)
-    where = path or "targets"
-    try:
-        resolved = resolve_target(spec)  # ToolchainMissing (a PackageMissing) goes out as it is
-    except TvmBuildError as exc:
-        raise ConfigInvalid(f"{where}: {exc.message}", path=where) from exc
-    try:
-        resolved.tvm_target()  # TVM's own check of the options (names and types)
-    except Exception as exc:  # noqa: BLE001 - tvm.target.Target rejecting an option
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ConfigInvalid(f"{where}: TVM rejects the target {json.dumps(spec)}: {first}", path=where) from exc
-    return spec, source, resolved
-
-
 def fp16_matcher(cfg: Config):
     """module path -> "overrides.<i> (match <regex>)" for the layers the config keeps in fp16 (the
     first override that matches a path or a parent path wins, as in training); None when no
@@ -231,10 +133,6 @@ def fp16_layers(report: dict) -> list:
             }
         )
     return out
-
-
-def out_dir_for(cfg: Config, name: str) -> Path:
-    return cfg.folder / "out" / ("tvm-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name))
 
 
 # ------------------------------------------------------------------------------------------ ONNX
@@ -482,9 +380,9 @@ def build(
     name = target
     fold_int8 = fold_int8
     ctx.progress("target", f"resolving target {name}")
-    spec, source, resolved = resolve(cfg, name)
+    spec, source, resolved = targets.resolve_config(cfg, name)
     session.require_pt2e(cfg, "build/tvm compiles the QDQ ONNX export, which needs the pt2e flow")
-    rpc_address, rpc_path = config_rpc(cfg, name)
+    rpc_address, rpc_path = targets.config_rpc(cfg, name)
     remote = None
     if rpc_address:  # before any training: a board that does not answer fails fast
         ctx.progress("target", f"connecting to the TVM RPC server at {rpc_address}")
@@ -495,7 +393,7 @@ def build(
     converted = session.convert(trained, ctx)
     onnx_file, onnx_reused = qdq_onnx(cfg, trained, converted, ctx)
 
-    out_dir = out_dir_for(cfg, name)
+    out_dir = targets.out_dir(cfg, "tvm", name)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     stage = atomic.sibling(out_dir, "staging")
     notes: list = []

@@ -10,7 +10,7 @@ import numpy as np
 
 from qat_kernel.rpc.errors import TvmBuildError
 from qat_kernel.runtimes import parity
-from qat_kernel.runtimes.tvm.targets import elf_machine, host_arch
+from qat_kernel.runtimes.targets import elf_machine, host_arch
 
 _VMS: dict = {}
 

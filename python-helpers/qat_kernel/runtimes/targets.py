@@ -1,4 +1,5 @@
-"""Target presets and toolchain checks.
+"""Which target a request means, for TVM and the C runner alike: presets and toolchain checks, the config's
+`targets` entries, and the folder a target's build goes to.
 
 TVM 0.27 refuses CLI target strings ("llvm -mcpu=..."): targets are JSON dicts. Presets:
   x86-64   {"kind": "llvm", "mcpu": <host cpu from LLVM>} (plain {"kind": "llvm"} when LLVM does
@@ -15,10 +16,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from qat_kernel.rpc.errors import ToolchainMissing, TvmBuildError
+from qat_kernel.pipeline.config import Config
+from qat_kernel.rpc.errors import ConfigInvalid, ToolchainMissing, TvmBuildError
 
 PRESETS = ("x86-64", "aarch64", "cuda")
 AARCH64_CXX = "aarch64-linux-gnu-g++"
@@ -27,6 +32,9 @@ X86_CXX = "x86_64-linux-gnu-g++"
 X86_INSTALL = "apt-get install -y g++-x86-64-linux-gnu"
 HOST_CXX_INSTALL = "apt-get install -y g++"
 CUDA_INSTALL = "apt-get install -y nvidia-cuda-toolkit"
+
+# TVM target options whose value is a list (TVM 0.27 rejects a plain string for them).
+LIST_OPTIONS = {"mattr", "keys", "libs", "cl-opt"}
 
 # ELF e_machine values
 ELF_MACHINES = {3: "x86", 62: "x86_64", 183: "aarch64", 40: "arm", 243: "riscv"}
@@ -238,3 +246,104 @@ def elf_machine(path) -> str | None:
     order = "little" if head[5] == 1 else "big"
     machine = int.from_bytes(head[18:20], order)
     return ELF_MACHINES.get(machine, f"e_machine={machine}")
+
+
+# ------------------------------------------------------------------------------ the config's targets
+
+
+def parse_target_string(text: str):
+    """A config's `tvm` string -> what resolve_target takes: a preset name, "llvm"/"cuda",
+    JSON text, or a TVM CLI string ("llvm -mcpu=cortex-a72 -mattr=+neon,+dotprod"), which TVM 0.27 no
+    longer parses, converted to its dict form ({"kind": "llvm", "mcpu": ..., "mattr": [...]}).
+    Raises ValueError when the string cannot be read."""
+    text = text.strip()
+    if not text:
+        raise ValueError("empty target")
+    if text in PRESETS or text in ("x86_64", "arm64") or text.startswith("{"):
+        return text
+    tokens = shlex.split(text)
+    kind, options = tokens[0], tokens[1:]
+    if kind.startswith("-"):
+        raise ValueError(f"{text!r} does not start with a target kind (llvm, cuda, ...)")
+    spec: dict = {"kind": kind}
+    for token in options:
+        if not token.startswith("-"):
+            raise ValueError(f"{token!r} in {text!r} is not a -key=value option")
+        key, eq, value = token.lstrip("-").partition("=")
+        if not key:
+            raise ValueError(f"empty option in {text!r}")
+        if not eq:
+            spec[key] = True
+        elif key in LIST_OPTIONS:
+            spec[key] = [v for v in value.split(",") if v]
+        elif re.fullmatch(r"-?\d+", value):
+            spec[key] = int(value)
+        elif value.lower() in ("true", "false"):
+            spec[key] = value.lower() == "true"
+        else:
+            spec[key] = value
+    return spec if len(spec) > 1 else kind
+
+
+def config_target(cfg: Config, name: str):
+    """(what to build for, where it came from, YAML path): a config `targets` entry named `name`
+    first, else a preset. ConfigInvalid(path="targets") when it is neither."""
+    entries = cfg.get("targets") or []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("name") == name:
+            value = entry.get("tvm")
+            path = f"targets.{i}.tvm"
+            if isinstance(value, dict):
+                return dict(value), "config", path
+            try:
+                return parse_target_string(str(value)), "config", path
+            except ValueError as exc:
+                raise ConfigInvalid(f"{path}: cannot read target {value!r}: {exc}", path=path) from exc
+    if name in PRESETS:
+        return name, "preset", None
+    names = [e.get("name") for e in entries if isinstance(e, dict)]
+    known = f"targets in {cfg.path.name}: {', '.join(names)}" if names else f"no targets in {cfg.path.name}"
+    raise ConfigInvalid(
+        f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under targets ({known})",
+        path="targets",
+    )
+
+
+def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
+    """(host:port, YAML path) of the `rpc` of the config's target entry named `name`, else (None, None)."""
+    for i, entry in enumerate(cfg.get("targets") or []):
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return (str(entry["rpc"]), f"targets.{i}.rpc") if entry.get("rpc") else (None, None)
+    return None, None
+
+
+def resolve_config(cfg: Config, name: str):
+    """(spec, source, ResolvedTarget) of the config's target `name`. Raises ToolchainMissing (packageMissing,
+    with the install command) when this machine cannot build for it, ConfigInvalid for a target TVM does not
+    take."""
+    spec, source, path = config_target(cfg, name)
+    where = path or "targets"
+    try:
+        resolved = resolve_target(spec)  # ToolchainMissing (a PackageMissing) goes out as it is
+    except TvmBuildError as exc:
+        raise ConfigInvalid(f"{where}: {exc.message}", path=where) from exc
+    try:
+        resolved.tvm_target()  # TVM's own check of the options (names and types)
+    except Exception as exc:  # noqa: BLE001 - tvm.target.Target rejecting an option
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigInvalid(f"{where}: TVM rejects the target {json.dumps(spec)}: {first}", path=where) from exc
+    return spec, source, resolved
+
+
+def arch_of(spec) -> str:
+    """The architecture a target spec builds for, read without TVM (the C runner's target)."""
+    if spec == "aarch64":
+        return "aarch64"
+    if isinstance(spec, dict) and spec.get("mtriple"):
+        return {"arm64": "aarch64"}.get(spec["mtriple"].split("-")[0], spec["mtriple"].split("-")[0])
+    return host_arch()
+
+
+def out_dir(cfg: Config, kind: str, name: str) -> Path:
+    """<config folder>/out/<kind>-<target name> (tvm-..., deploy-...), the name made safe for a folder."""
+    return cfg.folder / "out" / (f"{kind}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name))
