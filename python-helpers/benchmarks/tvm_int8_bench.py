@@ -30,14 +30,14 @@ def export(folder: Path, side: int, model: str = "resnet18") -> tuple[Path, list
     from qat_kernel.pipeline import session
     from qat_kernel.pipeline.training import first_inputs
     from qat_kernel.rpc.context import RequestContext
-    from qat_kernel.runtimes.tvm import job as method
+    from qat_kernel.runtimes.onnx import qdq_export
 
     config = write_resnet_workspace(folder, side, model)
     ctx = RequestContext(0, "bench", {"config": str(config)}, lambda *_: None)
     cfg = session.load(str(config), ctx)
     trained, _ = session.get(cfg, ctx)
     converted = session.convert(trained, ctx)
-    onnx_file, _ = method.qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     calibration = [b.float().numpy() for b in first_inputs(trained.train, 64)]
     return Path(onnx_file), calibration
 
@@ -59,10 +59,12 @@ def _time(fns: dict, inputs: dict, runs: int, warmup: int = 3) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
     from qat_kernel.runtimes.ort.as_executed import quantize_static_twin
+    from qat_kernel.runtimes.ort.sessions import session as ort_session
     from qat_kernel.runtimes.tvm import schedule
     from qat_kernel.runtimes.tvm.build import build_tvm
-    from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
+    from qat_kernel.runtimes.tvm.run import load_tvm
 
     fp32_rows = "--fp32" in argv
     model = "resnet18"

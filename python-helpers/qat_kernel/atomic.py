@@ -119,3 +119,15 @@ def replace_dir(src: Path, folder: Path) -> None:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def rebase(obj, old: str, new: str):
+    """Every string under obj that is a path inside `old`, moved to `new`: a result written while its folder
+    was staged, as it reads once the folder is in place."""
+    if isinstance(obj, str):
+        return new + obj[len(old) :] if obj == old or obj.startswith(old + os.sep) else obj
+    if isinstance(obj, dict):
+        return {k: rebase(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [rebase(v, old, new) for v in obj]
+    return obj

@@ -87,7 +87,7 @@ def test_onnx_runs_in_onnxruntime_like_torch_int8(compare_run):
     """The QDQ file takes real batches (dynamic batch dim) and predicts like the PyTorch INT8 graph."""
     import importlib.util
 
-    from qat_kernel.runtimes.ort.session import session as ort_session
+    from qat_kernel.runtimes.ort.sessions import session as ort_session
 
     _, result, config = compare_run
     spec = importlib.util.spec_from_file_location("digits_data_for_ort", config.parent / "data.py")

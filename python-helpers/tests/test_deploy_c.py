@@ -107,8 +107,8 @@ def test_integer_bias_variant_matches_onnx_runtime(x86_deploy, tmp_path, compare
     then it agrees with ONNX Runtime (not PyTorch) to within one accumulator step."""
     from sklearn.datasets import load_digits
 
+    from qat_kernel.runtimes.ort.sessions import run_ort
     from qat_kernel.runtimes.parity import compare, onnx_output_step
-    from qat_kernel.runtimes.tvm.run import run_ort
 
     _, result, config = x86_deploy
     binary = tmp_path / "runner-int"

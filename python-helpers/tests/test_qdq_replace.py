@@ -20,7 +20,7 @@ from conftest import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 
 from qat_kernel.runtimes.ort import as_executed, qdq_replace
-from qat_kernel.runtimes.ort.session import session as ort_session
+from qat_kernel.runtimes.ort.sessions import session as ort_session
 
 RESIDUAL_MODEL = textwrap.dedent('''\
     """A small residual CNN for the 8x8 digits: stem, one basic block (the second conv feeds the Add),

@@ -16,14 +16,16 @@ tvm = pytest.importorskip("tvm")
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from qat_kernel.jobs.tvm_vs_ort import compare_backends, verify_parity
 from qat_kernel.rpc.errors import Cancelled, ToolchainMissing, TvmBuildError
 from qat_kernel.runtimes import targets as targets_mod
 from qat_kernel.runtimes.bench import bench_latency
+from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
+from qat_kernel.runtimes.ort.sessions import run_ort
 from qat_kernel.runtimes.targets import elf_machine, resolve_target
-from qat_kernel.runtimes.tvm.bench import compare_backends
 from qat_kernel.runtimes.tvm.build import build_tvm, import_onnx
 from qat_kernel.runtimes.tvm.fold import count_ops, fold_qdq
-from qat_kernel.runtimes.tvm.run import run_ort, run_tvm, strip_qdq, verify_parity
+from qat_kernel.runtimes.tvm.run import run_tvm
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 

@@ -18,9 +18,11 @@ pytest.importorskip("onnxruntime")
 
 from conftest import copy_example, edit_config
 
-from qat_kernel.runtimes.tvm import mixed
+from qat_kernel.runtimes.onnx import fp16
+from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
+from qat_kernel.runtimes.ort.sessions import run_ort
 from qat_kernel.runtimes.tvm.build import build_tvm
-from qat_kernel.runtimes.tvm.run import run_ort, run_tvm, strip_qdq
+from qat_kernel.runtimes.tvm.run import run_tvm
 
 DIGITS_QDQ = Path(__file__).resolve().parents[2] / "test/fixtures/digits/digits.qdq.onnx"
 
@@ -34,10 +36,10 @@ def digits_x() -> np.ndarray:
 
 def test_module_scopes_and_matching():
     model = onnx.load(str(DIGITS_QDQ))
-    modules = {n.name: mixed.module_of(n) for n in model.graph.node}
+    modules = {n.name: fp16.module_of(n) for n in model.graph.node}
     assert modules["node_conv2d_1"] == "conv2" and modules["node_linear"] == "fc1"
     assert modules["node_quantize_per_tensor"] == ""  # Q/DQ sit at the root scope
-    match = mixed.pattern_matcher(["layer1", "fc1"])
+    match = fp16.pattern_matcher(["layer1", "fc1"])
     assert match("fc1") == "fc1" and match("layer1.0.conv1") == "layer1" and match("fc2") is None
     assert match("") is None
 

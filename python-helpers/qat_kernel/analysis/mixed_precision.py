@@ -192,7 +192,7 @@ def search(
     from qat_kernel.runtimes import bench, cpu
     from qat_kernel.runtimes.onnx import qdq_export
     from qat_kernel.runtimes.ort import candidates as ort_candidates
-    from qat_kernel.runtimes.ort import session as ort_session
+    from qat_kernel.runtimes.ort import sessions as ort_session
 
     layers = trained.qat.layers()
     if not layers:

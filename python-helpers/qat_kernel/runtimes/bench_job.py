@@ -21,8 +21,9 @@ from qat_kernel.runtimes import cpu, parity, targets
 from qat_kernel.runtimes.bench import BATCHES, table, time_rows
 from qat_kernel.runtimes.bench import fastest as fastest_rows
 from qat_kernel.runtimes.inductor import job as inductor_job
+from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import job as ort_job
-from qat_kernel.runtimes.tvm import job as tvm_job
+from qat_kernel.runtimes.tvm import mixed
 
 LABELS = {
     **ort_job.LABELS,
@@ -113,9 +114,12 @@ def bench(
 
     from qat_kernel.analysis.model_size import model_bytes
     from qat_kernel.pipeline.training import first_inputs
+    from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
     from qat_kernel.runtimes.ort import as_executed
+    from qat_kernel.runtimes.ort.sessions import run_fn
+    from qat_kernel.runtimes.ort.sessions import session as ort_session
     from qat_kernel.runtimes.tvm.build import build_tvm as tvm_build_fn
-    from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
+    from qat_kernel.runtimes.tvm.run import forget_vms, load_tvm
 
     started = time.monotonic()
     cfg = session.load(config, ctx)
@@ -130,7 +134,7 @@ def bench(
         )
     trained, reused = session.get(cfg, ctx, steps=steps)
     converted = session.convert(trained, ctx)
-    onnx_file, _ = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     x, _labels, torch_out = parity.reference_outputs(trained, samples, converted, ctx)
     notes: list = []
     with tempfile.TemporaryDirectory(prefix="qat-bench-") as tmp:
@@ -139,7 +143,7 @@ def bench(
 
         def ort(path):
             sess = ort_session(path)
-            return ort_job.run_fn(sess)
+            return run_fn(sess)
 
         fns = {
             "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
@@ -163,10 +167,10 @@ def bench(
             sizes["ort-qs-int8"] = qs.stat().st_size
         ctx.progress("build", f"TVM INT8 build for {target}")
         # The config's fp16 layers run in float16 as in build/tvm: the row is the config's mixed build.
-        fp16 = tvm_job.fp16_matcher(cfg)
+        fp16 = mixed.fp16_matcher(cfg)
         report = tvm_build_fn(onnx_file, spec, work / "tvm", check_cancelled=ctx.check_cancelled, fp16=fp16)
         if fp16 is not None:
-            layers = [layer["module"] for layer in tvm_job.fp16_layers(report) if layer["converted"]]
+            layers = [layer["module"] for layer in mixed.fp16_layers(report) if layer["converted"]]
             if layers:
                 notes.append(f"TVM INT8 row: mixed precision, {', '.join(layers)} in fp16 (the config's overrides)")
         fns["tvm-int8"] = (load_tvm(report["artifact"]), None)
@@ -187,7 +191,7 @@ def bench(
             fns = {k: fns[k] for k in ROW_ORDER if k in fns}
         with torch.no_grad():
             bench = time_rows(fns, x, sizes, runs, ctx, LABELS)
-        tvm_job.forget_vms(work)
+        forget_vms(work)
     fastest = fastest_rows(bench["rows"])
     notes.append(
         f"TVM target {report['target']}; ONNX Runtime CPU EP with its default optimisations; PyTorch in "

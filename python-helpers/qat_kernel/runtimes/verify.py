@@ -26,8 +26,8 @@ from pathlib import Path
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity, targets
+from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import job as ort_job
-from qat_kernel.runtimes.tvm import job as tvm_job
 
 LABELS = {
     "ort-int8": "ONNX Runtime INT8 (QDQ export)",
@@ -44,7 +44,7 @@ FP32_ROWS = ("torch-fp32", "ort-fp32", "tvm-fp32")
 
 
 def _ort(path):
-    from qat_kernel.runtimes.tvm.run import ort_session
+    from qat_kernel.runtimes.ort.sessions import session as ort_session
 
     sess = ort_session(path)
     name = sess.get_inputs()[0].name
@@ -131,7 +131,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
             note="written from an earlier model: run deploy/c-artifact again" if stale else None,
         )
     if want_fp32:
-        from qat_kernel.runtimes.tvm.run import strip_qdq
+        from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
 
         row("torch-fp32", None, None)  # run by the caller: it needs the session's model
         fp32 = strip_qdq(onnx_file, work / "fp32.onnx")
@@ -182,7 +182,7 @@ def verify(
     wanted = artifacts
     trained, reused = session.get(cfg, ctx, steps=steps)
     converted = session.convert(trained, ctx)
-    onnx_file, _ = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     limit = samples
     ctx.progress("verify", "PyTorch INT8 outputs on the validation samples", 0.0)
     x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)

@@ -35,7 +35,8 @@ from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import parity, targets
-from qat_kernel.runtimes.tvm import job as tvm_job
+from qat_kernel.runtimes.onnx import qdq_export
+from qat_kernel.runtimes.tvm import run as tvm_run
 
 REPORT = "deploy-report.json"
 SAMPLE_COUNT = 16
@@ -343,18 +344,18 @@ def deploy(
                 result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted, Path(tmp), ctx)
         result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
         if tvm_result is not None:
-            result["tvm"] = tvm_job.rebase(tvm_result, str(stage), str(out_dir))
+            result["tvm"] = atomic.rebase(tvm_result, str(stage), str(out_dir))
         (stage / "README.md").write_text(readme(stem, arch, result["binary"], tvm_result), encoding="utf-8")
         result["notes"] = notes
         result["summary"] = summary(result)
         result["seconds"] = round(time.monotonic() - started, 2)
         atomic.write_json(stage / REPORT, result, indent=2)
         ctx.check_cancelled()
-        tvm_job.forget_vms(stage)
+        tvm_run.forget_vms(stage)
         atomic.replace_dir(stage, out_dir)
     finally:
         if stage.exists():
-            tvm_job.forget_vms(stage)
+            tvm_run.forget_vms(stage)
             shutil.rmtree(stage, ignore_errors=True)
     return result
 
@@ -363,11 +364,11 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
     """build/tvm's library for the target and TVM's C backend output, into `folder`."""
     import numpy as np
 
-    from qat_kernel.runtimes.c import tvm_c
+    from qat_kernel.runtimes.tvm import c_backend as tvm_c
     from qat_kernel.runtimes.tvm.build import build_tvm as tvm_build_fn
     from qat_kernel.runtimes.tvm.run import load_tvm
 
-    onnx_file, _ = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)
     report = tvm_build_fn(onnx_file, spec, folder, check_cancelled=ctx.check_cancelled)
     ctx.progress("tvm", "TVM C backend (target c)", 0.5)

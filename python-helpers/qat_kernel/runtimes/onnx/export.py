@@ -29,7 +29,7 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
     import numpy as np
     import torch
 
-    from qat_kernel.runtimes.ort.session import session
+    from qat_kernel.runtimes.ort.sessions import session
 
     deployed = session(path)
     as_written = session(path, level="disabled")

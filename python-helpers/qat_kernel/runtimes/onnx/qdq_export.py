@@ -65,3 +65,20 @@ def export_for_config(cfg, converted, example, ctx, opset: int | None = None, pa
             error += f" (install: {packages.install_command(exc.name.split('.')[0])})"
         return {"path": None, "error": error}
     return {"path": str(path)}
+
+
+def qdq_onnx(cfg, trained, converted, ctx) -> tuple[Path, bool]:
+    """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
+    model was exported there (same opset) and the file is unchanged since."""
+    from qat_kernel.pipeline import pt2e_flow, session
+
+    relative, path = onnx_path(cfg)
+    opset = cfg.get("export.onnx.opset", DEFAULT_OPSET)
+    if session.exported(trained, path, opset):
+        ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
+        return path, True
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
+    export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
+    session.record_export(trained, path, opset)
+    ctx.check_cancelled()
+    return path, False

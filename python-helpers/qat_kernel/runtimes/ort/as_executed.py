@@ -306,7 +306,7 @@ def _op_types(ops: list) -> dict:
 
 def optimized_session(onnx_path, optimized_path, level: str = "all", threads: int | None = None):
     """An InferenceSession on the CPU EP that also writes the graph it runs to `optimized_path`."""
-    from qat_kernel.runtimes.ort.session import session
+    from qat_kernel.runtimes.ort.sessions import session
 
     return session(onnx_path, level, threads, optimized_path)
 

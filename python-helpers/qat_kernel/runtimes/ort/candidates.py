@@ -7,20 +7,20 @@ rewiring only the layers it keeps float:
         none is given) and a dequantized bias, and its data
         input straight from the tensor before the QuantizeLinear -> DequantizeLinear pair, that edge
         only (another reader of the same pair keeps it); Q/DQ nobody reads any more are removed;
-  fp16  as fp32, then the layer's nodes compute in float16 (runtimes/tvm/mixed.convert_fp16_layers:
+  fp16  as fp32, then the layer's nodes compute in float16 (runtimes/onnx/fp16.convert_fp16_layers:
         float16 initializers, a Cast to float16 on the way in and back to float32 on the way out);
         ORT's CPU EP runs float16 Conv/Gemm.
 With no layer INT8 the candidate is the export with every Q/DQ removed (the quantizers no layer owns
-go too). Layers are found by the exporter's module scopes (mixed.module_of), the names overrides use.
+go too). Layers are found by the exporter's module scopes (fp16.module_of), the names overrides use.
 Size is the bytes of the candidate's initializers (weights, biases, scales and zero points at their
 types; the export's metadata and unused tensors not counted); latency is timed in ORT sessions from
-runtimes/ort/session.py."""
+runtimes/ort/sessions.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from qat_kernel.runtimes.tvm import mixed
+from qat_kernel.runtimes.onnx import fp16
 
 WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
 
@@ -34,7 +34,7 @@ def layer_nodes(model) -> dict:
     found: dict = {}
     for i, node in enumerate(model.graph.node):
         if node.op_type in WEIGHT_OPS:
-            module = mixed.module_of(node)
+            module = fp16.module_of(node)
             if module is not None:
                 found.setdefault(module, []).append(i)
     return found
@@ -119,7 +119,7 @@ def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: di
     import onnx
     from onnx import numpy_helper
 
-    from qat_kernel.runtimes.tvm.run import strip_qdq_model
+    from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq_model
 
     nodes_of = layer_nodes(qdq) if nodes_of is None else nodes_of
     floats = {m: p for m, p in assignment.items() if p != "int8"}
@@ -160,7 +160,7 @@ def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: di
     _prune(model)
     halves = {m for m, p in floats.items() if p == "fp16"}
     if halves:
-        model = mixed.convert_fp16_layers(model, lambda m: m if m in halves else None).model
+        model = fp16.convert_fp16_layers(model, lambda m: m if m in halves else None).model
     return model
 
 

@@ -31,8 +31,8 @@ from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import time_rows
+from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort.report import markdown, replacement_markdown, summary
-from qat_kernel.runtimes.tvm import job as tvm_job
 
 OUT_NAME = "ort-cpu"
 REPORT = "build-report.json"
@@ -189,8 +189,9 @@ def build(
 
     from qat_kernel.analysis.model_size import model_bytes
     from qat_kernel.pipeline.training import first_inputs
+    from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
     from qat_kernel.runtimes.ort import as_executed
-    from qat_kernel.runtimes.tvm.run import ort_session, strip_qdq
+    from qat_kernel.runtimes.ort.sessions import session as ort_session
 
     started = time.monotonic()
     cfg = session.load(config, ctx)
@@ -198,7 +199,7 @@ def build(
     level = optimization
     trained, reused = session.get(cfg, ctx, steps=steps)
     converted = session.convert(trained, ctx)
-    onnx_file, onnx_reused = tvm_job.qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = out_dir_for(cfg)
     out_dir.parent.mkdir(parents=True, exist_ok=True)

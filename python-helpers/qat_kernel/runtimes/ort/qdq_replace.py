@@ -266,7 +266,7 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
     import onnx
     from onnx import TensorProto, helper
 
-    from qat_kernel.runtimes.ort.session import session
+    from qat_kernel.runtimes.ort.sessions import session
 
     if not tensors:
         return {}

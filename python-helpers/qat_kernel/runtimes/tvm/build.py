@@ -17,6 +17,7 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.rpc.errors import TvmBuildError
+from qat_kernel.runtimes.onnx import fp16 as fp16mod
 from qat_kernel.runtimes.targets import ResolvedTarget, elf_machine, resolve_target
 from qat_kernel.runtimes.tvm import depthwise as depthwisemod
 from qat_kernel.runtimes.tvm import dotprod as dotprodmod
@@ -204,7 +205,7 @@ def _fp16_matcher(fp16):
     if fp16 is None or callable(fp16):
         return fp16
     patterns = [fp16] if isinstance(fp16, str) else list(fp16)
-    return mixedmod.pattern_matcher(patterns) if patterns else None
+    return fp16mod.pattern_matcher(patterns) if patterns else None
 
 
 def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
@@ -283,7 +284,7 @@ def build_tvm(
     matcher = _fp16_matcher(fp16)
     fp16_section, fp16_notes, fp16_nodes = None, [], {}
     if matcher is not None:
-        rewrite = mixedmod.convert_fp16_layers(model, matcher)
+        rewrite = fp16mod.convert_fp16_layers(model, matcher)
         fp16_nodes = rewrite.nodes
         mod, provenance, _ = import_onnx(rewrite.model, batch)
         provenance = {v: rewrite.owner.get(n, n) for v, n in provenance.items()}

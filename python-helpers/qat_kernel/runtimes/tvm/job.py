@@ -26,20 +26,19 @@ target, onnx, build, rpc, verify, bench."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.pipeline import session
-from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import cpu, parity, targets
-from qat_kernel.runtimes.bench import BATCHES
 from qat_kernel.runtimes.bench import table as bench_table
 from qat_kernel.runtimes.onnx import qdq_export
+from qat_kernel.runtimes.tvm import mixed
+from qat_kernel.runtimes.tvm import rpc as tvm_rpc
+from qat_kernel.runtimes.tvm import run as tvm_run
 
 DEFAULT_PARITY_SAMPLES = 1024
 DEFAULT_BENCH_RUNS = 100
@@ -55,106 +54,6 @@ ROW_LABELS = {
 }
 
 
-def connect_rpc(address: str, path: str):
-    """A TVM RPC session; ConfigInvalid at the target's `rpc` when nothing answers there."""
-    from qat_kernel.runtimes.tvm import rpc as tvm_rpc
-
-    try:
-        return tvm_rpc.connect(address)
-    except (ValueError, tvm_rpc.RpcUnreachable) as exc:
-        raise ConfigInvalid(f"{path}: {getattr(exc, 'message', exc)}", path=path) from exc
-
-
-def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, ctx: RequestContext):
-    """(RemoteModel, result `rpc`): the library uploaded and run on the board; its outputs against
-    this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
-    import numpy as np
-
-    from qat_kernel.runtimes.tvm.rpc import RemoteModel
-    from qat_kernel.runtimes.tvm.run import run_tvm
-
-    ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
-    model = RemoteModel(remote, artifact, report["device"])
-    info: dict = {
-        "address": address,
-        "device": report["device"],
-        "uploadBytes": model.bytes,
-        "uploadSeconds": round(model.upload_s, 4),
-    }
-    reps = int(np.ceil(max(BATCHES) / len(x)))
-    pool = np.concatenate([x] * reps) if reps > 1 else x
-    if report["runnable_here"]:
-        ctx.progress("rpc", "comparing the board's outputs with this machine's", 0.3)
-        info["maxAbsDiffVsLocal"] = float(np.abs(model(x) - run_tvm(artifact, x)).max())
-    info["latency"] = {}
-    for b in BATCHES:
-        ctx.check_cancelled()
-        ctx.progress("rpc", f"timing batch {b} on the board", 0.5)
-        info["latency"][f"b{b}"] = model.latency(np.ascontiguousarray(pool[:b]), max(3, runs // 10), runs)
-    return model, info
-
-
-def fp16_matcher(cfg: Config):
-    """module path -> "overrides.<i> (match <regex>)" for the layers the config keeps in fp16 (the
-    first override that matches a path or a parent path wins, as in training); None when no
-    override asks for fp16."""
-    from qat_kernel.pipeline import qconfig
-
-    plan = qconfig.plan(cfg)
-    if not any(layer.precision == "fp16" for _, _, layer in plan.overrides):
-        return None
-    overrides = cfg.get("overrides") or []
-
-    def match(module: str) -> str | None:
-        layer = plan.for_module(module)
-        if layer.precision != "fp16" or layer.override is None:
-            return None
-        return f"overrides.{layer.override} (match {overrides[layer.override].get('match')!r})"
-
-    return match
-
-
-def fp16_layers(report: dict) -> list:
-    """The result's fp16Layers: per layer the config keeps fp16, its ONNX nodes run in float16 and
-    the ones that could not be converted (with why)."""
-    section = report.get("fp16") or {}
-    out = []
-    for layer in section.get("layers") or []:
-        out.append(
-            {
-                "module": layer["module"],
-                "override": layer["match"],
-                "onnxNodes": list(layer["onnx_nodes"]),
-                "converted": bool(layer["onnx_nodes"]),
-                "skipped": [
-                    {"onnxNode": s["onnx_node"], "opType": s["op_type"], "reason": s["reason"]}
-                    for s in layer["skipped"]
-                ],
-            }
-        )
-    return out
-
-
-# ------------------------------------------------------------------------------------------ ONNX
-
-
-def qdq_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> tuple[Path, bool]:
-    """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
-    model was exported there (same opset) and the file is unchanged since."""
-    from qat_kernel.pipeline import pt2e_flow
-
-    relative, path = qdq_export.onnx_path(cfg)
-    opset = cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
-    if session.exported(trained, path, opset):
-        ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
-        return path, True
-    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
-    qdq_export.export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
-    session.record_export(trained, path, opset)
-    ctx.check_cancelled()
-    return path, False
-
-
 # ----------------------------------------------------------------------------------------- verify
 
 
@@ -163,7 +62,8 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
 
-    from qat_kernel.runtimes.tvm.run import run_ort, run_tvm
+    from qat_kernel.runtimes.ort.sessions import run_ort
+    from qat_kernel.runtimes.tvm.run import run_tvm
 
     where = " on the board (TVM RPC)" if tvm_fn is not None else ""
     ctx.progress("verify", f"running the TVM library{where} on {len(x)} validation samples", 0.1)
@@ -210,9 +110,9 @@ def time_build(
     import torch
 
     from qat_kernel.analysis.model_size import model_bytes
+    from qat_kernel.jobs.tvm_vs_ort import backend_rows
     from qat_kernel.runtimes.bench import fastest as fastest_rows
     from qat_kernel.runtimes.bench import time_rows
-    from qat_kernel.runtimes.tvm.bench import backend_rows
     from qat_kernel.runtimes.tvm.run import load_tvm
 
     main_name = "tvm-int8" if report["fold_int8"] else "tvm-qdq-fp32"
@@ -339,26 +239,6 @@ def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
 # ------------------------------------------------------------------------------------------- run
 
 
-def rebase(obj, old: str, new: str):
-    """Every string under obj that is a path inside `old`, moved to `new`."""
-    if isinstance(obj, str):
-        return new + obj[len(old) :] if obj == old or obj.startswith(old + os.sep) else obj
-    if isinstance(obj, dict):
-        return {k: rebase(v, old, new) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [rebase(v, old, new) for v in obj]
-    return obj
-
-
-def forget_vms(folder: Path) -> None:
-    """Drop the Relax VMs load_tvm cached for libraries in `folder` (a staging folder that is moved)."""
-    from qat_kernel.runtimes.tvm import run as tvm_run
-
-    prefix = str(folder.resolve()) + os.sep
-    for key in [k for k in tvm_run._VMS if str(k[0]).startswith(prefix)]:
-        tvm_run._VMS.pop(key, None)
-
-
 def build(
     ctx: RequestContext,
     *,
@@ -386,12 +266,12 @@ def build(
     remote = None
     if rpc_address:  # before any training: a board that does not answer fails fast
         ctx.progress("target", f"connecting to the TVM RPC server at {rpc_address}")
-        remote = connect_rpc(rpc_address, rpc_path)
+        remote = tvm_rpc.connect_rpc(rpc_address, rpc_path)
     ctx.check_cancelled()
 
     trained, reused = session.get(cfg, ctx, steps=steps)
     converted = session.convert(trained, ctx)
-    onnx_file, onnx_reused = qdq_onnx(cfg, trained, converted, ctx)
+    onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = targets.out_dir(cfg, "tvm", name)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -402,7 +282,7 @@ def build(
         def build_progress(_stage: str, message: str, fraction: float) -> None:
             ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
 
-        fp16 = fp16_matcher(cfg)
+        fp16 = mixed.fp16_matcher(cfg)
         report = build_tvm(
             onnx_file,
             spec,
@@ -455,7 +335,7 @@ def build(
             result["crossCompiler"] = report["cross_compiler"]
         notes.extend(report.get("notes") or [])
         if fp16 is not None:
-            result["fp16Layers"] = fp16_layers(report)
+            result["fp16Layers"] = mixed.fp16_layers(report)
             if not result["fp16Layers"] and not any(n.startswith("fp16 overrides not applied") for n in notes):
                 notes.append(
                     f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
@@ -466,7 +346,7 @@ def build(
         if remote is not None:
             limit = samples
             x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
-            board, result["rpc"] = on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
+            board, result["rpc"] = tvm_rpc.on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
         if want_verify and board is not None:
             result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, tvm_fn=board)
             want_verify = False
@@ -491,12 +371,12 @@ def build(
             board.close()
         ctx.check_cancelled()
 
-        result = rebase(result, str(stage), str(out_dir))
+        result = atomic.rebase(result, str(stage), str(out_dir))
         result["cpu"] = cpu.summary()
         result["notes"] = notes
         result["summary"] = summary(name, source, report, result)
         result["seconds"] = round(time.monotonic() - started, 2)
-        full = rebase(report, str(stage), str(out_dir))
+        full = atomic.rebase(report, str(stage), str(out_dir))
         full.update(
             {
                 "request": {
@@ -514,10 +394,10 @@ def build(
         )
         atomic.write_json(stage / tvm_build_mod.REPORT, full, indent=2)
         ctx.check_cancelled()
-        forget_vms(stage)
+        tvm_run.forget_vms(stage)
         atomic.replace_dir(stage, out_dir)
     finally:
         if stage.exists():
-            forget_vms(stage)
+            tvm_run.forget_vms(stage)
             shutil.rmtree(stage, ignore_errors=True)
     return result

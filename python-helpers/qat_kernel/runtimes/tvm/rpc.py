@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from qat_kernel.rpc.errors import TvmBuildError
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid, TvmBuildError
 from qat_kernel.runtimes import bench
 
 ADDRESS = re.compile(r"^(?P<host>[^\s:]+):(?P<port>[0-9]{1,5})$")
@@ -88,3 +89,37 @@ class RemoteModel:
             self.remote.remove(self.name)
         except Exception:  # noqa: BLE001 - a server that went away keeps nothing anyway
             pass
+
+
+def connect_rpc(address: str, path: str):
+    """A TVM RPC session; ConfigInvalid at the target's `rpc` when nothing answers there."""
+    try:
+        return connect(address)
+    except (ValueError, RpcUnreachable) as exc:
+        raise ConfigInvalid(f"{path}: {getattr(exc, 'message', exc)}", path=path) from exc
+
+
+def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, ctx: RequestContext):
+    """(RemoteModel, result `rpc`): the library uploaded and run on the board; its outputs against
+    this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
+    from qat_kernel.runtimes.tvm.run import run_tvm
+
+    ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
+    model = RemoteModel(remote, artifact, report["device"])
+    info: dict = {
+        "address": address,
+        "device": report["device"],
+        "uploadBytes": model.bytes,
+        "uploadSeconds": round(model.upload_s, 4),
+    }
+    reps = int(np.ceil(max(bench.BATCHES) / len(x)))
+    pool = np.concatenate([x] * reps) if reps > 1 else x
+    if report["runnable_here"]:
+        ctx.progress("rpc", "comparing the board's outputs with this machine's", 0.3)
+        info["maxAbsDiffVsLocal"] = float(np.abs(model(x) - run_tvm(artifact, x)).max())
+    info["latency"] = {}
+    for b in bench.BATCHES:
+        ctx.check_cancelled()
+        ctx.progress("rpc", f"timing batch {b} on the board", 0.5)
+        info["latency"][f"b{b}"] = model.latency(np.ascontiguousarray(pool[:b]), max(3, runs // 10), runs)
+    return model, info

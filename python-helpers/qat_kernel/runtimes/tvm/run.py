@@ -1,4 +1,4 @@
-"""Running a built library, parity against ONNX Runtime (runtimes.parity), and latency."""
+"""Running a built library here in TVM's Relax VM (on a board: rpc.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 
 from qat_kernel.rpc.errors import TvmBuildError
-from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.targets import elf_machine, host_arch
 
 _VMS: dict = {}
@@ -78,145 +77,10 @@ def run_tvm(artifact, inputs: np.ndarray) -> np.ndarray:
     return load_tvm(artifact)(np.asarray(inputs))
 
 
-def ort_session(onnx_path, threads: int | None = None):
-    from qat_kernel.runtimes.ort.session import session
+def forget_vms(folder: Path) -> None:
+    """Drop the Relax VMs load_tvm cached for libraries in `folder` (a staging folder that is moved)."""
+    import os
 
-    return session(onnx_path, threads=threads)
-
-
-def run_ort(onnx_path_or_session, inputs: np.ndarray) -> np.ndarray:
-    sess = onnx_path_or_session if hasattr(onnx_path_or_session, "run") else ort_session(onnx_path_or_session)
-    name = sess.get_inputs()[0].name
-    return sess.run(None, {name: np.asarray(inputs)})[0]
-
-
-def verify_parity(
-    onnx_path,
-    artifact,
-    inputs: np.ndarray,
-    reference_int8_outputs: np.ndarray | None = None,
-    progress=None,
-    check_cancelled=None,
-) -> dict:
-    """Run the TVM library and ONNX Runtime (CPU EP) on the same QDQ model and inputs and compare;
-    also compare with `reference_int8_outputs` (e.g. PyTorch INT8) when given."""
-    progress = progress or (lambda *a: None)
-    check_cancelled = check_cancelled or (lambda: None)
-    inputs = np.asarray(inputs)
-    progress("run-tvm", "Running the TVM library", 0.1)
-    out = run_tvm(artifact, inputs)
-    check_cancelled()
-    progress("run-ort", "Running ONNX Runtime", 0.5)
-    ref = run_ort(onnx_path, inputs)
-    check_cancelled()
-    step = parity.onnx_output_step(onnx_path)
-    result = {
-        "artifact": str(artifact),
-        "onnx": str(onnx_path),
-        "outputKind": step["kind"],
-        "outputStep": step["step"],
-        "vsOrt": parity.compare(out, ref, step["step"]),
-        "vsReference": None,
-        "ortVsReference": None,
-    }
-    if reference_int8_outputs is not None:
-        result["vsReference"] = parity.compare(out, reference_int8_outputs, step["step"])
-        result["ortVsReference"] = parity.compare(ref, reference_int8_outputs, step["step"])
-    progress("done", "Parity checked", 1.0)
-    return result
-
-
-def strip_qdq(onnx_path, out_path) -> Path:
-    """The FP32 twin of a QDQ model file (strip_qdq_model), written to `out_path`."""
-    import onnx
-
-    model = strip_qdq_model(onnx.load(str(onnx_path)))
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(out_path))
-    return out_path
-
-
-def strip_qdq_model(source):
-    """The FP32 twin of a QDQ ModelProto (`source` is not changed): each DequantizeLinear of a constant
-    becomes a float initializer (the quantized weight's float value), each QuantizeLinear ->
-    DequantizeLinear pair on an activation is bypassed. Same graph and weights, no quantization: the
-    FP32 baseline."""
-    import onnx
-    from onnx import helper, numpy_helper
-
-    model = onnx.ModelProto()
-    model.CopyFrom(source)
-    g = model.graph
-    inits = {t.name: t for t in g.initializer}
-    nodes = list(g.node)  # one wrapper per node: id() below stays valid
-    producer = {o: n for n in nodes for o in n.output}
-    rename: dict = {}
-    drop = set()
-    new_inits = []
-
-    def const(name):
-        t = inits.get(name)
-        return None if t is None else numpy_helper.to_array(t)
-
-    for n in nodes:
-        if n.op_type != "DequantizeLinear":
-            continue
-        x = const(n.input[0])
-        if x is not None:
-            s = const(n.input[1])
-            zp = const(n.input[2]) if len(n.input) > 2 and n.input[2] else np.zeros((), x.dtype)
-            axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
-            shape = [1] * x.ndim
-            if s.size > 1:
-                shape[axis] = -1
-            w = (x.astype(np.float32) - zp.astype(np.float32).reshape(shape)) * s.astype(np.float32).reshape(shape)
-            new_inits.append(numpy_helper.from_array(w.astype(np.float32), n.output[0]))
-            drop.add(id(n))
-            continue
-        q = producer.get(n.input[0])
-        if q is not None and q.op_type == "QuantizeLinear":
-            rename[n.output[0]] = q.input[0]
-            drop.add(id(n))
-    consumers: dict = {}
-    for n in nodes:
-        for name in n.input:
-            consumers.setdefault(name, []).append(n)
-    graph_outputs = {o.name for o in g.output}
-    for n in nodes:
-        if (
-            n.op_type == "QuantizeLinear"
-            and n.output[0] not in graph_outputs
-            and all(id(c) in drop for c in consumers.get(n.output[0], []))
-        ):
-            drop.add(id(n))
-
-    def resolve(name):
-        while name in rename:
-            name = rename[name]
-        return name
-
-    kept = []
-    for n in nodes:
-        if id(n) in drop:
-            continue
-        for i, name in enumerate(n.input):
-            n.input[i] = resolve(name)
-        kept.append(n)
-    for o in g.output:
-        if o.name in rename:
-            kept.append(helper.make_node("Identity", [resolve(o.name)], [o.name]))
-    used = {i for n in kept for i in n.input}
-
-    def copy(msg):
-        c = type(msg)()
-        c.CopyFrom(msg)
-        return c
-
-    kept = [copy(n) for n in kept]
-    keep_inits = [copy(t) for t in g.initializer if t.name in used] + [t for t in new_inits if t.name in used]
-    del g.node[:]
-    g.node.extend(kept)
-    del g.initializer[:]
-    g.initializer.extend(keep_inits)
-    return model
+    prefix = str(folder.resolve()) + os.sep
+    for key in [k for k in _VMS if str(k[0]).startswith(prefix)]:
+        _VMS.pop(key, None)

@@ -61,6 +61,21 @@ def session(model, level: str = "all", threads: int | None = None, optimized_pat
         return make(plain, False)
 
 
+def run_fn(sess):
+    """A session as a function: numpy in -> its first output."""
+    name = sess.get_inputs()[0].name
+    return lambda a: sess.run(None, {name: a})[0]
+
+
+def run_ort(onnx_path_or_session, inputs):
+    """A model file (or an open session) run on `inputs`: its first output."""
+    import numpy as np
+
+    sess = onnx_path_or_session if hasattr(onnx_path_or_session, "run") else session(onnx_path_or_session)
+    name = sess.get_inputs()[0].name
+    return sess.run(None, {name: np.asarray(inputs)})[0]
+
+
 def _for_precision(model):
     """The model as ORT 1.32's u8u8 conversion can take it, or None where it cannot. The conversion
     rewrites each DequantizeLinear's zero point in place and fails on a zero-point initializer shared by

@@ -1,6 +1,7 @@
-"""The comparison rows of a TVM build: TVM INT8 (our fold) vs TVM without it vs TVM FP32 vs ONNX Runtime on
-one QDQ model. PyTorch FP32/INT8 rows are the caller's (build/tvm's job adds them); every row is timed
-together, in interleaved rounds, by runtimes.bench.time_rows.
+"""TVM next to ONNX Runtime on one QDQ model, for build/tvm and the tests: parity (verify_parity) and the
+comparison rows of a TVM build: TVM INT8 (our fold) vs TVM without it vs TVM FP32 vs ONNX Runtime. PyTorch
+FP32/INT8 rows are the caller's (build/tvm's job adds them); every row is timed together, in interleaved
+rounds, by runtimes.bench.time_rows. Two backends side by side: a composition, so it lives with the jobs.
 
 Rows:
   tvm-int8        the QDQ model with our Q/DQ fold (integer conv/matmul)
@@ -15,11 +16,53 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
+from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.bench import time_rows
+from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
+from qat_kernel.runtimes.ort.sessions import run_ort
+from qat_kernel.runtimes.ort.sessions import session as ort_session
 from qat_kernel.runtimes.tvm.build import build_tvm
-from qat_kernel.runtimes.tvm.run import load_tvm, ort_session, strip_qdq
+from qat_kernel.runtimes.tvm.run import load_tvm, run_tvm
 
 ROWS = ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
+
+
+def verify_parity(
+    onnx_path,
+    artifact,
+    inputs: np.ndarray,
+    reference_int8_outputs: np.ndarray | None = None,
+    progress=None,
+    check_cancelled=None,
+) -> dict:
+    """Run the TVM library and ONNX Runtime (CPU EP) on the same QDQ model and inputs and compare;
+    also compare with `reference_int8_outputs` (e.g. PyTorch INT8) when given."""
+    progress = progress or (lambda *a: None)
+    check_cancelled = check_cancelled or (lambda: None)
+    inputs = np.asarray(inputs)
+    progress("run-tvm", "Running the TVM library", 0.1)
+    out = run_tvm(artifact, inputs)
+    check_cancelled()
+    progress("run-ort", "Running ONNX Runtime", 0.5)
+    ref = run_ort(onnx_path, inputs)
+    check_cancelled()
+    step = parity.onnx_output_step(onnx_path)
+    result = {
+        "artifact": str(artifact),
+        "onnx": str(onnx_path),
+        "outputKind": step["kind"],
+        "outputStep": step["step"],
+        "vsOrt": parity.compare(out, ref, step["step"]),
+        "vsReference": None,
+        "ortVsReference": None,
+    }
+    if reference_int8_outputs is not None:
+        result["vsReference"] = parity.compare(out, reference_int8_outputs, step["step"])
+        result["ortVsReference"] = parity.compare(ref, reference_int8_outputs, step["step"])
+    progress("done", "Parity checked", 1.0)
+    return result
 
 
 def backend_rows(
