@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
-import platform
 import re
 import sys
 
@@ -50,37 +48,3 @@ def requirement(module: str) -> str:
 
 def install_command(module: str) -> str:
     return f"{sys.executable} -m pip install {requirement(module)}"
-
-
-# Key in the result -> import name.
-PACKAGES = {"torch": "torch", "torchao": "torchao", "onnx": "onnx", "onnxruntime": "onnxruntime", "tvm": "tvm"}
-
-
-def _package_info(module_name: str) -> dict:
-    # A real import, not just metadata: an installed but broken package must show up here.
-    try:
-        module = importlib.import_module(module_name)
-        version = getattr(module, "__version__", None)
-        if version is None:
-            from importlib.metadata import version as dist_version
-
-            version = dist_version(distribution(module_name))
-        return {"version": str(version)}
-    except Exception as exc:  # noqa: BLE001 - a broken package is reported, not raised
-        error = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
-        return {"version": None, "error": error, "install": install_command(module_name)}
-
-
-def environment(check_cancelled) -> dict:
-    """The interpreter and the version (or the import error and install command) of each package the kernel
-    uses (KernelInfoResult)."""
-    result = {
-        "python": platform.python_version(),
-        "executable": sys.executable,
-        "platform": platform.platform(),
-        "packages": {},
-    }
-    for key, module_name in PACKAGES.items():
-        check_cancelled()
-        result["packages"][key] = _package_info(module_name)
-    return result

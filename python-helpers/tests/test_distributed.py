@@ -80,7 +80,7 @@ def test_kernel_keeps_the_model_the_processes_trained(runs, kernel, validate):
 
 
 def _workers_alive(config) -> list[str]:
-    out = subprocess.run(["pgrep", "-af", "qat_kernel.pipeline.ddp_worker"], capture_output=True, text=True).stdout
+    out = subprocess.run(["pgrep", "-af", "qat_kernel.jobs.qat_train_worker"], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if str(config) in line]
 
 

@@ -1,9 +1,9 @@
-"""eval/accuracy (protocol/kernel-rpc.schema.json): the request's params to pipeline.evaluate.accuracies."""
+"""eval/accuracy (protocol/kernel-rpc.schema.json): the request's params to jobs.eval_accuracy.accuracies."""
 
-from qat_kernel.pipeline import evaluate
+from qat_kernel.jobs import eval_accuracy
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return evaluate.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"])
+    return eval_accuracy.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"])

@@ -1,8 +1,8 @@
-"""kernel/info (protocol/kernel-rpc.schema.json): the interpreter and package versions, from packages.py."""
+"""kernel/info (protocol/kernel-rpc.schema.json): the interpreter and package versions, from jobs.kernel_info."""
 
-from qat_kernel import packages
+from qat_kernel.jobs import kernel_info
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
-    return packages.environment(ctx.check_cancelled)
+    return kernel_info.environment(ctx.check_cancelled)

@@ -1,12 +1,12 @@
-"""qat/train (protocol/kernel-rpc.schema.json): the request's params to pipeline.train_job.train."""
+"""qat/train (protocol/kernel-rpc.schema.json): the request's params to jobs.qat_train.train."""
 
-from qat_kernel.pipeline import train_job
+from qat_kernel.jobs import qat_train
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return train_job.train(
+    return qat_train.train(
         ctx,
         config=p["config"],
         steps=p.get("steps"),

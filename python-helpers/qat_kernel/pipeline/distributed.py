@@ -1,7 +1,7 @@
 """qat/train under torchrun: DistributedDataParallel over N local processes (gloo on CPU).
 
 The kernel starts `python -m torch.distributed.run --standalone --nproc_per_node N -m
-qat_kernel.ddp_worker ...` and relays what rank 0 reports. Every rank builds the model and data from the
+qat_kernel.jobs.qat_train_worker ...` and relays what rank 0 reports. Every rank builds the model and data from the
 config and trains the FP32 weights (seeded; rank 0's are then broadcast to all), prepares QAT the
 same way, then trains through DistributedDataParallel, each rank on every N-th training batch: a
 QAT step is one batch per process with the gradients averaged, so an epoch is len(train) // N steps.
@@ -101,8 +101,9 @@ class RemoteError(KernelError):
         self.data = data
 
 
-def launch(cfg, ctx, processes: int, backend: str, worker_args: list[str]) -> dict:
-    """Runs the torchrun job, relays rank 0's progress, returns its result; raises what it raised."""
+def launch(cfg, ctx, processes: int, backend: str, worker: str, worker_args: list[str]) -> dict:
+    """Runs the torchrun job (`python -m worker` per rank), relays rank 0's progress, returns its result;
+    raises what it raised."""
     package_root = str(HELPERS_DIR)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
@@ -116,7 +117,7 @@ def launch(cfg, ctx, processes: int, backend: str, worker_args: list[str]) -> di
         "--standalone",
         f"--nproc_per_node={processes}",
         "-m",
-        "qat_kernel.pipeline.ddp_worker",
+        worker,
         *worker_args,
     ]
     ctx.progress("load", f"starting {processes} processes (torchrun, {backend})")

@@ -17,7 +17,7 @@ from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 
-# Set in a torchrun worker (qat_kernel.pipeline.ddp_worker): QAT then trains through DistributedDataParallel
+# Set in a torchrun worker (qat_kernel.jobs.qat_train_worker): QAT then trains through DistributedDataParallel
 # on this rank's share of the training batches.
 DIST: Any = None
 

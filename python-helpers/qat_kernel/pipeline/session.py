@@ -60,12 +60,13 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def load(config: str, ctx: RequestContext) -> Config:
-    """The config at path `config`, checked, with ctx.workspace set to its folder."""
+def load(config: str, ctx: RequestContext, needs_data: bool = True) -> Config:
+    """The config at path `config`, checked (data.entry present unless not `needs_data`), with ctx.workspace
+    set to its folder."""
     ctx.progress("load", "reading config")
     cfg = load_config(config)
     ctx.workspace = str(cfg.folder)
-    if cfg.get("data.entry") is None:
+    if needs_data and cfg.get("data.entry") is None:
         raise ConfigInvalid(f"data: {ctx.method} needs data.entry (train and validation batches)", path="data")
     return cfg
 

@@ -12,8 +12,8 @@ The trained model stays in the kernel's cache, so compare/layers, eval/accuracy,
 export/onnx and analyze/sensitivity on the same config (same steps/epochs) reuse it.
 
 With train.distributed.nproc_per_node > 1 (or the request's nprocPerNode) the training runs under
-torchrun with DistributedDataParallel (qat_kernel.distributed) and the kernel then keeps the model it
-trained."""
+torchrun with DistributedDataParallel (pipeline/distributed.py, jobs/qat_train_worker.py) and the kernel
+then keeps the model it trained."""
 
 from __future__ import annotations
 
@@ -22,8 +22,11 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic, tbevents
+from qat_kernel.jobs import opening
 from qat_kernel.pipeline import distributed, drift, runner, session, trained_model
 from qat_kernel.rpc.context import RequestContext
+
+WORKER = "qat_kernel.jobs.qat_train_worker"  # what torchrun starts in each process
 
 
 def train(
@@ -36,7 +39,7 @@ def train(
     processes: int | None,
 ) -> dict:
     """QAT of the config, always anew; `processes` (else the config's train.distributed) > 1 runs torchrun."""
-    cfg = session.load(config, ctx)
+    cfg = opening.load(ctx, config)
     processes, backend = distributed.settings(cfg, processes)
     if processes > 1 and runner.DIST is None:
         return _run_distributed(ctx, cfg, processes, backend, steps, epochs, checkpoint)
@@ -60,7 +63,7 @@ def _run_distributed(
     if epochs:
         args += ["--epochs", str(epochs)]
     try:
-        result = distributed.launch(cfg, ctx, processes, backend, args)
+        result = distributed.launch(cfg, ctx, processes, backend, WORKER, args)
         session.adopt(cfg, ctx, checkpoint, steps=steps, epochs=epochs)
     finally:
         if not write and checkpoint.exists():

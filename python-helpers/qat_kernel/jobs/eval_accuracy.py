@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import time
 
+from qat_kernel.jobs import opening
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 
 
 def accuracies(ctx: RequestContext, *, config: str, steps: int | None, ptq: bool) -> dict:
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    trained, reused = session.get(cfg, ctx, steps=steps)
+    _, trained, reused, _ = opening.load_model(ctx, config, steps=steps)
     ctx.progress("eval", "FP32, QAT float and fake-quant accuracy")
     result = {"flow": trained.flow, "samples": trained.val_samples}
     for kind in ("fp32", "qatFloat", "fakeQuant"):

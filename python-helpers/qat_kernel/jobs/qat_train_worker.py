@@ -1,4 +1,4 @@
-"""One torchrun process of a distributed qat/train (see qat_kernel.distributed).
+"""One torchrun process of a distributed qat/train (see pipeline/distributed.py).
 
 stdout carries only rank 0's messages, one JSON object per line after distributed.MARK: progress,
 then the result or a typed error; everything else printed goes to stderr."""
@@ -11,14 +11,15 @@ import os
 import sys
 from pathlib import Path
 
-from qat_kernel.pipeline import runner, session
+from qat_kernel.jobs import opening
+from qat_kernel.pipeline import runner
 from qat_kernel.pipeline.distributed import MARK, Dist
 from qat_kernel.rpc import errors
 from qat_kernel.rpc.context import RequestContext
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="qat_kernel.pipeline.ddp_worker")
+    parser = argparse.ArgumentParser(prog="qat_kernel.jobs.qat_train_worker")
     parser.add_argument("--config", required=True)
     parser.add_argument("--steps", type=int)
     parser.add_argument("--epochs", type=int)
@@ -47,10 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     ctx = RequestContext(f"rank{rank}", "qat/train", {"config": args.config}, notify)
     code = 0
     try:
-        from qat_kernel.pipeline import train_job
+        from qat_kernel.jobs import qat_train
 
-        cfg = session.load(args.config, ctx)
-        result = train_job.train_here(
+        cfg = opening.load(ctx, args.config)
+        result = qat_train.train_here(
             ctx, cfg, steps=args.steps or None, epochs=args.epochs or None, checkpoint=Path(args.checkpoint)
         )
         if rank == 0:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.analysis.model_size import model_bytes
-from qat_kernel.pipeline import session
+from qat_kernel.jobs import opening
 from qat_kernel.rpc.context import RequestContext
 
 
@@ -26,9 +26,7 @@ def save_int8(ctx: RequestContext, *, config: str, path: str | None, steps: int 
     import torch
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
+    cfg, trained, reused, converted = opening.load_model(ctx, config, steps=steps, convert=True)
     path = Path(path) if path else default_path(cfg, trained.flow)
     if not path.is_absolute():
         path = cfg.resolve(str(path))
