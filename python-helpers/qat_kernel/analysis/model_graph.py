@@ -1,23 +1,15 @@
-"""graph/export: the model's graph as the graph view's JSON (protocol ModelGraph, *.qatgraph.json).
-
-Stages: fp32 (the float model, exported with torch.export; no training needed), prepared (the QAT
-model with its fake quantizers) and converted (INT8: quantize/dequantize around integer layers).
+"""A model's graph as the graph view's JSON (protocol ModelGraph, *.qatgraph.json), at one stage: fp32, prepared
+(fake quantizers) or converted (INT8: quantize/dequantize around integer layers).
 Nodes carry the module path from `nn_module_stack`, the user's source line from `stack_trace`, the
 output shape/dtype, Q/DQ parameters and the precision a compute node runs in; `modules` lists the
-model's named modules with the line that assigns each one. The eager flow's prepared and converted
-models are traced with torch.fx (their quantized modules are leaves). The file is written atomically."""
+model's named modules with the line that assigns each one."""
 
 from __future__ import annotations
 
 import inspect
-import time
 from pathlib import Path
 
-from qat_kernel import atomic
-from qat_kernel.pipeline import fused_groups, runner, session
-from qat_kernel.pipeline.config import load_config
-from qat_kernel.rpc.context import RequestContext
-from qat_kernel.rpc.errors import ConfigInvalid
+from qat_kernel.pipeline import fused_groups
 
 STAGES = ("fp32", "prepared", "converted")
 _QUANT = ("quantize_per_tensor", "quantize_per_channel")
@@ -26,74 +18,6 @@ _DEQUANT = ("dequantize_per_tensor", "dequantize_per_channel")
 
 def default_path(cfg, stage: str) -> Path:
     return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.qatgraph.json")
-
-
-def export_graph(ctx: RequestContext, *, config: str, stage: str, path: str | None, steps: int | None) -> dict:
-    """Write the model's graph at one stage as a *.qatgraph.json file."""
-    started = time.monotonic()
-    stage = stage
-    if stage == "fp32":
-        ctx.progress("load", "reading config")
-        cfg = load_config(config)
-        ctx.workspace = str(cfg.folder)
-        gm, model = _fp32(cfg, ctx)
-    else:
-        cfg = session.load(config, ctx)
-        trained, _ = session.get(cfg, ctx, steps=steps)
-        model = trained.fp32
-        gm = trained.qat.model if stage == "prepared" else session.convert(trained, ctx)
-        if not hasattr(gm, "graph"):
-            gm = _trace(gm, stage)
-    ctx.check_cancelled()
-    ctx.progress("graph", f"writing the {stage} graph")
-    graph = model_graph(gm, model, cfg, stage)
-    path = Path(path) if path else default_path(cfg, stage)
-    if not path.is_absolute():
-        path = cfg.resolve(str(path))
-    atomic.write_json(path, graph)
-    ctx.progress("graph", f"{len(graph['nodes'])} nodes -> {path} in {time.monotonic() - started:.1f} s", 1.0)
-    return {"path": str(path), "stage": stage, "nodes": len(graph["nodes"]), "modules": graph["modules"]}
-
-
-def _fp32(cfg, ctx):
-    """The float model and its exported graph: the trained one when this kernel has it, else built now."""
-    trained = session.cached(session.cache_key(cfg, None, None))
-    if trained is not None:
-        return trained.fp32_graph, trained.fp32
-    import torch  # noqa: F401  (a missing torch is reported before user code runs)
-
-    from qat_kernel.pipeline import pt2e_flow, usercode
-
-    with usercode.workspace(cfg.folder):
-        ctx.progress("load", "building the model")
-        make_model = usercode.load_entry(cfg.folder, cfg.get("model.entry"), "model.entry")
-        model = make_model()
-        if not hasattr(model, "forward") or not hasattr(model, "state_dict"):
-            raise ConfigInvalid(f"model.entry returned {type(model).__name__}, not an nn.Module", path="model.entry")
-        model.eval()
-        ctx.progress("export", "torch.export")
-        return pt2e_flow.export(model, runner.example_input(cfg)), model
-
-
-def _trace(module, stage: str):
-    """Eager prepared/converted models as module-level graphs: every torch module (fused QAT modules,
-    quantized modules, fake quantizers) is one node; the user's modules are traced through."""
-    import torch.fx
-
-    class Tracer(torch.fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return type(m).__module__.startswith("torch.") and type(m) is not torch.nn.Sequential
-
-    tracer = Tracer()
-    tracer.record_stack_traces = True  # node.meta["stack_trace"]: the line in the user's forward
-    try:
-        return torch.fx.GraphModule(module, tracer.trace(module))
-    except Exception as exc:  # eager models with data-dependent control flow
-        raise ConfigInvalid(
-            f"the {stage} eager model cannot be traced into a graph ({type(exc).__name__}: {exc}); "
-            "use flow: pt2e or the fp32 stage",
-            path="flow",
-        ) from exc
 
 
 def model_graph(gm, model, cfg, stage: str) -> dict:

@@ -1,32 +1,15 @@
-"""analyze/sensitivity: which layers lose accuracy when quantized.
-
-Measured on the QAT-trained model by switching its fake quantizers per layer (no retraining, no
-re-export; one validation pass per setting):
-  quantizedAlone: only this layer's fake quantizers on (its weights and its input activation in
-                  pt2e; weights and output in eager), every other layer float;
-  keptFloat:      every layer quantized except this one.
-Output SQNR compares the logits with those of the same model, fake quantization all off (the
-QAT-float model), so it is the quantization error alone. Layers are ranked by quantizedAlone SQNR,
-lowest (most sensitive) first.
-
-The suggestion keeps layers float, most helpful first (largest keptFloat accuracy gain, then SQNR
-gain), until fake-quant accuracy is within `budget` points of the FP32 model's accuracy, and returns
-them as YAML overrides ({match, precision}) ready to paste under `overrides:`."""
+"""Per-layer sensitivity to quantization, measured on the QAT-trained model by switching its fake quantizers
+(no retraining, one validation pass per setting), and the greedy choice of layers to keep float."""
 
 from __future__ import annotations
 
-import re
-import time
-
 from qat_kernel.analysis import metrics
-from qat_kernel.pipeline import session, trained_model
-from qat_kernel.rpc.context import RequestContext
-
-DEFAULT_BUDGET = 1.0  # accuracy points (percent) below FP32
-DEFAULT_PRECISION = "fp16"
+from qat_kernel.pipeline import trained_model
 
 
-def _measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
+def measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
+    """{accuracy, sqnr} of the QAT model with the fake quantizers of `enabled` (name -> on) switched so, on the
+    first `limit` validation samples; sqnr against `reference` (the QAT-float logits)."""
     from qat_kernel.pipeline.training import predict
 
     with trained_model.evaluating(trained.qat, fake_quant=enabled) as model:
@@ -47,90 +30,3 @@ def suggest(rows: list, everything: dict, target: float, measure) -> tuple[list,
         chosen.append(row)
         current = measure({n for r in chosen for n in r["fakeQuants"]})
     return chosen, current
-
-
-def analyze(
-    ctx: RequestContext, *, config: str, budget: float, precision: str, samples: int | None, steps: int | None
-) -> dict:
-    """Rank the quantized layers by the accuracy their quantization costs; suggest the fewest to keep float."""
-    started = time.monotonic()
-    cfg = session.load(config, ctx)
-    budget = budget
-    precision = precision
-    limit = samples
-    trained, reused = session.get(cfg, ctx, steps=steps)
-
-    from qat_kernel.pipeline.training import predict
-
-    layers = trained.qat.layers()
-    names = list(trained.qat.fake_quants())
-    total = 2 * len(layers) + 2
-    done = 0
-
-    def step(message: str) -> None:
-        nonlocal done
-        done += 1
-        ctx.progress("sensitivity", message, done / total)
-
-    with trained_model.evaluating(trained.qat, fake_quant=False) as model:
-        reference, targets = predict(model, trained.val, ctx, limit)
-    qat_float_accuracy = (reference.argmax(1) == targets).float().mean().item()
-    step("QAT float reference")
-    everything = _measure(trained, dict.fromkeys(names, True), reference, targets, ctx, limit)
-    step("all layers quantized")
-
-    rows = []
-    for layer, fqs in layers:
-        alone = dict.fromkeys(names, False)
-        alone.update(dict.fromkeys(fqs.all, True))
-        quantized_alone = _measure(trained, alone, reference, targets, ctx, limit)
-        step(f"{layer.module} quantized alone")
-        # Quantizers no layer owns (e.g. an eager QuantStub's) stay on: part of "all quantized".
-        rest = {n: n not in fqs.all for n in names}
-        kept_float = _measure(trained, rest, reference, targets, ctx, limit)
-        step(f"{layer.module} kept float")
-        row = {
-            "module": layer.module,
-            "op": layer.op,
-            "quantizedAlone": quantized_alone,
-            "keptFloat": kept_float,
-            "fakeQuants": list(fqs.all),
-        }
-        source = session.layer_source(trained, layer)
-        if source:
-            row["source"] = source
-        rows.append(row)
-    rows.sort(key=lambda r: (r["quantizedAlone"]["sqnr"], r["quantizedAlone"]["accuracy"]))
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
-
-    target = trained.fp32_accuracy - budget / 100.0
-    chosen, current = suggest(
-        rows,
-        everything,
-        target,
-        lambda off: _measure(trained, {n: n not in off for n in names}, reference, targets, ctx, limit),
-    )
-    within = current["accuracy"] >= target
-    for row in rows:
-        del row["fakeQuants"]
-    return {
-        "flow": trained.flow,
-        "samples": len(targets),
-        "budget": budget,
-        "accuracy": {
-            "fp32": trained.fp32_accuracy,
-            "qatFloat": qat_float_accuracy,
-            "fakeQuant": everything["accuracy"],
-            "fakeQuantSqnr": everything["sqnr"],
-        },
-        "layers": rows,
-        "suggestion": {
-            "overrides": [{"match": re.escape(r["module"]), "precision": precision} for r in chosen],
-            "accuracy": current["accuracy"],
-            "sqnr": current["sqnr"],
-            "withinBudget": within,
-        },
-        "reused": reused,
-        "seconds": round(time.monotonic() - started, 2),
-    }

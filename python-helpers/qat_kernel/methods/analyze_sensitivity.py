@@ -1,12 +1,12 @@
-"""analyze/sensitivity (protocol/kernel-rpc.schema.json): the request's params to analysis.sensitivity.analyze."""
+"""analyze/sensitivity (protocol/kernel-rpc.schema.json): the request's params to jobs.analyze_sensitivity.analyze."""
 
-from qat_kernel.analysis import sensitivity
+from qat_kernel.jobs import analyze_sensitivity
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return sensitivity.analyze(
+    return analyze_sensitivity.analyze(
         ctx,
         config=p["config"],
         budget=p["budget"],

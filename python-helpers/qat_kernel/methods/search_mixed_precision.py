@@ -1,12 +1,12 @@
-"""search/mixed-precision (protocol/kernel-rpc.schema.json): the request's params to analysis.mixed_precision.search."""
+"""search/mixed-precision (protocol/kernel-rpc.schema.json): the request's params to jobs.search_mixed_precision."""
 
-from qat_kernel.analysis import mixed_precision
+from qat_kernel.jobs import search_mixed_precision
 from qat_kernel.rpc.context import RequestContext
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return mixed_precision.search(
+    return search_mixed_precision.search(
         ctx,
         config=p["config"],
         budget=p["budget"],

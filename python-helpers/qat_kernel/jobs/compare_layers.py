@@ -11,6 +11,7 @@ import logging
 import time
 
 from qat_kernel import atomic
+from qat_kernel.jobs import opening
 from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
@@ -37,14 +38,13 @@ def _write_fp32_graph(cfg: Config, trained) -> None:
 def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, steps: int | None) -> dict:
     """Compare every quantized layer of the config's model, FP32 vs INT8."""
     started = time.monotonic()
-    cfg = session.load(config, ctx)
+    cfg = opening.load(ctx, config)
     samples = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
-    trained, reused = session.get(cfg, ctx, steps=steps)
+    _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
 
     from qat_kernel.analysis import comparison
     from qat_kernel.pipeline.training import first_inputs
 
-    converted = session.convert(trained, ctx)
     int8_accuracy = trained.accuracy("int8", ctx)
     ctx.progress("convert", f"INT8 accuracy {int8_accuracy:.4f}", 1.0)
 

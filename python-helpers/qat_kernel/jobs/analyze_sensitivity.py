@@ -1,0 +1,114 @@
+"""analyze/sensitivity: which layers lose accuracy when quantized.
+
+Measured on the QAT-trained model by switching its fake quantizers per layer (no retraining, no
+re-export; one validation pass per setting):
+  quantizedAlone: only this layer's fake quantizers on (its weights and its input activation in
+                  pt2e; weights and output in eager), every other layer float;
+  keptFloat:      every layer quantized except this one.
+Output SQNR compares the logits with those of the same model, fake quantization all off (the
+QAT-float model), so it is the quantization error alone. Layers are ranked by quantizedAlone SQNR,
+lowest (most sensitive) first.
+
+The suggestion keeps layers float, most helpful first (largest keptFloat accuracy gain, then SQNR
+gain), until fake-quant accuracy is within `budget` points of the FP32 model's accuracy, and returns
+them as YAML overrides ({match, precision}) ready to paste under `overrides:`."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from qat_kernel.analysis.sensitivity import measure, suggest
+from qat_kernel.jobs import opening
+from qat_kernel.pipeline import session, trained_model
+from qat_kernel.rpc.context import RequestContext
+
+DEFAULT_BUDGET = 1.0  # accuracy points (percent) below FP32
+DEFAULT_PRECISION = "fp16"
+
+
+def analyze(
+    ctx: RequestContext, *, config: str, budget: float, precision: str, samples: int | None, steps: int | None
+) -> dict:
+    """Rank the quantized layers by the accuracy their quantization costs; suggest the fewest to keep float."""
+    started = time.monotonic()
+    cfg = opening.load(ctx, config)
+    budget = budget
+    precision = precision
+    limit = samples
+    _, trained, reused, _ = opening.model(cfg, ctx, steps=steps)
+
+    from qat_kernel.pipeline.training import predict
+
+    layers = trained.qat.layers()
+    names = list(trained.qat.fake_quants())
+    total = 2 * len(layers) + 2
+    done = 0
+
+    def step(message: str) -> None:
+        nonlocal done
+        done += 1
+        ctx.progress("sensitivity", message, done / total)
+
+    with trained_model.evaluating(trained.qat, fake_quant=False) as model:
+        reference, targets = predict(model, trained.val, ctx, limit)
+    qat_float_accuracy = (reference.argmax(1) == targets).float().mean().item()
+    step("QAT float reference")
+    everything = measure(trained, dict.fromkeys(names, True), reference, targets, ctx, limit)
+    step("all layers quantized")
+
+    rows = []
+    for layer, fqs in layers:
+        alone = dict.fromkeys(names, False)
+        alone.update(dict.fromkeys(fqs.all, True))
+        quantized_alone = measure(trained, alone, reference, targets, ctx, limit)
+        step(f"{layer.module} quantized alone")
+        # Quantizers no layer owns (e.g. an eager QuantStub's) stay on: part of "all quantized".
+        rest = {n: n not in fqs.all for n in names}
+        kept_float = measure(trained, rest, reference, targets, ctx, limit)
+        step(f"{layer.module} kept float")
+        row = {
+            "module": layer.module,
+            "op": layer.op,
+            "quantizedAlone": quantized_alone,
+            "keptFloat": kept_float,
+            "fakeQuants": list(fqs.all),
+        }
+        source = session.layer_source(trained, layer)
+        if source:
+            row["source"] = source
+        rows.append(row)
+    rows.sort(key=lambda r: (r["quantizedAlone"]["sqnr"], r["quantizedAlone"]["accuracy"]))
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+
+    target = trained.fp32_accuracy - budget / 100.0
+    chosen, current = suggest(
+        rows,
+        everything,
+        target,
+        lambda off: measure(trained, {n: n not in off for n in names}, reference, targets, ctx, limit),
+    )
+    within = current["accuracy"] >= target
+    for row in rows:
+        del row["fakeQuants"]
+    return {
+        "flow": trained.flow,
+        "samples": len(targets),
+        "budget": budget,
+        "accuracy": {
+            "fp32": trained.fp32_accuracy,
+            "qatFloat": qat_float_accuracy,
+            "fakeQuant": everything["accuracy"],
+            "fakeQuantSqnr": everything["sqnr"],
+        },
+        "layers": rows,
+        "suggestion": {
+            "overrides": [{"match": re.escape(r["module"]), "precision": precision} for r in chosen],
+            "accuracy": current["accuracy"],
+            "sqnr": current["sqnr"],
+            "withinBudget": within,
+        },
+        "reused": reused,
+        "seconds": round(time.monotonic() - started, 2),
+    }
