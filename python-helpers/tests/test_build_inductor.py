@@ -13,9 +13,10 @@ from rpc_client import RpcError
 
 torch = pytest.importorskip("torch")
 
+from qat_kernel.jobs import bench_run
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import bench_job, cpu
-from qat_kernel.runtimes.inductor import job as inductor_job
+from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes.inductor import int8_compile
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def test_freezing_is_restored():
 
     before = config.freezing, config.compile_threads
     with pytest.raises(ValueError):
-        with inductor_job.freezing():
+        with int8_compile.freezing():
             assert config.freezing is True and config.compile_threads == 1
             raise ValueError
     assert (config.freezing, config.compile_threads) == before
@@ -94,10 +95,10 @@ def no_compiler():
 
 
 def test_missing_compiler_is_package_missing_with_install(no_compiler):
-    with pytest.raises(inductor_job.KernelError) as err:
-        inductor_job.compiler()
+    with pytest.raises(int8_compile.KernelError) as err:
+        int8_compile.compiler()
     rpc = err.value.to_rpc()
-    assert rpc["code"] == -32003 and rpc["data"]["install"] == inductor_job.CXX_INSTALL
+    assert rpc["code"] == -32003 and rpc["data"]["install"] == int8_compile.CXX_INSTALL
     assert "C++ compiler" in rpc["message"] and "Traceback" not in rpc["message"]
 
 
@@ -106,9 +107,9 @@ def test_wrapped_compile_errors_name_their_cause():
 
     outer = RuntimeError("backend='inductor' raised: ...")
     outer.__cause__ = InvalidCxxCompiler()
-    err = inductor_job.failure(outer)
-    assert err.to_rpc()["data"]["kind"] == "packageMissing" and err.data["install"] == inductor_job.CXX_INSTALL
-    other = inductor_job.failure(AssertionError("stride mismatch\nmore"))
+    err = int8_compile.failure(outer)
+    assert err.to_rpc()["data"]["kind"] == "packageMissing" and err.data["install"] == int8_compile.CXX_INSTALL
+    other = int8_compile.failure(AssertionError("stride mismatch\nmore"))
     assert other.message.endswith("AssertionError: stride mismatch") and "traceback" in other.data
 
 
@@ -116,7 +117,7 @@ def test_bench_leaves_the_row_out_with_a_note(no_compiler):
     fns, sizes, notes = {"torch-fp32": (None, None)}, {"torch-fp32": 1}, []
     ctx = RequestContext(1, "bench/run", {}, lambda method, params: None)
     x = np.zeros((2, 1, 8, 8), np.float32)
-    bench_job._add_inductor(fns, sizes, torch.nn.Identity(), x, x, notes, ctx)
+    bench_run._add_inductor(fns, sizes, torch.nn.Identity(), x, x, notes, ctx)
     assert list(fns) == ["torch-fp32"] and "inductor-int8" not in sizes
     assert len(notes) == 1 and notes[0].startswith("Inductor INT8 (PT2E, freezing) left out: ")
-    assert inductor_job.CXX_INSTALL in notes[0]
+    assert int8_compile.CXX_INSTALL in notes[0]

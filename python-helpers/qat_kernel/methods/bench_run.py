@@ -1,12 +1,12 @@
-"""bench/run (protocol/kernel-rpc.schema.json): the request's params to runtimes.bench_job.bench."""
+"""bench/run (protocol/kernel-rpc.schema.json): the request's params to jobs.bench_run.bench."""
 
+from qat_kernel.jobs import bench_run
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import bench_job
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return bench_job.bench(
+    return bench_run.bench(
         ctx,
         config=p["config"],
         target=p["target"],

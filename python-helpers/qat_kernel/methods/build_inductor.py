@@ -1,12 +1,12 @@
-"""build/inductor (protocol/kernel-rpc.schema.json): the request's params to runtimes.inductor.job.build."""
+"""build/inductor (protocol/kernel-rpc.schema.json): the request's params to jobs.build_inductor.build."""
 
+from qat_kernel.jobs import build_inductor
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes.inductor import job as inductor_job
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return inductor_job.build(
+    return build_inductor.build(
         ctx,
         config=p["config"],
         want_bench=p["bench"],

@@ -1,12 +1,12 @@
-"""build/ort (protocol/kernel-rpc.schema.json): the request's params to runtimes.ort.job.build."""
+"""build/ort (protocol/kernel-rpc.schema.json): the request's params to jobs.build_ort.build."""
 
+from qat_kernel.jobs import build_ort
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes.ort import job as ort_job
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return ort_job.build(
+    return build_ort.build(
         ctx,
         config=p["config"],
         optimization=p["optimization"],

@@ -1,12 +1,12 @@
-"""build/tvm (protocol/kernel-rpc.schema.json): the request's params to runtimes.tvm.job.build."""
+"""build/tvm (protocol/kernel-rpc.schema.json): the request's params to jobs.build_tvm.build."""
 
+from qat_kernel.jobs import build_tvm
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes.tvm import job as tvm_job
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return tvm_job.build(
+    return build_tvm.build(
         ctx,
         config=p["config"],
         target=p["target"],

@@ -1,12 +1,12 @@
-"""deploy/c-artifact (protocol/kernel-rpc.schema.json): the request's params to runtimes.c.job.deploy."""
+"""deploy/c-artifact (protocol/kernel-rpc.schema.json): the request's params to jobs.deploy_c_artifact.deploy."""
 
+from qat_kernel.jobs import deploy_c_artifact
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes.c import job as c_job
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return c_job.deploy(
+    return deploy_c_artifact.deploy(
         ctx,
         config=p["config"],
         target=p["target"],

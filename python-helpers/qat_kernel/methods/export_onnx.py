@@ -1,12 +1,12 @@
-"""export/onnx (protocol/kernel-rpc.schema.json): the request's params to runtimes.onnx.export.export."""
+"""export/onnx (protocol/kernel-rpc.schema.json): the request's params to jobs.export_onnx.export."""
 
+from qat_kernel.jobs import export_onnx
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes.onnx import export as onnx_export
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return onnx_export.export(
+    return export_onnx.export(
         ctx,
         config=p["config"],
         path=p.get("path"),

@@ -1,12 +1,12 @@
-"""verify/parity (protocol/kernel-rpc.schema.json): the request's params to runtimes.verify.verify."""
+"""verify/parity (protocol/kernel-rpc.schema.json): the request's params to jobs.verify_parity.verify."""
 
+from qat_kernel.jobs import verify_parity
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import verify
 
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return verify.verify(
+    return verify_parity.verify(
         ctx,
         config=p["config"],
         target=p["target"],

@@ -84,12 +84,6 @@ def adopt(
     return trained
 
 
-def require_pt2e(cfg: Config, why: str) -> None:
-    """ConfigInvalid on `flow` (why: what needs the PT2E flow) when the config uses the eager flow."""
-    if cfg.get("flow", "pt2e") != "pt2e":
-        raise ConfigInvalid(f"flow: {why}", path="flow")
-
-
 def get(
     cfg: Config,
     ctx: RequestContext,

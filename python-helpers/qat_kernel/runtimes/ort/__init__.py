@@ -1,1 +1,1 @@
-"""ONNX Runtime: sessions, precision as executed, builds and Q/DQ re-placement."""
+"""ONNX Runtime: sessions, precision as executed, Q/DQ re-placement, mixed-precision candidates, build/ort's report."""

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+# Training inputs ORT's quantize_static (and build/ort's Q/DQ re-placement) calibrate on.
+CALIBRATION_SAMPLES = 512
+
 # Ops whose arithmetic runs on 8-bit data with a 32-bit accumulator (CPU EP kernels).
 INT8_KERNELS = {
     "QLinearConv",

@@ -1,11 +1,28 @@
-"""build/ort's reports: the summary lines, the Markdown report and its Q/DQ re-placement section. The one
-renderer of these: the client shows the lines the kernel returns."""
+"""build/ort's reports: where they go, the rows' labels, the summary lines, the Markdown report and its Q/DQ
+re-placement section. The one renderer of these: the client shows the lines the kernel returns."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from qat_kernel.runtimes.bench import table as bench_table
+
+OUT_NAME = "ort-cpu"  # build/ort's folder under <config folder>/out/
+REPORT = "build-report.json"
+MARKDOWN = "build-report.md"
+
+LABELS = {
+    "torch-fp32": "PyTorch FP32 (eager)",
+    "torch-int8": "PyTorch INT8 (PT2E converted)",
+    "ort-fp32": "ONNX Runtime FP32 (Q/DQ stripped)",
+    "ort-int8": "ONNX Runtime INT8 (our QDQ export)",
+    "ort-replaced-int8": "ONNX Runtime INT8 (our QDQ, re-placed)",
+    "ort-qs-int8": "ONNX Runtime INT8 (quantize_static)",
+}
+
+
+def out_dir_for(cfg) -> Path:
+    return cfg.folder / "out" / OUT_NAME
 
 
 def _counts(d: dict) -> str:

@@ -23,7 +23,6 @@ tvm, verify."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -31,47 +30,21 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import session
+from qat_kernel.jobs import opening
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import parity, targets
+from qat_kernel.runtimes.c.folder import REPORT, out_dir_for
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.tvm import run as tvm_run
 
-REPORT = "deploy-report.json"
 SAMPLE_COUNT = 16
-
-
-def out_dir_for(cfg, name: str) -> Path:
-    return targets.out_dir(cfg, "deploy", name)
 
 
 def stem_of(cfg) -> str:
     from qat_kernel.runtimes.c.cgen import c_stem
 
     return c_stem(cfg.path.name.split(".")[0])
-
-
-def host_runner(deploy_dir: Path) -> dict | None:
-    """The runner source and header of a deploy folder (for verify/parity), or None."""
-    report = deploy_dir / REPORT
-    if not report.is_file():
-        return None
-    data = json.loads(report.read_text(encoding="utf-8"))
-    source, header = Path(data["runner"]), Path(data["header"])
-    if not (source.is_file() and header.is_file()):
-        return None
-    return {"source": source, "header": header, "outputSize": data["outputSize"]}
-
-
-def runner_fn(runner: dict, work: Path):
-    """The runner compiled for this machine, as numpy in -> numpy out."""
-    from qat_kernel.runtimes.c import toolchain
-    from qat_kernel.runtimes.targets import host_arch
-
-    binary = work / "c-runner" / "runner"
-    toolchain.compile_runner(runner["source"], host_arch(), binary)
-    return lambda x: toolchain.run_runner(binary, x, runner["outputSize"], work / "c-runner")[0]
 
 
 def _layer_json(layer) -> dict:
@@ -260,8 +233,7 @@ def deploy(
     from qat_kernel.runtimes.c import layers as layers_mod
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    session.require_pt2e(cfg, "deploy/c-artifact reads the PT2E converted graph; use flow: pt2e")
+    cfg = opening.load(ctx, config, pt2e="deploy/c-artifact reads the PT2E converted graph; use flow: pt2e")
     name = target
     ctx.progress("target", f"resolving target {name}")
     if want_tvm:
@@ -279,8 +251,7 @@ def deploy(
         toolchain.emulator(arch)
     ctx.check_cancelled()
 
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
+    _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
     ctx.progress("generate", "reading the layers of the converted model")
     input_q, layers = layers_mod.extract(converted, trained.example)
     stem = stem_of(cfg)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from qat_kernel.analysis.model_size import model_bytes
+from qat_kernel.jobs import opening
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity
@@ -88,12 +89,13 @@ def export(
     import onnx
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    session.require_pt2e(
-        cfg, "export/onnx supports the pt2e flow (an eager INT8 model's packed params do not pass the dynamo exporter)"
+    cfg, trained, reused, converted = opening.load_model(
+        ctx,
+        config,
+        steps=steps,
+        pt2e="export/onnx supports the pt2e flow (an eager INT8 model's packed params do not pass the dynamo exporter)",
+        convert=True,
     )
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
     path = Path(path) if path else None
     if path is not None and not path.is_absolute():
         path = cfg.resolve(str(path))

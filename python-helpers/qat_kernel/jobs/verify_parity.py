@@ -23,11 +23,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from qat_kernel.pipeline import session
+from qat_kernel.jobs import opening
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity, targets
+from qat_kernel.runtimes.c import folder as c_folder
 from qat_kernel.runtimes.onnx import qdq_export
-from qat_kernel.runtimes.ort import job as ort_job
+from qat_kernel.runtimes.ort import report as ort_report
 
 LABELS = {
     "ort-int8": "ONNX Runtime INT8 (QDQ export)",
@@ -60,7 +61,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
     from qat_kernel.runtimes.targets import elf_machine, host_arch
 
     rows = []
-    ort_dir = ort_job.out_dir_for(cfg)
+    ort_dir = ort_report.out_dir_for(cfg)
     tvm_dir = targets.out_dir(cfg, "tvm", target)
     qdq_bytes = onnx_file.read_bytes()
     ort_stale = (ort_dir / "model.qdq.onnx").is_file() and (ort_dir / "model.qdq.onnx").read_bytes() != qdq_bytes
@@ -115,10 +116,8 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         )
 
     tvm_row("tvm-int8", tvm_dir / "model.so", "build/tvm")
-    deploy_dir = cfg.folder / "out" / ("deploy-" + tvm_dir.name[len("tvm-") :])
-    from qat_kernel.runtimes.c import job as c_job
-
-    runner = c_job.host_runner(deploy_dir)
+    deploy_dir = c_folder.out_dir_for(cfg, target)
+    runner = c_folder.host_runner(deploy_dir)
     if runner is None:
         row("c-runner", deploy_dir, status="missing", note=f"not built: run deploy/c-artifact for target {target}")
     else:
@@ -126,7 +125,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         row(
             "c-runner",
             runner["source"],
-            lambda: c_job.runner_fn(runner, work),
+            lambda: c_folder.runner_fn(runner, work),
             stale=stale,
             note="written from an earlier model: run deploy/c-artifact again" if stale else None,
         )
@@ -176,12 +175,15 @@ def verify(
     import torch
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    session.require_pt2e(cfg, "verify/parity compares the QDQ ONNX artifacts, which need the pt2e flow")
+    cfg, trained, reused, converted = opening.load_model(
+        ctx,
+        config,
+        steps=steps,
+        pt2e="verify/parity compares the QDQ ONNX artifacts, which need the pt2e flow",
+        convert=True,
+    )
     target = target
     wanted = artifacts
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
     onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     limit = samples
     ctx.progress("verify", "PyTorch INT8 outputs on the validation samples", 0.0)

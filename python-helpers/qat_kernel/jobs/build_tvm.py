@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import session
+from qat_kernel.jobs import opening
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity, targets
 from qat_kernel.runtimes.bench import table as bench_table
@@ -58,7 +58,7 @@ ROW_LABELS = {
 
 
 def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, tvm_fn=None) -> dict:
-    """tvm_build.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
+    """tvm_vs_ort.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
 
@@ -256,12 +256,12 @@ def build(
     from qat_kernel.runtimes.tvm.build import build_tvm
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
+    cfg = opening.load(ctx, config)
     name = target
     fold_int8 = fold_int8
     ctx.progress("target", f"resolving target {name}")
     spec, source, resolved = targets.resolve_config(cfg, name)
-    session.require_pt2e(cfg, "build/tvm compiles the QDQ ONNX export, which needs the pt2e flow")
+    opening.require_pt2e(cfg, "build/tvm compiles the QDQ ONNX export, which needs the pt2e flow")
     rpc_address, rpc_path = targets.config_rpc(cfg, name)
     remote = None
     if rpc_address:  # before any training: a board that does not answer fails fast
@@ -269,8 +269,7 @@ def build(
         remote = tvm_rpc.connect_rpc(rpc_address, rpc_path)
     ctx.check_cancelled()
 
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
+    _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
     onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = targets.out_dir(cfg, "tvm", name)

@@ -27,30 +27,22 @@ import time
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.pipeline import session
+from qat_kernel.jobs import opening
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import time_rows
 from qat_kernel.runtimes.onnx import qdq_export
-from qat_kernel.runtimes.ort.report import markdown, replacement_markdown, summary
-
-OUT_NAME = "ort-cpu"
-REPORT = "build-report.json"
-MARKDOWN = "build-report.md"
-CALIBRATION_SAMPLES = 512
-
-LABELS = {
-    "torch-fp32": "PyTorch FP32 (eager)",
-    "torch-int8": "PyTorch INT8 (PT2E converted)",
-    "ort-fp32": "ONNX Runtime FP32 (Q/DQ stripped)",
-    "ort-int8": "ONNX Runtime INT8 (our QDQ export)",
-    "ort-replaced-int8": "ONNX Runtime INT8 (our QDQ, re-placed)",
-    "ort-qs-int8": "ONNX Runtime INT8 (quantize_static)",
-}
-
-
-def out_dir_for(cfg) -> Path:
-    return cfg.folder / "out" / OUT_NAME
+from qat_kernel.runtimes.ort.as_executed import CALIBRATION_SAMPLES
+from qat_kernel.runtimes.ort.report import (
+    LABELS,
+    MARKDOWN,
+    REPORT,
+    markdown,
+    out_dir_for,
+    replacement_markdown,
+    summary,
+)
+from qat_kernel.runtimes.ort.sessions import run_fn
 
 
 def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dict, final: Path) -> dict:
@@ -69,11 +61,6 @@ def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dic
         "opTypes": analysis["opTypes"],
         "ops": analysis["ops"],
     }
-
-
-def run_fn(sess):
-    name = sess.get_inputs()[0].name
-    return lambda a: sess.run(None, {name: a})[0]
 
 
 def _accuracy(out, labels, torch_out) -> dict:
@@ -194,11 +181,10 @@ def build(
     from qat_kernel.runtimes.ort.sessions import session as ort_session
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    session.require_pt2e(cfg, "build/ort runs the QDQ ONNX export, which needs the pt2e flow")
+    cfg, trained, reused, converted = opening.load_model(
+        ctx, config, steps=steps, pt2e="build/ort runs the QDQ ONNX export, which needs the pt2e flow", convert=True
+    )
     level = optimization
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
     onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = out_dir_for(cfg)

@@ -14,22 +14,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from qat_kernel.pipeline import session
+from qat_kernel.jobs import opening
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, ConfigInvalid, KernelError
 from qat_kernel.runtimes import cpu, parity, targets
 from qat_kernel.runtimes.bench import BATCHES, table, time_rows
 from qat_kernel.runtimes.bench import fastest as fastest_rows
-from qat_kernel.runtimes.inductor import job as inductor_job
+from qat_kernel.runtimes.inductor import int8_compile as inductor
 from qat_kernel.runtimes.onnx import qdq_export
-from qat_kernel.runtimes.ort import job as ort_job
+from qat_kernel.runtimes.ort import report as ort_report
+from qat_kernel.runtimes.ort.as_executed import CALIBRATION_SAMPLES
 from qat_kernel.runtimes.tvm import mixed
 
 LABELS = {
-    **ort_job.LABELS,
+    **ort_report.LABELS,
     "tvm-fp32": "TVM FP32 (Q/DQ stripped)",
     "tvm-int8": "TVM INT8 (int8 fold)",
-    "inductor-int8": inductor_job.LABEL,
+    "inductor-int8": inductor.LABEL,
 }
 ROW_ORDER = (
     "torch-fp32",
@@ -71,23 +72,23 @@ def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, 
 
     ctx.progress("build", "Inductor INT8: torch.compile with freezing")
     try:
-        fn, seconds, _cxx = inductor_job.compile_int8(converted, x, BATCHES, ctx)
-        n = min(len(x), inductor_job.PARITY_BATCH)
-        diff = float(np.abs(inductor_job.padded_outputs(fn, x[:n]) - torch_out[:n]).max())
+        fn, seconds, _cxx = inductor.compile_int8(converted, x, BATCHES, ctx)
+        n = min(len(x), inductor.PARITY_BATCH)
+        diff = float(np.abs(inductor.padded_outputs(fn, x[:n]) - torch_out[:n]).max())
     except Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of a row becomes that row's typed error
-        err = exc if isinstance(exc, KernelError) else inductor_job.failure(exc)
+        err = exc if isinstance(exc, KernelError) else inductor.failure(exc)
         install = err.data.get("install")
         notes.append(
-            f"{inductor_job.LABEL} left out: {err.message}"
+            f"{inductor.LABEL} left out: {err.message}"
             + (f" (install: {install})" if install and install not in err.message else "")
         )
         return
     fns["inductor-int8"] = (fn, None)
     sizes["inductor-int8"] = model_bytes(converted)
     notes.append(
-        f"{inductor_job.LABEL}: compiled in {sum(seconds.values()):.1f} s (batch 1 and 16, static "
+        f"{inductor.LABEL}: compiled in {sum(seconds.values()):.1f} s (batch 1 and 16, static "
         f"shapes); max |diff| from PyTorch INT8 {diff:.3g} on {n} validation samples"
     )
 
@@ -122,8 +123,7 @@ def bench(
     from qat_kernel.runtimes.tvm.run import forget_vms, load_tvm
 
     started = time.monotonic()
-    cfg = session.load(config, ctx)
-    session.require_pt2e(cfg, "bench/run times the QDQ ONNX export, which needs the pt2e flow")
+    cfg = opening.load(ctx, config, pt2e="bench/run times the QDQ ONNX export, which needs the pt2e flow")
     spec, _source, resolved = targets.resolve_config(cfg, target)
     if not resolved.runnable_here:
         raise ConfigInvalid(
@@ -132,8 +132,7 @@ def bench(
             "with build/tvm and an rpc address)",
             path="targets",
         )
-    trained, reused = session.get(cfg, ctx, steps=steps)
-    converted = session.convert(trained, ctx)
+    _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
     onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     x, _labels, torch_out = parity.reference_outputs(trained, samples, converted, ctx)
     notes: list = []
@@ -157,7 +156,7 @@ def bench(
             "ort-fp32": fp32.stat().st_size,
             "ort-int8": onnx_file.stat().st_size,
         }
-        calibration = [b.float().numpy() for b in first_inputs(trained.train, ort_job.CALIBRATION_SAMPLES)]
+        calibration = [b.float().numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
         if want_replace:
             _add_replaced(fns, sizes, onnx_file, work, calibration, notes, ort, ctx)
         if want_qs:

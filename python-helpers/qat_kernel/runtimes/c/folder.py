@@ -1,0 +1,37 @@
+"""The deploy folder deploy/c-artifact writes (<config folder>/out/deploy-<target>/): where it is, its report,
+and its runner compiled and run on this machine (verify/parity's c-runner row)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qat_kernel.runtimes import targets
+
+REPORT = "deploy-report.json"
+
+
+def out_dir_for(cfg, name: str) -> Path:
+    return targets.out_dir(cfg, "deploy", name)
+
+
+def host_runner(deploy_dir: Path) -> dict | None:
+    """The runner source and header of a deploy folder (for verify/parity), or None."""
+    report = deploy_dir / REPORT
+    if not report.is_file():
+        return None
+    data = json.loads(report.read_text(encoding="utf-8"))
+    source, header = Path(data["runner"]), Path(data["header"])
+    if not (source.is_file() and header.is_file()):
+        return None
+    return {"source": source, "header": header, "outputSize": data["outputSize"]}
+
+
+def runner_fn(runner: dict, work: Path):
+    """The runner compiled for this machine, as numpy in -> numpy out."""
+    from qat_kernel.runtimes.c import toolchain
+    from qat_kernel.runtimes.targets import host_arch
+
+    binary = work / "c-runner" / "runner"
+    toolchain.compile_runner(runner["source"], host_arch(), binary)
+    return lambda x: toolchain.run_runner(binary, x, runner["outputSize"], work / "c-runner")[0]
