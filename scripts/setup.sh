@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for `npm start` / `npm test` on a fresh machine; idempotent and quick
 # the second time. Everything heavy is cached under $QAT_STUDIO_CACHE (default ~/.cache/qat-studio).
-#   scripts/setup.sh [apt] [npm] [python] [code-server] [bench]   (no argument = all but bench)
+#   scripts/setup.sh [apt] [npm] [python] [zoo] [code-server] [bench]   (no argument = all but bench)
+# `zoo` is the model-zoo suite's environment (torch 2.14.1 with torchvision, timm and transformers, ~6.5 GB).
 # `bench` is the graph benchmark's Model Explorer baseline (its own virtual environment): only the bench asks for it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -66,6 +67,30 @@ setup_python() {
   ln -sfn "$venv" "$CACHE/venv"
 }
 
+zoo_venv_dir() {
+  echo "$CACHE/venv-zoo-$(cat "$ROOT/python-helpers/requirements.txt" "$ROOT/python-helpers/requirements-dev.txt" \
+    "$ROOT/python-helpers/requirements-zoo.txt" | sha256sum | cut -c1-12)"
+}
+
+setup_zoo() {
+  local venv; venv=$(zoo_venv_dir)
+  if [ ! -f "$venv/.complete" ]; then
+    log "creating the model-zoo environment $venv (torch 2.14.1, torchvision, timm, transformers and the kernel's pins)"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    # The kernel's own pins but torch's: requirements-zoo.txt names the torch this environment runs.
+    local kernel_pins="$venv/kernel-requirements.txt"
+    grep -v '^-r ' "$ROOT/python-helpers/requirements-dev.txt" > "$kernel_pins"
+    grep -v '^torch==' "$ROOT/python-helpers/requirements.txt" >> "$kernel_pins"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT/python-helpers/requirements-zoo.txt" \
+      -r "$kernel_pins" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
+    "$venv/bin/python" -c "import torch, torchvision, timm, transformers, torchao, onnxruntime, tvm, pytest" 2>/dev/null \
+      || { log "model-zoo environment incomplete"; exit 1; }
+    touch "$venv/.complete"
+  fi
+  ln -sfn "$venv" "$CACHE/venv-zoo"
+}
+
 setup_code_server() {
   local dir="$CACHE/code-server-$CODE_SERVER_VERSION"
   [ -f "$dir/.complete" ] && return 0
@@ -104,6 +129,7 @@ setup_bench() {
 has_part apt && setup_apt
 has_part npm && setup_npm
 has_part python && setup_python
+has_part zoo && setup_zoo
 has_part code-server && setup_code_server
 has_part bench && setup_bench
 exit 0

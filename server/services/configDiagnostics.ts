@@ -124,7 +124,7 @@ function* budgetedSteps(text: string, model?: ModelKnowledge, uri?: string): Gen
   }
   yield;
   if (!validateConfigSchema(data)) {
-    for (const err of validateConfigSchema.errors ?? []) {
+    for (const err of oneOfBranchErrors(validateConfigSchema.errors ?? [])) {
       const f = schemaFinding(doc, text, err);
       if (f) findings.push(f);
       yield;
@@ -147,6 +147,37 @@ function* budgetedSteps(text: string, model?: ModelKnowledge, uri?: string): Gen
     );
   }
   return findings;
+}
+
+/** A value that fits none of a oneOf's forms gets errors from every branch. The branch that went deepest into the
+ * value is the form the user meant (model.example_input given as a map, with a bad dtype inside): only its errors
+ * are shown. Where no branch got past the value's type, the type errors become one ("must be array or object").
+ * An error reached through a $ref names the definition, not the branch, in its schemaPath. */
+export function oneOfBranchErrors(errors: SchemaError[]): SchemaError[] {
+  const depth = (e: SchemaError) => e.instancePath.split('/').length;
+  let kept = errors;
+  for (const oneOf of errors.filter((e) => e.keyword === 'oneOf')) {
+    const at = oneOf.instancePath;
+    const branchOf = (e: SchemaError) =>
+      e.schemaPath.startsWith(`${oneOf.schemaPath}/`)
+        ? e.schemaPath.slice(oneOf.schemaPath.length + 1).split('/')[0]
+        : undefined;
+    const inside = kept.filter((e) => e !== oneOf && (e.instancePath === at || e.instancePath.startsWith(`${at}/`)));
+    if (!inside.length) continue;
+    const deepest = Math.max(...inside.map(depth));
+    if (deepest > depth(oneOf)) {
+      const best = inside.filter((e) => depth(e) === deepest).find((e) => branchOf(e) !== undefined);
+      const other = (e: SchemaError) =>
+        branchOf(e) !== undefined && (best ? branchOf(e) !== branchOf(best) : depth(e) < deepest);
+      kept = kept.filter((e) => !inside.includes(e) || !other(e));
+      continue;
+    }
+    const types = [...new Set(inside.filter((e) => e.keyword === 'type').map((e) => String(e.params.type)))];
+    if (!types.length) continue;
+    const merged = { ...inside[0], params: { type: types.join(',') }, message: `must be ${types.join(' or ')}` };
+    kept = [...kept.filter((e) => !inside.includes(e) || e.keyword !== 'type'), merged];
+  }
+  return kept;
 }
 
 function schemaFinding(doc: Document.Parsed, text: string, err: SchemaError): Finding | undefined {

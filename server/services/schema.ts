@@ -13,6 +13,7 @@ export interface SchemaNode {
   properties?: Record<string, SchemaNode>;
   required?: string[];
   items?: SchemaNode;
+  additionalProperties?: SchemaNode | boolean;
   enum?: unknown[];
   const?: unknown;
   default?: unknown;
@@ -20,6 +21,7 @@ export interface SchemaNode {
   exclusiveMinimum?: number;
   maximum?: number;
   oneOf?: SchemaNode[];
+  anyOf?: SchemaNode[];
   $ref?: string;
 }
 
@@ -32,23 +34,38 @@ export function deref(node: SchemaNode | undefined): SchemaNode | undefined {
   return target ? { ...target, description: node.description ?? target.description } : undefined;
 }
 
-/** The schema of the value at a path of keys; array items are reached by any number or '*'. */
+/** The schema of the value at a path of keys; array items are reached by any number or '*'. A key a map
+ * does not name takes the map's `additionalProperties` schema (model.example_input's input names). */
 export function schemaAt(path: Array<string | number>): SchemaNode | undefined {
   let node: SchemaNode | undefined = root;
   for (const seg of path) {
     node = deref(node);
     if (!node) return undefined;
-    if (typeof seg === 'number' || seg === '*') node = node.items;
-    else node = objectBranch(node)?.properties?.[seg];
+    if (typeof seg === 'number' || seg === '*') node = itemsOf(node);
+    else {
+      const obj = objectBranch(node);
+      node = obj?.properties?.[seg] ?? valueSchema(obj?.additionalProperties);
+    }
   }
   return deref(node);
 }
 
-/** For a oneOf of string | object (targets[].tvm), the object alternative. */
+const valueSchema = (node: SchemaNode | boolean | undefined) => (typeof node === 'object' ? node : undefined);
+
+/** For a oneOf of string | object (targets[].tvm) or of array | map (model.example_input), the object alternative:
+ * one with named keys, else one whose keys are free with a schema for their values. */
 export function objectBranch(node: SchemaNode | undefined): SchemaNode | undefined {
   if (!node) return undefined;
-  if (node.properties) return node;
-  return node.oneOf?.map(deref).find((n) => n?.properties);
+  if (node.properties || valueSchema(node.additionalProperties)) return node;
+  const branches = node.oneOf?.map(deref) ?? [];
+  return branches.find((n) => n?.properties) ?? branches.find((n) => valueSchema(n?.additionalProperties));
+}
+
+/** The items schema of an array, or of the array alternative of a oneOf whose items are maps (a list of specs). */
+function itemsOf(node: SchemaNode): SchemaNode | undefined {
+  if (node.items) return node.items;
+  const items = (node.oneOf ?? []).map((n) => deref(n)?.items).filter((n) => n !== undefined);
+  return items.find((n) => objectBranch(deref(n))) ?? items[0];
 }
 
 /** A value to insert for a missing key, of the schema's type. */

@@ -82,6 +82,9 @@ function valueItems(node: SchemaNode | undefined, flow: string | undefined): Com
   if (flow) return observersFor(flow).map(item);
   if (node.enum) return node.enum.map(item);
   if (node.items?.enum) return node.items.enum.map(item);
+  // train.loss: a fixed name or a file.py:function entry.
+  const named = node.anyOf?.find((n) => n.enum);
+  if (named?.enum) return named.enum.map(item);
   if (node.const !== undefined) return [item(node.const, 0)];
   if (node.type === 'boolean') return [item(true, 0), item(false, 1)];
   return [];

@@ -7,6 +7,7 @@ import { benchReliability } from './reliability';
 import { benchSearch } from './search';
 import { benchTrain } from './train';
 import { benchTvmKernels } from './tvmKernels';
+import { benchZoo } from './zoo';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
     build: benchBuild,
     tvmKernels: benchTvmKernels,
     reliability: benchReliability,
+    zoo: benchZoo,
   };
   for (const [name, run] of Object.entries(benches)) if (!only.length || only.includes(name)) await run();
 }

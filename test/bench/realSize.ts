@@ -6,9 +6,10 @@ import path from 'node:path';
 import { cifarScratchCopy } from '../support/cifarExample';
 import { repoRoot, venvPython } from '../support/paths';
 
-/** Runs `python -m benchmarks.<module> ...args` in python-helpers; returns its JSON lines, parsed. */
-export function runBenchModule<T>(module: string, args: string[], timeoutMs = 1_800_000): T[] {
-  const run = spawnSync(venvPython, ['-m', `benchmarks.${module}`, ...args], {
+/** Runs `python -m benchmarks.<module> ...args` in python-helpers (the kernel's environment unless `python` names
+ * another); returns its JSON lines, parsed. */
+export function runBenchModule<T>(module: string, args: string[], timeoutMs = 1_800_000, python = venvPython): T[] {
+  const run = spawnSync(python, ['-m', `benchmarks.${module}`, ...args], {
     cwd: path.join(repoRoot, 'python-helpers'),
     encoding: 'utf8',
     timeout: timeoutMs,

@@ -10,3 +10,5 @@ export const node24Bin = path.join(codeServerDir, 'node24', 'node_modules', 'nod
 export const codeServerEntry = path.join(codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 export const artifactsDir = path.join(repoRoot, '.test-artifacts');
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The model-zoo environment: torch 2.14.1 with torchvision, timm and transformers (scripts/setup.sh zoo). */
+export const zooPython = path.join(cacheDir, 'venv-zoo', 'bin', 'python');

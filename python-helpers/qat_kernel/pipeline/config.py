@@ -90,9 +90,9 @@ def _check_ranges(data: dict) -> None:
 
 
 def _check_files(cfg: Config) -> None:
-    for key in ("model.entry", "data.entry"):
+    for key in ("model.entry", "data.entry", "train.loss"):
         entry = cfg.get(key)
-        if entry is not None and not cfg.resolve(entry.rsplit(":", 1)[0]).is_file():
+        if entry is not None and ".py:" in entry and not cfg.resolve(entry.rsplit(":", 1)[0]).is_file():
             raise ConfigInvalid(f"{key}: file not found next to {cfg.path.name}: {entry}", path=key)
     weights = cfg.get("model.weights")
     if weights is not None and not cfg.resolve(weights).is_file():

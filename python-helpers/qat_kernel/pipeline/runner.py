@@ -41,12 +41,15 @@ def _seed(seed: int) -> None:
 
 
 def example_input(cfg: Config):
-    import torch
+    """The one float example input of model.example_input (pipeline.model_io reads every form of it)."""
+    from qat_kernel.pipeline.model_io import model_io
 
-    shape = list(cfg.get("model.example_input"))
-    # A batch of 1 makes torch.export specialise the batch dim even when asked to keep it dynamic.
-    shape[0] = max(shape[0], 2)
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+    example = model_io(cfg).example(None)
+    if len(example) != 1 or not example[0].is_floating_point():
+        raise ConfigInvalid(
+            "model.example_input: this kernel method takes one float input tensor", path="model.example_input"
+        )
+    return example[0]
 
 
 def _load_user_objects(cfg: Config):

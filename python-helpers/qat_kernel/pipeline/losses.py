@@ -1,0 +1,154 @@
+"""The training loss and the top-1 measure on the model's prediction and the batch's target (train.loss).
+
+- cross_entropy: F.cross_entropy; a prediction with more dims than the target has its class dim last when the
+  target's shape is the prediction's without its last dim (token logits [B, T, V] with [B, T] labels, as Hugging
+  Face), else dim 1 (PyTorch's convention: segmentation [N, C, H, W] with [N, H, W]). Targets of -100 are ignored.
+- next_token: causal language modelling: position t predicts the target's token t + 1 (Hugging Face's CausalLM
+  loss); the target defaults to the input ids when the batch has no labels.
+- auto (default): the model's own loss when its forward takes `labels` and returns a loss, identified as one of
+  the above by computing both on the same batch; cross_entropy otherwise. QAT trains an exported graph of the
+  model's forward without labels, so the model's loss has to be one the kernel can compute from the prediction.
+- `file.py:function`: the user's own, called as function(prediction, target) -> scalar tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from qat_kernel.rpc.errors import ConfigInvalid
+
+IGNORE_INDEX = -100
+KINDS = ("auto", "cross_entropy", "next_token")
+
+
+def _class_last(pred, target) -> bool:
+    return pred.dim() == target.dim() + 1 and tuple(pred.shape[:-1]) == tuple(target.shape)
+
+
+def _aligned(pred, target):
+    """(logits [N, C], targets [N]) of a prediction and an integer target, or None when they do not align."""
+    if target is None or target.is_floating_point() or pred.dim() < 2:
+        return None
+    if pred.dim() == 2 and target.dim() == 1 and len(target) == len(pred):
+        return pred, target
+    if _class_last(pred, target):
+        return pred.reshape(-1, pred.shape[-1]), target.reshape(-1)
+    if pred.dim() == target.dim() + 1 and (pred.shape[0],) + tuple(pred.shape[2:]) == tuple(target.shape):
+        return pred.movedim(1, -1).reshape(-1, pred.shape[1]), target.reshape(-1)
+    return None
+
+
+def _shifted(pred, target):
+    if pred.dim() != 3 or target is None or target.dim() != 2:
+        return None
+    return pred[:, :-1, :], target[:, 1:]
+
+
+@dataclass
+class Loss:
+    kind: str  # cross_entropy | next_token | user
+    user: Callable | None = None
+    note: str | None = None  # how `auto` decided, for the run's notes
+
+    def _pair(self, pred, target):
+        if self.kind == "next_token":
+            shifted = _shifted(pred, target)
+            return _aligned(*shifted) if shifted is not None else None
+        return _aligned(pred, target)
+
+    def __call__(self, pred, target):
+        import torch.nn.functional as F
+
+        if self.user is not None:
+            return self.user(pred, target)
+        pair = self._pair(pred, target)
+        if pair is None:
+            raise ConfigInvalid(
+                f"train.loss: {self.kind} needs class scores and integer targets that line up; the prediction has "
+                f"shape {list(pred.shape)}, the target {_shape(target)}: set model.output, data.target or a loss "
+                "function (train.loss: loss.py:function)",
+                path="train.loss",
+            )
+        logits, labels = pair
+        return F.cross_entropy(logits.float(), labels.long(), ignore_index=IGNORE_INDEX)
+
+    def correct(self, pred, target) -> tuple[int, int]:
+        """(right, counted) top-1 predictions, the same positions the loss counts (-100 skipped)."""
+        pair = self._pair(pred, target)
+        if pair is None:
+            if self.user is not None:
+                return 0, 0
+            raise ConfigInvalid(
+                f"train.loss: top-1 accuracy needs class scores and integer targets that line up; the prediction "
+                f"has shape {list(pred.shape)}, the target {_shape(target)}",
+                path="train.loss",
+            )
+        logits, labels = pair
+        keep = labels != IGNORE_INDEX
+        return int((logits.argmax(-1)[keep] == labels[keep]).sum()), int(keep.sum())
+
+
+def _shape(target) -> str:
+    return "none" if target is None else str(list(target.shape))
+
+
+def resolve(cfg, model=None, io=None, batch=None) -> Loss:
+    """The config's loss; `auto` looks at the model's own loss on `batch` (one training batch) to name it."""
+    spec = cfg.get("train.loss", "auto")
+    if spec not in KINDS:
+        from qat_kernel.pipeline import usercode
+
+        return Loss("user", user=usercode.load_entry(cfg.folder, spec, "train.loss"))
+    if spec != "auto":
+        return Loss(spec)
+    own = _own_loss(model, io, batch)
+    if own is None:
+        return Loss("cross_entropy")
+    value, pred, target = own
+    for kind in ("cross_entropy", "next_token"):
+        pair = Loss(kind)._pair(pred, target)
+        if pair is None:
+            continue
+        import torch.nn.functional as F
+
+        ours = float(F.cross_entropy(pair[0].float(), pair[1].long(), ignore_index=IGNORE_INDEX))
+        if abs(ours - value) <= 1e-3 * max(1.0, abs(value)):
+            return Loss(kind, note=f"train.loss auto: the model's own loss is {kind} ({value:.4f} on a batch)")
+    raise ConfigInvalid(
+        f"train.loss: the model computes its own loss ({value:.4f} on a batch), which is neither cross_entropy nor "
+        "next_token on its prediction; QAT trains the exported forward without labels, so name the loss: "
+        "train.loss: cross_entropy | next_token | loss.py:function(prediction, target)",
+        path="train.loss",
+    )
+
+
+def _own_loss(model, io, batch):
+    """(the model's own loss, its prediction, the target) on one batch, or None when it has none."""
+    import inspect
+
+    import torch
+
+    if model is None or io is None or batch is None or not io.keyword:
+        return None
+    forward = type(model).forward
+    try:
+        takes_labels = "labels" in inspect.signature(forward).parameters
+    except (TypeError, ValueError):
+        takes_labels = False
+    if not takes_labels:
+        return None
+    tensors, target = io.split(batch)
+    if target is None:
+        return None
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = forward(model, **dict(zip(io.names, tensors)), labels=target)
+    finally:
+        model.train(was_training)
+    value = out.get("loss") if hasattr(out, "get") else getattr(out, "loss", None)
+    if not isinstance(value, torch.Tensor):
+        return None
+    return float(value), io.prediction(out), target
