@@ -1,6 +1,20 @@
 """User code is imported afresh per request, each workspace's own files (not another's left in sys.modules)."""
 
+import sys
+
+import pytest
+
 from qat_kernel.pipeline import usercode
+
+
+@pytest.fixture(autouse=True)
+def _own_modules(tmp_path):
+    """The test's `model` and `entry` modules leave sys.modules with it (later in-process tests import the
+    example's model.py by that name)."""
+    yield
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
 
 
 def _workspace(folder, value: int):
