@@ -115,13 +115,18 @@ def _skip_absent_conv_patterns():
             setattr(qat_utils, name, original)
 
 
-def prepare_qat(model, example, qplan=None):
-    """Export `model` in train mode and insert fake-quant; returns the trainable graph."""
+def prepare_qat(model, example, qplan=None, notes: list | None = None):
+    """Export `model` in train mode and insert fake-quant; returns the trainable graph. BatchNorm gamma
+    that would make the conv+BN fold divide by zero is raised to a floor first (health.floor_folded_gamma,
+    which says so in `notes`)."""
     from torchao.quantization.pt2e import move_exported_model_to_train
     from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
 
+    from qat_kernel.pipeline import health
+
     model.train()
     graph = export(model, example)
+    health.floor_folded_gamma(model, graph, example, notes if notes is not None else [])
     with _skip_absent_conv_patterns():
         prepared = prepare_qat_pt2e(graph, quantizer(qplan))
     # An exported graph refuses .train()/.eval(); torchao swaps BN/dropout behaviour instead.
@@ -163,8 +168,8 @@ class Pt2eQat:
 
     flow = "pt2e"
 
-    def __init__(self, model, example, qplan):
-        self.model = prepare_qat(model, example, qplan)
+    def __init__(self, model, example, qplan, notes: list | None = None):
+        self.model = prepare_qat(model, example, qplan, notes)
         self.bn_frozen = False
         self._layers = None
 

@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from qat_kernel.pipeline import health
 from qat_kernel.pipeline.config import Config
 from qat_kernel.pipeline.drift import DRIFT_SAMPLES, drift_state
 from qat_kernel.pipeline.trained_model import Trained
@@ -82,6 +83,20 @@ def _fp32_model(cfg: Config, model, train, ctx: RequestContext):
     return model
 
 
+def _check_fp32(cfg: Config, model, adopted: dict | None) -> None:
+    """NonFinite when the FP32 weights QAT starts from hold a NaN/Inf, saying where they came from."""
+    weights = cfg.get("model.weights")
+    if adopted is not None:
+        source, advice = "the weights of the distributed run", "Lower train.lr."
+    elif weights:
+        source, advice = f"the weights loaded from {weights}", "Save them again from a run that did not diverge."
+    elif cfg.get("train.fp32_epochs", 3):
+        source, advice = "the model after FP32 training", "Lower train.lr or check the data."
+    else:
+        source, advice = "the model built by model.entry", "Check how model.entry initialises it."
+    health.check_state(model, source, advice)
+
+
 def _kept_float(qat, qplan, reference) -> list[dict]:
     """Conv/linear layers an override keeps float, with the precision asked for."""
     kept = []
@@ -139,9 +154,11 @@ def run_pipeline(
             ctx.progress("load", f"loading the model trained by {adopted['world_size']} processes")
             model.load_state_dict(adopted["fp32_state_dict"])
         else:
-            model = _fp32_model(cfg, model, train, ctx)
+            with health.locating(cfg.folder, model):
+                model = _fp32_model(cfg, model, train, ctx)
             if DIST is not None:
                 DIST.broadcast(model)
+        _check_fp32(cfg, model, adopted)
         model.eval()
         fp32_accuracy, val_samples = accuracy(model, val, ctx)
         ctx.progress("fp32", f"FP32 accuracy {fp32_accuracy:.4f}", 1.0)
@@ -149,6 +166,7 @@ def run_pipeline(
         # model it exported, so QAT would otherwise train the reference too.
         reference = copy.deepcopy(model).eval()
         example = example_input(cfg)
+        health.pruned_channels(model, notes)
         if flow == "pt2e":
             from qat_kernel.pipeline import pt2e_flow
 
@@ -158,7 +176,7 @@ def run_pipeline(
                     f"backend {cfg.get('backend')}: PT2E uses torchao's X86InductorQuantizer "
                     "recipe here (the XNNPACK quantizer lives in executorch)"
                 )
-            qat = pt2e_flow.Pt2eQat(model, example, qplan)
+            qat = pt2e_flow.Pt2eQat(model, example, qplan, notes)
         else:
             from qat_kernel.pipeline import eager_flow
 
@@ -172,6 +190,7 @@ def run_pipeline(
             qat = eager_flow.EagerQat(
                 model, example, qplan, cfg.get("backend", "x86"), fuse=cfg.get("eager.fuse"), warnings_out=notes
             )
+            health.eager_exact_fold(qat.model, notes)
         ctx.check_cancelled()
         for index in qplan.unused_overrides():
             notes.append(f"overrides.{index}.match matches no layer of the model")
@@ -250,8 +269,9 @@ def run_pipeline(
                 trained.drift.append({"step": step, "epoch": epoch, "observers": drift_state(qat)})
 
         stepped = DIST.wrap(qat.model) if DIST is not None else qat.model
-        with _eager_warnings(flow, notes):
+        with _eager_warnings(flow, notes), health.locating(cfg.folder, qat.model):
             train_steps(stepped, optimizer, train, steps, ctx, "qat", per_epoch, scheduler, epoch_end, on_step)
+        health.check_state(qat.model, f"the model after QAT step {steps}", "Lower train.lr.")
         qat.eval_mode()
         if freeze_obs is None:  # later passes over the model must not move the scales
             for m in qat.fake_quants().values():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+from qat_kernel.pipeline import health
 from qat_kernel.rpc.context import RequestContext
 
 
@@ -16,14 +17,18 @@ def make_optimizer(name: str, params, lr: float):
     return kinds[name](params, lr=lr)
 
 
-def _step(model, optimizer, x, y) -> float:
+def _step(model, optimizer, x, y, stage: str = "qat", step: int = 0) -> float:
     import torch.nn.functional as F
 
     optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)
+    # A NaN/Inf loss, or an exception a NaN caused in the forward, becomes a NonFinite error naming
+    # where it first appeared (pipeline.health); the optimizer never sees it.
+    with health.guard(model, lambda m: m(x), x, stage, step, optimizer) as check:
+        loss = F.cross_entropy(model(x), y)
+        value = check(loss)
     loss.backward()
     optimizer.step()
-    return loss.item()
+    return value
 
 
 def train_epochs(model, optimizer, train, epochs: int, ctx: RequestContext, stage: str) -> None:
@@ -32,8 +37,8 @@ def train_epochs(model, optimizer, train, epochs: int, ctx: RequestContext, stag
     for epoch in range(epochs):
         for x, y in train:
             ctx.check_cancelled()
-            loss = _step(model, optimizer, x, y)
             done += 1
+            loss = _step(model, optimizer, x, y, stage, done)
             ctx.progress(
                 stage, f"FP32 epoch {epoch + 1}/{epochs}, step {done}, loss {loss:.3f}", done / total if total else None
             )
@@ -84,7 +89,7 @@ def train_steps(
     losses: list[float] = []
     for step, (x, y) in enumerate(itertools.islice(_cycle(train), steps), start=1):
         ctx.check_cancelled()
-        loss = _step(model, optimizer, x, y)
+        loss = _step(model, optimizer, x, y, stage, step)
         if scheduler is not None:
             scheduler.step()
         losses.append(loss)

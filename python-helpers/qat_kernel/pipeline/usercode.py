@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import os
@@ -14,15 +15,29 @@ from qat_kernel import userpaths
 from qat_kernel.rpc.errors import ConfigInvalid
 
 _PREFIX = "qat_user_"
+_WORKSPACES: set[str] = set()  # every workspace this kernel has imported user code from (real paths)
 
 
 def _forget_workspace_modules(folder: str) -> None:
-    """Drop modules loaded from the workspace by an earlier request, so edited files are re-read
-    (the kernel lives as long as the editor session)."""
+    """Drop modules loaded from this workspace or another one by an earlier request, so edited files are
+    re-read (the kernel lives as long as the editor session) and a plain `from model import Net` finds this
+    workspace's model.py, not another workspace's left in sys.modules."""
+    _WORKSPACES.add(os.path.realpath(folder))
+    roots = [w.rstrip(os.sep) + os.sep for w in _WORKSPACES]
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if name.startswith(_PREFIX) or (file and userpaths.is_user_file(file, folder)):
+        if name.startswith(_PREFIX) or (file and _in_workspace(file, roots)):
             del sys.modules[name]
+
+
+def _in_workspace(file: str, roots: list[str]) -> bool:
+    real = _realpath(file)
+    return any(real.startswith(root) and userpaths.is_user_file(file, root) for root in roots)
+
+
+@functools.lru_cache(maxsize=8192)  # once per module file, not once per module and workspace
+def _realpath(file: str) -> str:
+    return os.path.realpath(file)
 
 
 @contextlib.contextmanager

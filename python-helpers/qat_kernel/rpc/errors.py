@@ -62,6 +62,13 @@ class OutOfMemory(KernelError):
     kind = "outOfMemory"
 
 
+class NonFinite(KernelError):
+    """A NaN or Inf in the model, its inputs or its loss: `module` where it first appears, `step` the
+    training step (qat_kernel.pipeline.health)."""
+
+    kind = "nonFinite"
+
+
 class InternalError(KernelError):
     kind = "internal"
 
