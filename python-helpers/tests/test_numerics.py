@@ -277,7 +277,7 @@ def test_pruned_channels_through_per_channel_observers_and_the_fold():
     INT8 graph computes what the fake-quant one does."""
     from torchao.quantization.pt2e import move_exported_model_to_eval
 
-    from qat_kernel.analysis.fused_groups import attr
+    from qat_kernel.pipeline.fused_groups import attr
 
     torch.manual_seed(0)
     model = _ConvBn()

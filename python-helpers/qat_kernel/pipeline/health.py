@@ -118,7 +118,7 @@ def folded_batch_norms(graph) -> list[tuple[str, str, object, object, float]]:
     """(BN module path, gamma's attribute path, gamma, running_var, eps) of each conv -> batch_norm pair of
     an exported graph that torchao's QAT conv+BN rewrite folds (a conv whose only user is an affine
     batch_norm)."""
-    from qat_kernel.analysis.fused_groups import attr, module_path, op_name
+    from qat_kernel.pipeline.fused_groups import attr, module_path, op_name
 
     pairs = []
     for node in graph.graph.nodes:
@@ -395,7 +395,7 @@ def _node_layer(node) -> tuple[str, str]:
     """(module path, op) of a prepared graph's node, for the user: torchao's fold arithmetic (div, add,
     reshape between a conv and its BN) carries no module, so it is named after the BN it feeds; a fake
     quantizer after the module of its input."""
-    from qat_kernel.analysis.fused_groups import module_path, op_name
+    from qat_kernel.pipeline.fused_groups import module_path, op_name
 
     module = module_path(node)
     if node.op == "call_module" and "activation_post_process" in str(node.target):
