@@ -603,7 +603,7 @@ def locating(folder, model):
 def _source(folder, model, exc) -> dict | None:
     import inspect
 
-    from qat_kernel.pipeline import userpaths
+    from qat_kernel import userpaths
 
     workspace = str(folder)
     stack_trace = getattr(exc, "stack_trace", None)
