@@ -70,11 +70,12 @@ def main(argv: list[str]) -> int:
     cfg = session.load(config, ctx)
     seed_untrained_checkpoints(cfg.folder)
     with usercode.workspace(cfg.folder):
-        model, train, _ = runner._load_user_objects(cfg)
+        user = runner.load_user_objects(cfg)
+    model, train = user.model, list(user.train)
     batches = list(itertools.islice(itertools.cycle(train), steps + 1))
     epoch_samples = sum(len(y) for _, y in train)
     if mode == "qat":
-        qat = pt2e_flow.Pt2eQat(model, runner.example_input(cfg), qconfig.plan(cfg))
+        qat = pt2e_flow.Pt2eQat(model, user.example, qconfig.plan(cfg))
         model = qat.model
     else:
         model.train()
@@ -83,9 +84,9 @@ def main(argv: list[str]) -> int:
 
     def run(part):
         if mode == "qat":
-            train_steps(model, optimizer, part, len(part), ctx, "qat")
+            train_steps(model, optimizer, part, len(part), ctx, "qat", loss_fn=user.loss)
         else:
-            train_epochs(model, optimizer, part, 1, ctx, "fp32")
+            train_epochs(model, optimizer, part, 1, ctx, "fp32", user.loss)
 
     run(batches[:1])
     started = time.perf_counter()

@@ -91,7 +91,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
             ctx.check_cancelled()
             fp = fused_groups.capture(fp32_gm, [x], fp_nodes)
             qat = fused_groups.capture(qat_gm, [x], qat_nodes) if qat_reference else {}
-            env = dict(zip(needed, int8_tapped(x)))
+            env = dict(zip(needed, int8_tapped(*x)))
             for f, q in pairs:
                 g, region = qat_for.get(id(q)), regions[id(q)]
                 fp_out, q_out = fp[f.output.name], env[q.output]
@@ -220,9 +220,9 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
             for x in inputs:
                 ctx.check_cancelled()
                 seen.clear()
-                fp32(x)
-                trained.qat.model(x)
-                int8(x)
+                fp32(*x)
+                trained.qat.model(*x)
+                int8(*x)
                 batch = dict(seen)
                 for i, layer in enumerate(layers):
                     for kind in ("fp", "qat", "q"):

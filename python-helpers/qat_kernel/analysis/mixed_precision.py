@@ -104,7 +104,7 @@ def measure(trained, assignment: dict, ctx, reference=None, limit=None) -> dict:
 
     with emulating(trained, assignment) as model:
         logits, targets = predict(model, trained.val, ctx, limit)
-    out = {"accuracy": (logits.argmax(1) == targets).float().mean().item(), "sqnr": None}
+    out = {"accuracy": trained.loss.accuracy(logits, targets) or 0.0, "sqnr": None}
     if reference is not None:
         s = metrics.sqnr(reference, logits)
         out["sqnr"] = s if math.isfinite(s) else None
@@ -130,7 +130,7 @@ def float_weights(trained, ctx) -> dict:
         x = next(iter(trained.val))[0][:2]
         with trained_model.evaluating(trained.qat, fake_quant=False) as model, torch.no_grad():
             ctx.check_cancelled()
-            model(x)
+            model(*x)
     finally:
         for h in hooks:
             h.remove()

@@ -14,7 +14,7 @@ def measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
 
     with trained_model.evaluating(trained.qat, fake_quant=enabled) as model:
         logits, _ = predict(model, trained.val, ctx, limit)
-    accuracy = (logits.argmax(1) == targets).float().mean().item()
+    accuracy = trained.loss.accuracy(logits, targets) or 0.0
     return {"accuracy": accuracy, "sqnr": metrics.sqnr(reference, logits)}
 
 

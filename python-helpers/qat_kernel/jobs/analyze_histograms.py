@@ -54,7 +54,7 @@ def histograms(
         with torch.no_grad(), trained_model.evaluating(trained.qat, fake_quant=True) as model:
             for x in inputs:
                 ctx.check_cancelled()
-                model(x)
+                model(*x)
     finally:
         for h in hooks:
             h.remove()

@@ -52,7 +52,7 @@ def analyze(
 
     with trained_model.evaluating(trained.qat, fake_quant=False) as model:
         reference, targets = predict(model, trained.val, ctx, limit)
-    qat_float_accuracy = (reference.argmax(1) == targets).float().mean().item()
+    qat_float_accuracy = trained.loss.accuracy(reference, targets) or 0.0
     step("QAT float reference")
     everything = measure(trained, dict.fromkeys(names, True), reference, targets, ctx, limit)
     step("all layers quantized")

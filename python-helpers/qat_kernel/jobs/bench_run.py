@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from qat_kernel.jobs import opening
+from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, ConfigInvalid, KernelError
 from qat_kernel.runtimes import cpu, parity, targets
@@ -145,8 +146,8 @@ def bench(
             return run_fn(sess)
 
         fns = {
-            "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-            "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+            "torch-fp32": (lambda a: model_io.call(trained.fp32, a), None),
+            "torch-int8": (lambda a: model_io.call(converted, a), None),
             "ort-fp32": (ort(fp32), None),
             "ort-int8": (ort(onnx_file), onnx_file),
         }
@@ -156,7 +157,7 @@ def bench(
             "ort-fp32": fp32.stat().st_size,
             "ort-int8": onnx_file.stat().st_size,
         }
-        calibration = [b.float().numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
+        calibration = [b.numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
         if want_replace:
             _add_replaced(fns, sizes, onnx_file, work, calibration, notes, ort, ctx)
         if want_qs:

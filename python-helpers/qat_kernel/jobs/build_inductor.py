@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 
 from qat_kernel.jobs import opening
+from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import BATCHES, time_rows
@@ -87,7 +88,7 @@ def build(
     fn, seconds, cxx = compile_int8(converted, x, batches, ctx)
     ctx.progress("verify", "Inductor INT8 against PyTorch INT8", 0.5)
     out = padded_outputs(fn, x, PARITY_BATCH, ctx)
-    metrics, accuracy = compiled_parity(out, torch_out, labels)
+    metrics, accuracy = compiled_parity(out, torch_out, labels, trained.loss)
     notes = [
         "Compiled once per batch size with static shapes (dynamic=False); another batch size compiles "
         "again on its first call. Inductor keeps compiled code in its cache folder "
@@ -108,8 +109,8 @@ def build(
     if want_bench:
         runs = bench_runs
         fns = {
-            "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-            "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+            "torch-fp32": (lambda a: model_io.call(trained.fp32, a), None),
+            "torch-int8": (lambda a: model_io.call(converted, a), None),
             "inductor-int8": (fn, None),
         }
         size = model_bytes(converted)

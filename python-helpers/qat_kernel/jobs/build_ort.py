@@ -28,6 +28,7 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
+from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import time_rows
@@ -63,8 +64,8 @@ def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dic
     }
 
 
-def _accuracy(out, labels, torch_out) -> dict:
-    result = {"accuracy": float((out.argmax(-1) == labels).mean())}
+def _accuracy(out, labels, torch_out, loss) -> dict:
+    result = {"accuracy": parity.accuracy(out, labels, loss) or 0.0}
     if torch_out is not None:
         result["top1AgreementVsTorchInt8"] = float((out.argmax(-1) == torch_out.argmax(-1)).mean())
     return result
@@ -212,7 +213,7 @@ def build(
 
         calibration = None
         if want_qs or want_replace:
-            calibration = [b.float().numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
+            calibration = [b.numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
         replacement = None
         if want_replace:
             ctx.progress("replace", "re-placing Q/DQ of our export where ORT's QDQ fusion needs them")
@@ -253,7 +254,7 @@ def build(
         for v, key in zip(variants, sessions):
             outputs[v["name"]] = out = run_fn(sessions[key])(x)
             if out.ndim == 2 and out.shape[-1] > 1:
-                v.update(_accuracy(out, labels, torch_out))
+                v.update(_accuracy(out, labels, torch_out, trained.loss))
         ctx.check_cancelled()
 
         result: dict = {
@@ -278,8 +279,8 @@ def build(
             fp32_sess = ort_session(fp32)
             with torch.no_grad():
                 fns = {
-                    "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-                    "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+                    "torch-fp32": (lambda a: model_io.call(trained.fp32, a), None),
+                    "torch-int8": (lambda a: model_io.call(converted, a), None),
                     "ort-fp32": (run_fn(fp32_sess), out_dir / fp32.name),
                     "ort-int8": (run_fn(sessions["ort-int8"]), out_dir / qdq.name),
                 }

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
+from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity, targets
 from qat_kernel.runtimes.bench import table as bench_table
@@ -57,7 +58,7 @@ ROW_LABELS = {
 # ----------------------------------------------------------------------------------------- verify
 
 
-def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, tvm_fn=None) -> dict:
+def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, loss, tvm_fn=None) -> dict:
     """tvm_vs_ort.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
@@ -80,10 +81,10 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
     if torch_out is not None:
         result["vsTorch"] = parity.compare(out, torch_out, step["step"])
         result["ortVsTorch"] = parity.compare(ref, torch_out, step["step"])
-    if parity.accuracy(out, labels) is not None:
-        result["accuracy"] = {"tvm": parity.accuracy(out, labels), "ort": parity.accuracy(ref, labels)}
+    if parity.accuracy(out, labels, loss) is not None:
+        result["accuracy"] = {"tvm": parity.accuracy(out, labels, loss), "ort": parity.accuracy(ref, labels, loss)}
         if torch_out is not None:
-            result["accuracy"]["torch"] = parity.accuracy(torch_out, labels)
+            result["accuracy"]["torch"] = parity.accuracy(torch_out, labels, loss)
     ctx.progress("verify", "parity checked", 1.0)
     return result
 
@@ -121,8 +122,8 @@ def time_build(
     )
     built = backend_rows(onnx_file, work, spec, others, ctx.progress, ctx.check_cancelled)
     fns = {
-        "torch-fp32": (lambda a: trained.fp32(torch.from_numpy(a)), None),
-        "torch-int8": (lambda a: converted(torch.from_numpy(a)), None),
+        "torch-fp32": (lambda a: model_io.call(trained.fp32, a), None),
+        "torch-int8": (lambda a: model_io.call(converted, a), None),
         main_name: (load_tvm(artifact), artifact),
         **{name: (b["fn"], b["artifact"]) for name, b in built.items()},
     }
@@ -347,7 +348,7 @@ def build(
             x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
             board, result["rpc"] = tvm_rpc.on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
         if want_verify and board is not None:
-            result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, tvm_fn=board)
+            result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss, tvm_fn=board)
             want_verify = False
         if (want_verify or want_bench) and not report["runnable_here"]:
             skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
@@ -360,7 +361,7 @@ def build(
             ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
             x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
             if want_verify:
-                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx)
+                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss)
             if want_bench:
                 runs = bench_runs
                 result["bench"] = time_build(

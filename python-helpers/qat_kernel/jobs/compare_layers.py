@@ -57,7 +57,7 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
 
     if trained.flow == "pt2e":
         opset = cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
-        onnx = qdq_export.export_for_config(cfg, converted, trained.example, ctx, opset)
+        onnx = qdq_export.export_for_config(cfg, trained, converted, ctx, opset)
         if onnx["path"] is not None:
             session.record_export(trained, onnx["path"], opset)
     else:

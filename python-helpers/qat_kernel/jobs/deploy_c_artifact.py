@@ -223,6 +223,20 @@ def summary(result: dict) -> list[str]:
     return lines
 
 
+def _one_float_input(trained):
+    """The model's one float input example; the runner reads a single float32 tensor."""
+    from qat_kernel.runtimes.c.layers import UnsupportedForC
+
+    example = trained.example
+    if len(example) != 1 or not example[0].is_floating_point():
+        taken = ", ".join(f"{n} ({str(t.dtype).replace('torch.', '')})" for n, t in zip(trained.io.names, example))
+        raise UnsupportedForC(
+            f"deploy/c-artifact: the C runner reads one float32 input tensor; the model takes {taken}. An "
+            "embedding lookup of token ids stays on the host: deploy the part after it, or use build/tvm or build/ort"
+        )
+    return example[0]
+
+
 def deploy(
     ctx: RequestContext, *, config: str, target: str, want_verify: bool, want_tvm: bool, samples: int, steps: int | None
 ) -> dict:
@@ -252,8 +266,9 @@ def deploy(
     ctx.check_cancelled()
 
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
+    example = _one_float_input(trained)
     ctx.progress("generate", "reading the layers of the converted model")
-    input_q, layers = layers_mod.extract(converted, trained.example)
+    input_q, layers = layers_mod.extract(converted, example)
     stem = stem_of(cfg)
     out_dir = out_dir_for(cfg, name)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -262,13 +277,12 @@ def deploy(
     notes: list = []
     try:
         header = stage / f"{stem}_qparams.h"
-        header.write_text(
-            cgen.header(stem, cfg.path.name, input_q, tuple(trained.example.shape[1:]), layers), encoding="utf-8"
-        )
+        header.write_text(cgen.header(stem, cfg.path.name, input_q, tuple(example.shape[1:]), layers), encoding="utf-8")
         runner_src = stage / f"{stem}_runner.c"
         runner_src.write_text(cgen.runner(stem), encoding="utf-8")
         limit = samples
-        x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+        inputs, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+        x = inputs.values[0]
         (stage / "samples").mkdir()
         x[:SAMPLE_COUNT].tofile(stage / "samples" / "input.f32")
         np.ascontiguousarray(torch_out[:SAMPLE_COUNT], dtype=np.float32).tofile(stage / "samples" / "expected.f32")
@@ -277,7 +291,7 @@ def deploy(
         binary = toolchain.compile_runner(runner_src, arch, stage / "bin" / f"{stem}_runner", integer_bias=False)
         with tempfile.TemporaryDirectory(prefix="qat-size-") as tmp:
             footprint = toolchain.footprint(runner_src, arch, Path(tmp))
-        footprint["arenaBytes"] = cgen.arena(tuple(trained.example.shape[1:]), layers)[1] * 4
+        footprint["arenaBytes"] = cgen.arena(tuple(example.shape[1:]), layers)[1] * 4
         ctx.check_cancelled()
 
         tvm_result = None
@@ -297,7 +311,7 @@ def deploy(
             "weightBytes": int(sum(la.weight.size for la in layers if la.weight is not None)),
             "outputSize": int(torch_out.shape[-1]),
             "input": {
-                "shape": list(trained.example.shape[1:]),
+                "shape": list(example.shape[1:]),
                 "scale": input_q.scale,
                 "zeroPoint": input_q.zero_point,
                 "dtype": input_q.dtype,

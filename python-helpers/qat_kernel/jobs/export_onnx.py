@@ -23,18 +23,17 @@ from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.onnx import qdq_export
 
 
-def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None) -> dict:
+def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None, loss) -> dict:
     """ORT as deployed (default graph optimizations: QLinearConv/QGemm int8 kernels, integer
     rounding of biases and requantization) and ORT running the file's Q/DQ ops as written
     (optimizations off), each against the PyTorch INT8 graph."""
     import numpy as np
     import torch
 
-    from qat_kernel.runtimes.ort.sessions import session
+    from qat_kernel.runtimes.ort.sessions import feed, session
 
     deployed = session(path)
     as_written = session(path, level="disabled")
-    name = deployed.get_inputs()[0].name
     output = parity.torch_output_step(converted)
     ours, theirs, written, labels = [], [], [], []
     total = 0
@@ -43,9 +42,9 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
             ctx.check_cancelled()
             if samples is not None:
                 x, y = x[: samples - total], y[: samples - total]
-            ours.append(converted(x).float().numpy())
-            theirs.append(np.asarray(deployed.run(None, {name: x.numpy()})[0]))
-            written.append(np.asarray(as_written.run(None, {name: x.numpy()})[0]))
+            ours.append(converted(*x).float().numpy())
+            theirs.append(np.asarray(deployed.run(None, feed(deployed, x))[0]))
+            written.append(np.asarray(as_written.run(None, feed(as_written, x))[0]))
             labels.append(y.numpy())
             total += len(y)
             if samples is not None and total >= samples:
@@ -65,8 +64,8 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None)
         "samples": total,
         **difference(deployed_diff),
         "predictionsEqual": deployed_diff.get("top1Agreement", 1.0),
-        "ortAccuracy": parity.accuracy(theirs, labels) or 0.0,
-        "torchAccuracy": parity.accuracy(ours, labels) or 0.0,
+        "ortAccuracy": parity.accuracy(theirs, labels, loss) or 0.0,
+        "torchAccuracy": parity.accuracy(ours, labels, loss) or 0.0,
         "unoptimized": difference(written_diff),
     }
     if output["step"] is not None:
@@ -100,7 +99,7 @@ def export(
     if path is not None and not path.is_absolute():
         path = cfg.resolve(str(path))
     opset = opset or cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
-    exported = qdq_export.export_for_config(cfg, converted, trained.example, ctx, opset, path)
+    exported = qdq_export.export_for_config(cfg, trained, converted, ctx, opset, path)
     if exported["path"] is None:
         return {
             "path": None,
@@ -128,6 +127,6 @@ def export(
     }
     if want_verify:
         ctx.progress("verify", "running the QDQ file in ONNX Runtime")
-        result["verify"] = verify(path, converted, trained.val, ctx, samples)
+        result["verify"] = verify(path, converted, trained.val, ctx, samples, trained.loss)
     result["seconds"] = round(time.monotonic() - started, 2)
     return result

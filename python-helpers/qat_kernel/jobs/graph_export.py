@@ -55,13 +55,10 @@ def _fp32(cfg, ctx):
 
     with usercode.workspace(cfg.folder):
         ctx.progress("load", "building the model")
-        make_model = usercode.load_entry(cfg.folder, cfg.get("model.entry"), "model.entry")
-        model = make_model()
-        if not hasattr(model, "forward") or not hasattr(model, "state_dict"):
-            raise ConfigInvalid(f"model.entry returned {type(model).__name__}, not an nn.Module", path="model.entry")
+        model, example = runner.model_and_example(cfg)
         model.eval()
         ctx.progress("export", "torch.export")
-        return pt2e_flow.export(model, runner.example_input(cfg)), model
+        return pt2e_flow.export(model, example), model
 
 
 def _trace(module, stage: str):

@@ -36,7 +36,9 @@ def save_int8(ctx: RequestContext, *, config: str, path: str | None, steps: int 
             from qat_kernel.pipeline import pt2e_flow
 
             program = torch.export.export(
-                _without_unused_tensors(converted), (trained.example,), dynamic_shapes=pt2e_flow.dynamic_batch()
+                _without_unused_tensors(converted),
+                tuple(trained.example),
+                dynamic_shapes=pt2e_flow.dynamic_batch(len(trained.example)),
             )
             torch.export.save(program, str(tmp))
             kind = "exported-program"

@@ -83,6 +83,7 @@ def search(
     import numpy as np
     import onnx
 
+    from qat_kernel.pipeline.model_io import Inputs
     from qat_kernel.pipeline.training import first_inputs, predict
     from qat_kernel.runtimes import bench, cpu
     from qat_kernel.runtimes.onnx import qdq_export
@@ -100,7 +101,7 @@ def search(
     opset = cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
     if not session.exported(trained, path, opset):
         converted = session.convert(trained, ctx)
-        exported = qdq_export.export_for_config(cfg, converted, trained.example, ctx, opset=opset)
+        exported = qdq_export.export_for_config(cfg, trained, converted, ctx, opset=opset)
         if exported["path"] is None:
             raise ConfigInvalid(f"export: the QDQ ONNX export failed: {exported['error']}", path="export")
         session.record_export(trained, path, opset)
@@ -117,7 +118,7 @@ def search(
     # References on the same samples: QAT-float logits (sqnr) and the inputs ORT sees.
     with trained_model.evaluating(trained.qat, fake_quant=False) as model:
         reference, targets = predict(model, trained.val, ctx, samples)
-    inputs = np.concatenate([x.numpy() for x in first_inputs(trained.val, len(targets))])[: len(targets)]
+    inputs = Inputs.concat(first_inputs(trained.val, len(targets)))[: len(targets)].numpy()
     labels = targets.numpy()
 
     weights = float_weights(trained, ctx)
@@ -159,10 +160,8 @@ def search(
         )
         try:
             model = ort_candidates.build(qdq, assignment, nodes_of, weights)
-            sess = ort_session.session(model.SerializeToString())
-            name = sess.get_inputs()[0].name
-            run = (lambda s, n: lambda a: s.run(None, {n: a})[0])(sess, name)
-            ort_out = np.concatenate([run(np.ascontiguousarray(inputs[j : j + 64])) for j in range(0, len(inputs), 64)])
+            run = ort_session.run_fn(ort_session.session(model.SerializeToString()))
+            ort_out = np.concatenate([run(inputs[j : j + 64]) for j in range(0, len(inputs), 64)])
         except Exception as exc:  # noqa: BLE001 - ORT raises its own types; one candidate it cannot run is a note
             if label in ("all int8", "all fp32"):
                 raise
@@ -178,7 +177,7 @@ def search(
                 "counts": counts,
                 "accuracy": acc["accuracy"],
                 "sqnr": _finite(acc["sqnr"]),
-                "ortAccuracy": float((ort_out.argmax(-1) == labels).mean()),
+                "ortAccuracy": trained.loss.accuracy(ort_out, labels),
                 "bytes": ort_candidates.weight_bytes(model),
                 "overrides": overrides_for(assignment),
             }

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from qat_kernel.jobs import opening
+from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity, targets
 from qat_kernel.runtimes.c import folder as c_folder
@@ -204,15 +205,16 @@ def verify(
             try:
                 if r["name"] == "torch-fp32":
                     with torch.no_grad():
-                        out = trained.fp32(torch.from_numpy(x)).float().numpy()
+                        out = model_io.call(trained.fp32, x).float().numpy()
                 else:
                     out = np.asarray(run_fn()(x))
             except Exception as exc:  # noqa: BLE001 - one broken artifact must not hide the others
                 r["status"], r["note"] = "failed", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
                 continue
             r["vsTorchInt8"] = parity.compare(out, torch_out, step)
-            if out.ndim == 2 and out.shape[-1] > 1:
-                r["accuracy"] = float((out.argmax(-1) == labels).mean())
+            accuracy = parity.accuracy(out, labels, trained.loss)
+            if accuracy is not None:
+                r["accuracy"] = accuracy
     if any(r.get("stale") for r in rows):
         notes.append(
             "stale rows were built from an earlier model or export: their differences say so, not "
@@ -225,7 +227,7 @@ def verify(
         "reused": reused,
         "samples": int(len(x)),
         "outputKind": kind,
-        "torchInt8Accuracy": float((torch_out.argmax(-1) == labels).mean()),
+        "torchInt8Accuracy": parity.accuracy(torch_out, labels, trained.loss) or 0.0,
         "rows": rows,
         "notes": notes,
     }

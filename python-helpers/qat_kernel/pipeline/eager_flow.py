@@ -85,7 +85,7 @@ def detect_fusion(model, example) -> list[list[str]]:
     handles = [m.register_forward_hook(hook(name)) for name, m in leaves.items()]
     try:
         with torch.no_grad():
-            probe(example)
+            probe(*example)
     finally:
         for h in handles:
             h.remove()

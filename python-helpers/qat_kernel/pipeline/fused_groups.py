@@ -173,15 +173,18 @@ _TAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def capture(gm, inputs, nodes) -> dict:
-    """Values of `nodes` when `gm` runs on each tensor of `inputs`, concatenated along dim 0."""
+    """Values of `nodes` when `gm` runs on each batch of `inputs` (model_io.Inputs, or single tensors),
+    concatenated along dim 0."""
     import torch
+
+    from qat_kernel.pipeline.model_io import as_inputs
 
     wanted = list({n.name: n for n in nodes}.values())
     module = tapped(gm, wanted)
     parts: dict[str, list] = {n.name: [] for n in wanted}
     with torch.no_grad():
         for x in inputs:
-            for n, value in zip(wanted, module(x)):
+            for n, value in zip(wanted, module(*as_inputs(x))):
                 parts[n.name].append(value.detach().float())
     return {name: values[0] if len(values) == 1 else torch.cat(values) for name, values in parts.items() if values}
 

@@ -184,7 +184,7 @@ def _eval_output(model, example):
 
     model.eval()
     with torch.no_grad():
-        return _floats(model(example))
+        return _floats(model(*example))
 
 
 def _floats(output) -> list:

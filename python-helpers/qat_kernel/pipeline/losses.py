@@ -73,6 +73,23 @@ class Loss:
         logits, labels = pair
         return F.cross_entropy(logits.float(), labels.long(), ignore_index=IGNORE_INDEX)
 
+    def target_of(self, inputs: tuple):
+        """The target of a batch that has none: a language model's own token ids (next_token), else None."""
+        return inputs[0] if self.kind == "next_token" else None
+
+    def accuracy(self, pred, target) -> float | None:
+        """Top-1 accuracy of outputs against targets (tensors or numpy arrays), None where they do not line up
+        (a user loss on something other than class scores)."""
+        import torch
+
+        if target is None:
+            return None
+        pred, target = torch.as_tensor(pred), torch.as_tensor(target)
+        if self._pair(pred, target) is None:
+            return None
+        right, counted = self.correct(pred, target)
+        return right / counted if counted else None
+
     def correct(self, pred, target) -> tuple[int, int]:
         """(right, counted) top-1 predictions, the same positions the loss counts (-100 skipped)."""
         pair = self._pair(pred, target)

@@ -19,6 +19,8 @@ module would prefix them)."""
 from __future__ import annotations
 
 import inspect
+import keyword
+import re
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,9 +28,7 @@ from typing import Any
 
 from qat_kernel.rpc.errors import ConfigInvalid
 
-DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool")
 TARGET_KEYS = ("labels", "label", "target", "targets", "y")
-IGNORE_INDEX = -100  # PyTorch's and Hugging Face's "no label here" (padding tokens)
 
 
 @dataclass
@@ -149,14 +149,27 @@ class ModelIO:
         """Give `model` (the instance) a forward(*tensors) -> prediction; returns the model. The patch is a
         bound method, so copy.deepcopy of the model binds the copy's own forward to the copy."""
         cls_forward = type(model).forward
-        names, keyword, prediction = list(self.names), self.keyword, self.prediction
+        names, by_name, prediction = list(self.names), self.keyword, self.prediction
 
         def forward(self_, *tensors):
-            out = cls_forward(self_, **dict(zip(names, tensors))) if keyword else cls_forward(self_, *tensors)
+            out = cls_forward(self_, **dict(zip(names, tensors))) if by_name else cls_forward(self_, *tensors)
             return prediction(out)
 
+        # One named parameter per input (not *tensors): torch.export matches dynamic_shapes and the ONNX export
+        # names its inputs by this signature.
+        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ["self_", *self.params]]
+        forward.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         model.forward = types.MethodType(forward, model)
         return model
+
+    @property
+    def params(self) -> list[str]:
+        """The inputs' names as Python identifiers (the bound forward's parameters)."""
+        out = []
+        for i, name in enumerate(self.names):
+            ident = re.sub(r"\W", "_", name)
+            out.append(ident if ident.isidentifier() and not keyword.iskeyword(ident) else f"input{i}")
+        return out
 
     # --- batches --------------------------------------------------------------------------------------------
     def split(self, batch: Any) -> tuple[tuple, Any]:
@@ -263,3 +276,118 @@ def model_io(cfg, model=None, batches=None) -> ModelIO:
     raise ConfigInvalid(
         f"data.entry: a batch is {describe(first)}: yield (inputs, target) pairs or dicts", path="data.entry"
     )
+
+
+class Inputs:
+    """One batch of the model's inputs: its tensors (or numpy arrays) in the contract's order, with their names.
+    len() and slices count samples (the batch dim), as for a single input tensor; unpacking gives the tensors, so
+    `model(*inputs)` calls the model and `tuple(inputs)` is what torch.export takes."""
+
+    __slots__ = ("values", "names")
+
+    def __init__(self, values, names):
+        self.values, self.names = tuple(values), tuple(names)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values[0]) if self.values else 0
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Inputs([v[index] for v in self.values], self.names)
+        raise TypeError("Inputs are sliced by samples (inputs[:n]) or unpacked (*inputs)")
+
+    def __repr__(self) -> str:
+        return f"Inputs({', '.join(f'{n}: {describe(v)}' for n, v in zip(self.names, self.values))})"
+
+    def numpy(self) -> Inputs:
+        """The inputs as numpy arrays: floats as float32 (what the runtimes take), integers and booleans kept."""
+        import numpy as np
+
+        out = []
+        for v in self.values:
+            a = v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
+            out.append(np.ascontiguousarray(a.astype(np.float32) if a.dtype.kind == "f" else a))
+        return Inputs(out, self.names)
+
+    def torch(self) -> Inputs:
+        """The inputs as torch tensors (numpy arrays wrapped without a copy)."""
+        import torch
+
+        return Inputs([torch.as_tensor(v) for v in self.values], self.names)
+
+    def feed(self, names: list[str]) -> dict:
+        """A runtime's feed: its input names to the arrays, by name where the runtime's names are the model's,
+        else in order."""
+        arrays = self.numpy().values
+        if set(names) <= set(self.names):
+            return {n: arrays[self.names.index(n)] for n in names}
+        if len(names) != len(arrays):
+            raise ValueError(f"the runtime takes {len(names)} inputs ({names}), the model {list(self.names)}")
+        return dict(zip(names, arrays))
+
+    @staticmethod
+    def concat(chunks: list[Inputs]) -> Inputs:
+        """Batches joined along the batch dim."""
+        import numpy as np
+        import torch
+
+        first = chunks[0]
+        join = torch.cat if isinstance(first.values[0], torch.Tensor) else np.concatenate
+        return Inputs([join([c.values[i] for c in chunks]) for i in range(len(first.values))], first.names)
+
+
+def as_inputs(x, names=("input",)) -> Inputs:
+    """`x` as Inputs: Inputs as they are, one tensor or array as a single input named `names[0]`."""
+    return x if isinstance(x, Inputs) else Inputs([x], names[:1])
+
+
+def call(model, inputs):
+    """`model` (a torch model under the contract) on `inputs` (Inputs or one array or tensor), no gradients."""
+    import torch
+
+    with torch.no_grad():
+        return model(*as_inputs(inputs).torch())
+
+
+def join(chunks: list):
+    """Batches (Inputs, or single arrays) joined along the batch dim."""
+    import numpy as np
+
+    return Inputs.concat(chunks) if isinstance(chunks[0], Inputs) else np.concatenate(chunks)
+
+
+def repeat_to(x, count: int):
+    """`x` (Inputs or one array) repeated along the batch dim until it holds at least `count` samples."""
+    reps = -(-count // len(x))
+    return join([x] * reps) if reps > 1 else x
+
+
+class Batches:
+    """The user's batches as (inputs, target) pairs, inputs the model's Inputs in the contract's order: what every
+    loop of the kernel iterates. Re-iterable when the user's iterable is; sized when it is (`batches()`)."""
+
+    def __init__(self, raw, io: ModelIO, default_target=None):
+        self.raw, self.io, self.default_target = raw, io, default_target
+
+    def __iter__(self):
+        for batch in self.raw:
+            tensors, target = self.io.split(batch)
+            inputs = Inputs(tensors, self.io.names)
+            if target is None and self.default_target is not None:
+                target = self.default_target(inputs)
+            yield inputs, target
+
+
+class SizedBatches(Batches):
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+def batches(raw, io: ModelIO, default_target=None) -> Batches:
+    """`raw` as Batches; `default_target(inputs)` gives the target of a batch that has none (a language model's
+    own token ids)."""
+    cls = SizedBatches if hasattr(raw, "__len__") else Batches
+    return cls(raw, io, default_target)

@@ -12,17 +12,21 @@ import contextlib
 from qat_kernel.pipeline.fused_groups import op_name
 
 
-def dynamic_batch():
+def dynamic_batch(count: int = 1):
+    """One dynamic batch dim shared by the model's `count` inputs (their dim 0)."""
     from torch.export import Dim
 
-    return ({0: Dim("batch")},)
+    batch = Dim("batch")
+    return tuple({0: batch} for _ in range(count))
 
 
-def export(model, example):
-    """The model as an FX GraphModule (aten ops, nn_module_stack/stack_trace kept), batch dim dynamic."""
+def export(model, example: tuple):
+    """The model as an FX GraphModule (aten ops, nn_module_stack/stack_trace kept), batch dim dynamic. `example`:
+    the model's inputs, a tuple of tensors (pipeline.model_io)."""
     import torch
 
-    return torch.export.export(model, (example,), dynamic_shapes=dynamic_batch()).module()
+    example = tuple(example)
+    return torch.export.export(model, example, dynamic_shapes=dynamic_batch(len(example))).module()
 
 
 def quantizer(qplan=None, qat: bool = True):
@@ -148,7 +152,7 @@ def ptq(model, example, qplan, batches, ctx) -> object:
     with torch.no_grad():
         for x in batches:
             ctx.check_cancelled()
-            prepared(x)
+            prepared(*x)
     return convert_pt2e(prepared)
 
 

@@ -9,7 +9,7 @@ import copy
 import math
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from qat_kernel.pipeline import health
 from qat_kernel.pipeline.config import Config
@@ -41,32 +41,68 @@ def _seed(seed: int) -> None:
         pass
 
 
-def example_input(cfg: Config):
-    """The one float example input of model.example_input (pipeline.model_io reads every form of it)."""
-    from qat_kernel.pipeline.model_io import model_io
-
-    example = model_io(cfg).example(None)
-    if len(example) != 1 or not example[0].is_floating_point():
-        raise ConfigInvalid(
-            "model.example_input: this kernel method takes one float input tensor", path="model.example_input"
-        )
-    return example[0]
-
-
-def _load_user_objects(cfg: Config):
+def build_model(cfg: Config):
+    """The user's FP32 model from model.entry (in a usercode.workspace)."""
     from qat_kernel.pipeline import usercode
 
     make_model = usercode.load_entry(cfg.folder, cfg.get("model.entry"), "model.entry")
-    make_data = usercode.load_entry(cfg.folder, cfg.get("data.entry"), "data.entry")
     _seed(cfg.get("train.seed", 0))
     model = make_model()
     if not hasattr(model, "forward") or not hasattr(model, "state_dict"):
         raise ConfigInvalid(f"model.entry returned {type(model).__name__}, not an nn.Module", path="model.entry")
-    train, val = make_data()
-    return model, train, val
+    return model
 
 
-def _fp32_model(cfg: Config, model, train, ctx: RequestContext):
+class UserObjects(NamedTuple):
+    model: Any  # bound to the contract: forward(*inputs) -> prediction
+    train: Any  # model_io.Batches: (inputs, target) pairs
+    val: Any
+    io: Any  # model_io.ModelIO
+    loss: Any  # losses.Loss
+    example: tuple  # the inputs torch.export traces with
+
+
+def load_user_objects(cfg: Config, notes: list | None = None) -> UserObjects:
+    """The model and the data under the model contract (pipeline.model_io): the inputs read from
+    model.example_input or the first batch, the loss resolved (the model's own, when it has one), the model's
+    forward bound to positional inputs and one prediction, the batches as (inputs, target) pairs."""
+    from qat_kernel.pipeline import losses, model_io, usercode
+
+    model = build_model(cfg)
+    make_data = usercode.load_entry(cfg.folder, cfg.get("data.entry"), "data.entry")
+    loaded = make_data()
+    if not isinstance(loaded, (tuple, list)) or len(loaded) != 2:
+        raise ConfigInvalid(
+            f"data.entry returned {model_io.describe(loaded)}: return (train, val), two iterables of batches",
+            path="data.entry",
+        )
+    train, val = loaded
+    io = model_io.model_io(cfg, model, val)
+    first = next(iter(train), None)
+    if first is None:
+        raise ConfigInvalid("data.entry: the training batches are empty", path="data.entry")
+    loss = losses.resolve(cfg, model, io, first)
+    if loss.note and notes is not None:
+        notes.append(loss.note)
+    io.bind(model)
+    train_b = model_io.batches(train, io, loss.target_of)
+    val_b = model_io.batches(val, io, loss.target_of)
+    return UserObjects(model, train_b, val_b, io, loss, io.example(val))
+
+
+def model_and_example(cfg: Config) -> tuple[Any, tuple]:
+    """(the model bound to the contract, its example inputs) for a job that needs no training: from
+    model.example_input alone when the config gives it, else with the data's first batch."""
+    from qat_kernel.pipeline.model_io import model_io
+
+    if cfg.get("model.example_input") is None:
+        user = load_user_objects(cfg)
+        return user.model, user.example
+    io = model_io(cfg)
+    return io.bind(build_model(cfg)), io.example(None)
+
+
+def _fp32_model(cfg: Config, model, train, ctx: RequestContext, loss):
     import torch
 
     from qat_kernel.pipeline.training import make_optimizer, train_epochs
@@ -79,7 +115,7 @@ def _fp32_model(cfg: Config, model, train, ctx: RequestContext):
     epochs = cfg.get("train.fp32_epochs", 3)
     model.train()
     optimizer = make_optimizer(cfg.get("train.optimizer", "adam"), model.parameters(), cfg.get("train.lr", 1e-3))
-    train_epochs(model, optimizer, train, epochs, ctx, "fp32")
+    train_epochs(model, optimizer, train, epochs, ctx, "fp32", loss)
     return model
 
 
@@ -148,24 +184,24 @@ def run_pipeline(
     ctx.check_cancelled()
     with usercode.workspace(cfg.folder):
         ctx.progress("load", "building model and data")
-        model, train, val = _load_user_objects(cfg)
+        user = load_user_objects(cfg, notes)
+        model, train, val, example = user.model, user.train, user.val, user.example
         ctx.check_cancelled()
         if adopted is not None:
             ctx.progress("load", f"loading the model trained by {adopted['world_size']} processes")
             model.load_state_dict(adopted["fp32_state_dict"])
         else:
             with health.locating(cfg.folder, model):
-                model = _fp32_model(cfg, model, train, ctx)
+                model = _fp32_model(cfg, model, train, ctx, user.loss)
             if DIST is not None:
                 DIST.broadcast(model)
         _check_fp32(cfg, model, adopted)
         model.eval()
-        fp32_accuracy, val_samples = accuracy(model, val, ctx)
+        fp32_accuracy, val_samples = accuracy(model, val, ctx, user.loss)
         ctx.progress("fp32", f"FP32 accuracy {fp32_accuracy:.4f}", 1.0)
         # The reference is the FP32 model before QAT: ep.module() shares parameter storage with the
         # model it exported, so QAT would otherwise train the reference too.
         reference = copy.deepcopy(model).eval()
-        example = example_input(cfg)
         health.pruned_channels(model, notes)
         if flow == "pt2e":
             from qat_kernel.pipeline import pt2e_flow
@@ -220,6 +256,8 @@ def run_pipeline(
             train=train,
             val=val,
             example=example,
+            io=user.io,
+            loss=user.loss,
             fp32_accuracy=fp32_accuracy,
             val_samples=val_samples,
             steps=steps,
@@ -270,7 +308,9 @@ def run_pipeline(
 
         stepped = DIST.wrap(qat.model) if DIST is not None else qat.model
         with _eager_warnings(flow, notes), health.locating(cfg.folder, qat.model):
-            train_steps(stepped, optimizer, train, steps, ctx, "qat", per_epoch, scheduler, epoch_end, on_step)
+            train_steps(
+                stepped, optimizer, train, steps, ctx, "qat", per_epoch, scheduler, epoch_end, on_step, user.loss
+            )
         health.check_state(qat.model, f"the model after QAT step {steps}", "Lower train.lr.")
         qat.eval_mode()
         if freeze_obs is None:  # later passes over the model must not move the scales

@@ -19,9 +19,11 @@ class Trained:
     flow: str
     qat: Any  # pt2e_flow.Pt2eQat | eager_flow.EagerQat, trained, in eval mode
     fp32: Any  # the FP32 model before QAT (eval): the reference
-    train: Any
+    train: Any  # model_io.Batches: (inputs, target) pairs, inputs a tuple of tensors
     val: Any
-    example: Any
+    example: Any  # the example inputs (a tuple of tensors) the model was exported with
+    io: Any  # model_io.ModelIO: the model's inputs and output
+    loss: Any  # losses.Loss: the training loss and the top-1 measure
     fp32_accuracy: float
     val_samples: int
     steps: int
@@ -74,15 +76,16 @@ class Trained:
             return self.fp32_accuracy
         if kind not in self._accuracy:
             if kind == "int8":
-                value, _ = accuracy(self.converted, self.val, ctx)
+                value, _ = accuracy(self.converted, self.val, ctx, self.loss)
             elif kind == "ptq":
                 from qat_kernel.pipeline import pt2e_flow
 
                 calibration = first_inputs(self.train, PTQ_CALIBRATION_SAMPLES)
-                value, _ = accuracy(pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx), self.val, ctx)
+                ptq = pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx)
+                value, _ = accuracy(ptq, self.val, ctx, self.loss)
             else:
                 with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
-                    value, _ = accuracy(self.qat.model, self.val, ctx)
+                    value, _ = accuracy(self.qat.model, self.val, ctx, self.loss)
             self._accuracy[kind] = value
         return self._accuracy[kind]
 

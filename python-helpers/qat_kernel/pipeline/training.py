@@ -1,4 +1,6 @@
-"""Training and evaluation loops over the user's (input, target) batches, classification loss.
+"""Training and evaluation loops over the user's batches as (inputs, target) pairs (pipeline.model_io.Batches:
+`inputs` a tuple of tensors the model takes positionally), with the config's loss and top-1 measure
+(pipeline.losses; cross-entropy unless given another).
 
 Every step checks for cancellation and reports progress."""
 
@@ -7,7 +9,10 @@ from __future__ import annotations
 import itertools
 
 from qat_kernel.pipeline import health
+from qat_kernel.pipeline.losses import Loss
 from qat_kernel.rpc.context import RequestContext
+
+CROSS_ENTROPY = Loss("cross_entropy")
 
 
 def make_optimizer(name: str, params, lr: float):
@@ -17,28 +22,28 @@ def make_optimizer(name: str, params, lr: float):
     return kinds[name](params, lr=lr)
 
 
-def _step(model, optimizer, x, y, stage: str = "qat", step: int = 0) -> float:
-    import torch.nn.functional as F
-
+def _step(model, optimizer, x, y, stage: str = "qat", step: int = 0, loss_fn: Loss = CROSS_ENTROPY) -> float:
     optimizer.zero_grad()
     # A NaN/Inf loss, or an exception a NaN caused in the forward, becomes a NonFinite error naming
     # where it first appeared (pipeline.health); the optimizer never sees it.
-    with health.guard(model, lambda m: m(x), x, stage, step, optimizer) as check:
-        loss = F.cross_entropy(model(x), y)
+    with health.guard(model, lambda m: m(*x), x, stage, step, optimizer) as check:
+        loss = loss_fn(model(*x), y)
         value = check(loss)
     loss.backward()
     optimizer.step()
     return value
 
 
-def train_epochs(model, optimizer, train, epochs: int, ctx: RequestContext, stage: str) -> None:
+def train_epochs(
+    model, optimizer, train, epochs: int, ctx: RequestContext, stage: str, loss_fn: Loss = CROSS_ENTROPY
+) -> None:
     total = epochs * len(train) if hasattr(train, "__len__") else None
     done = 0
     for epoch in range(epochs):
         for x, y in train:
             ctx.check_cancelled()
             done += 1
-            loss = _step(model, optimizer, x, y, stage, done)
+            loss = _step(model, optimizer, x, y, stage, done, loss_fn)
             ctx.progress(
                 stage, f"FP32 epoch {epoch + 1}/{epochs}, step {done}, loss {loss:.3f}", done / total if total else None
             )
@@ -78,6 +83,7 @@ def train_steps(
     scheduler=None,
     on_epoch_end=None,
     on_step=None,
+    loss_fn: Loss = CROSS_ENTROPY,
 ) -> None:
     """`steps` optimizer steps, cycling through the training batches as often as needed.
 
@@ -89,7 +95,7 @@ def train_steps(
     losses: list[float] = []
     for step, (x, y) in enumerate(itertools.islice(_cycle(train), steps), start=1):
         ctx.check_cancelled()
-        loss = _step(model, optimizer, x, y, stage, step)
+        loss = _step(model, optimizer, x, y, stage, step, loss_fn)
         if scheduler is not None:
             scheduler.step()
         losses.append(loss)
@@ -108,21 +114,22 @@ def train_steps(
             losses.clear()
 
 
-def accuracy(model, val, ctx: RequestContext) -> tuple[float, int]:
-    """(top-1 accuracy, number of samples) of `model` on the validation batches."""
+def accuracy(model, val, ctx: RequestContext, loss_fn: Loss = CROSS_ENTROPY) -> tuple[float, int]:
+    """(top-1 accuracy, number of samples) of `model` on the validation batches; the accuracy counts the
+    positions the loss counts (a language model's next tokens, labels other than -100)."""
     import torch
 
-    correct = total = 0
+    correct = counted = samples = 0
     with torch.no_grad():
         for x, y in val:
             ctx.check_cancelled()
-            correct += (model(x).argmax(1) == y).sum().item()
-            total += len(y)
-    return (correct / total if total else 0.0), total
+            right, n = loss_fn.correct(model(*x), y)
+            correct, counted, samples = correct + right, counted + n, samples + len(x)
+    return (correct / counted if counted else 0.0), samples
 
 
-def first_inputs(val, count: int):
-    """The first `count` validation inputs, as batches of the loader's size."""
+def first_inputs(val, count: int) -> list:
+    """The first `count` validation inputs, as batches of the loader's size (model_io.Inputs)."""
     chunks, have = [], 0
     for x, _ in val:
         chunks.append(x[: count - have])
@@ -133,7 +140,7 @@ def first_inputs(val, count: int):
 
 
 def predict(model, val, ctx: RequestContext, limit: int | None = None):
-    """(logits, targets) of `model` on the validation batches (the first `limit` samples)."""
+    """(outputs, targets) of `model` on the validation batches (the first `limit` samples)."""
     import torch
 
     outputs, targets, have = [], [], 0
@@ -142,7 +149,7 @@ def predict(model, val, ctx: RequestContext, limit: int | None = None):
             ctx.check_cancelled()
             if limit is not None:
                 x, y = x[: limit - have], y[: limit - have]
-            outputs.append(model(x).float())
+            outputs.append(model(*x).float())
             targets.append(y)
             have += len(y)
             if limit is not None and have >= limit:

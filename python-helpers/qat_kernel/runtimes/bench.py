@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from qat_kernel.pipeline import model_io
+
 BATCHES = (1, 16)
 ROUNDS = 5
 NOISY_SPREAD = 1.5  # p90 / p10 of one figure's calls
@@ -101,14 +103,14 @@ def threads() -> dict:
 def time_rows(
     fns: dict, x, sizes: dict, runs: int, ctx, labels: dict, rounds: int = ROUNDS, baseline: str = "torch-fp32"
 ) -> dict:
-    """The latency table: fns {row name: (numpy in -> out, artifact path | None)}, the baseline (torch-fp32)
-    first, each at batch 1 and 16 from the samples `x` (repeated to fill a batch), `runs` timed calls per row
-    and batch spread over `rounds` interleaved rounds after `warmup` calls of each."""
+    """The latency table: fns {row name: (inputs -> out, artifact path | None)}, the baseline (torch-fp32)
+    first, each at batch 1 and 16 from the samples `x` (the model's Inputs or one array, repeated to fill a
+    batch), `runs` timed calls per row and batch spread over `rounds` interleaved rounds after `warmup` calls of
+    each."""
     warmup = max(3, runs // 10)
     per_round = max(1, -(-runs // rounds))
-    reps = int(np.ceil(max(BATCHES) / len(x)))
-    pool = np.concatenate([x] * reps) if reps > 1 else x
-    inputs = {b: np.ascontiguousarray(pool[:b]) for b in BATCHES}
+    pool = model_io.repeat_to(x, max(BATCHES))
+    inputs = {b: pool[:b] if isinstance(pool, model_io.Inputs) else np.ascontiguousarray(pool[:b]) for b in BATCHES}
     names = list(fns)
     for name in names:
         ctx.check_cancelled()

@@ -118,36 +118,32 @@ def torch_output_step(gm) -> dict:
 
 
 def reference_outputs(trained, limit: int, converted, ctx):
-    """(inputs float32 [N,...], labels int64 [N], PyTorch INT8 outputs [N,...]) of the first `limit`
+    """(the model's Inputs as numpy arrays, labels [N, ...], PyTorch INT8 outputs [N, ...]) of the first `limit`
     validation samples: what every runtime's parity is measured against."""
     import torch
+
+    from qat_kernel.pipeline.model_io import Inputs
 
     xs, ys, refs, have = [], [], [], 0
     with torch.no_grad():
         for x, y in trained.val:
             ctx.check_cancelled()
             x, y = x[: limit - have], y[: limit - have]
-            xs.append(x.float())
+            xs.append(x)
             ys.append(y)
-            refs.append(converted(x).float())
+            refs.append(converted(*x).float())
             have += len(y)
             if have >= limit:
                 break
     if not xs:
         raise ConfigInvalid(f"data: the validation batches are empty; {ctx.method} verifies on them", path="data")
-    return (
-        np.ascontiguousarray(torch.cat(xs).numpy(), dtype=np.float32),
-        torch.cat(ys).numpy(),
-        torch.cat(refs).numpy(),
-    )
+    return Inputs.concat(xs).numpy(), torch.cat(ys).numpy(), torch.cat(refs).numpy()
 
 
-def accuracy(outputs, labels) -> float | None:
-    """Top-1 accuracy of classification outputs ([N, classes]); None for other outputs."""
-    outputs = np.asarray(outputs)
-    if outputs.ndim != 2 or outputs.shape[-1] <= 1 or labels is None:
-        return None
-    return float((outputs.argmax(-1) == np.asarray(labels)).mean())
+def accuracy(outputs, labels, loss) -> float | None:
+    """Top-1 accuracy of `outputs` against `labels` as the model's loss counts it (pipeline.losses: classes,
+    next tokens, ignored labels); None where they do not line up."""
+    return loss.accuracy(np.asarray(outputs), labels)
 
 
 def describe(m: dict, output_kind: str) -> str:

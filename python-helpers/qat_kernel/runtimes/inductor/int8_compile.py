@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 
+from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, KernelError
 from qat_kernel.runtimes import parity
@@ -111,23 +112,22 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
     """(fn numpy -> numpy, {"b1": s, "b16": s}, compiler): `converted` compiled with freezing, one
     static-shape graph per batch size in `batches`, each compiled (and timed) by its first call.
     Raises ToolchainMissing or InductorCompileFailed; Cancelled passes through."""
-    import numpy as np
     import torch
 
     cxx = compiler()
     torch._dynamo.reset()  # a graph compiled by an earlier request is not reused: the seconds are this compile's
     compiled = torch.compile(converted, dynamic=False)
     seconds = {}
-    pool = np.concatenate([example] * int(np.ceil(max(batches) / len(example))))
+    pool = model_io.repeat_to(example, max(batches))
     try:
         with freezing(), torch.no_grad():
             for i, b in enumerate(sorted(batches, reverse=True)):
                 if ctx is not None:
                     ctx.check_cancelled()
                     ctx.progress("compile", f"torch.compile (Inductor, freezing), batch {b}", i / len(batches))
-                x = torch.from_numpy(np.ascontiguousarray(pool[:b]))
+                x = model_io.as_inputs(pool[:b]).torch()
                 started = time.perf_counter()
-                compiled(x)
+                compiled(*x)
                 seconds[f"b{b}"] = round(time.perf_counter() - started, 3)
     except Cancelled:
         raise
@@ -138,8 +138,7 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
         ctx.progress("compile", "compiled", 1.0)
 
     def run(a):
-        with torch.no_grad():
-            return compiled(torch.from_numpy(a)).numpy()
+        return model_io.call(compiled, a).numpy()
 
     return run, seconds, cxx
 
@@ -156,14 +155,17 @@ def padded_outputs(fn, x, batch: int = PARITY_BATCH, ctx: RequestContext | None 
         chunk = x[start : start + batch]
         n = len(chunk)
         if n < batch:
-            chunk = np.concatenate([chunk] + [chunk[-1:]] * (batch - n))
-        outs.append(np.asarray(fn(np.ascontiguousarray(chunk)))[:n])
+            chunk = model_io.join([chunk] + [chunk[-1:]] * (batch - n))
+        outs.append(np.asarray(fn(chunk))[:n])
     return np.concatenate(outs)
 
 
-def compiled_parity(out, torch_out, labels) -> tuple[dict, dict]:
+def compiled_parity(out, torch_out, labels, loss) -> tuple[dict, dict]:
     """(compiled vs PyTorch INT8 metrics, accuracies) on the same samples."""
     accuracy = {}
-    if parity.accuracy(out, labels) is not None:
-        accuracy = {"inductorInt8": parity.accuracy(out, labels), "torchInt8": parity.accuracy(torch_out, labels)}
+    if parity.accuracy(out, labels, loss) is not None:
+        accuracy = {
+            "inductorInt8": parity.accuracy(out, labels, loss),
+            "torchInt8": parity.accuracy(torch_out, labels, loss),
+        }
     return parity.compare(out, torch_out), accuracy

@@ -26,20 +26,32 @@ log = logging.getLogger("qat_kernel")
 DEFAULT_OPSET = 18
 
 
-def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None) -> Path:
+def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None, names=None) -> Path:
+    """`example`: the model's inputs (a tuple of tensors, or one tensor); `names`: the ONNX inputs' names, in
+    that order (pipeline.model_io's; default the exporter's own); `dynamic_shapes`: as torch.export takes them."""
     import torch
 
+    example = tuple(example) if isinstance(example, (tuple, list)) else (example,)
     with atomic.replacing(path) as tmp:
         torch.onnx.export(
             converted,
-            (example,),
+            example,
             str(tmp),
             dynamo=True,
             opset_version=opset,
             external_data=False,
             dynamic_shapes=dynamic_shapes,
+            input_names=list(names) if names else None,
         )
     return path
+
+
+def export_trained(trained, converted, path: Path, opset: int) -> Path:
+    """The trained model's INT8 graph as QDQ ONNX: its example inputs, their names, one dynamic batch dim."""
+    from qat_kernel.pipeline import pt2e_flow
+
+    example = tuple(trained.example)
+    return export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch(len(example)), trained.io.names)
 
 
 def onnx_path(cfg):
@@ -48,16 +60,14 @@ def onnx_path(cfg):
     return relative, cfg.resolve(relative)
 
 
-def export_for_config(cfg, converted, example, ctx, opset: int | None = None, path=None) -> dict:
+def export_for_config(cfg, trained, converted, ctx, opset: int | None = None, path=None) -> dict:
     """The config's QDQ export ({path} or {path: None, error}: a failed export is reported, not raised)."""
-    from qat_kernel.pipeline import pt2e_flow
-
     relative, default_path = onnx_path(cfg)
     path = path or default_path
     opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
     ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
     try:
-        export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch())
+        export_trained(trained, converted, path, opset)
     except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
         log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
         error = f"{type(exc).__name__}: {exc}"
@@ -70,7 +80,7 @@ def export_for_config(cfg, converted, example, ctx, opset: int | None = None, pa
 def qdq_onnx(cfg, trained, converted, ctx) -> tuple[Path, bool]:
     """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
     model was exported there (same opset) and the file is unchanged since."""
-    from qat_kernel.pipeline import pt2e_flow, session
+    from qat_kernel.pipeline import session
 
     relative, path = onnx_path(cfg)
     opset = cfg.get("export.onnx.opset", DEFAULT_OPSET)
@@ -78,7 +88,7 @@ def qdq_onnx(cfg, trained, converted, ctx) -> tuple[Path, bool]:
         ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
         return path, True
     ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
-    export_qdq(converted, trained.example, path, opset, pt2e_flow.dynamic_batch())
+    export_trained(trained, converted, path, opset)
     session.record_export(trained, path, opset)
     ctx.check_cancelled()
     return path, False

@@ -316,7 +316,7 @@ def optimized_session(onnx_path, optimized_path, level: str = "all", threads: in
 
 def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bool = True) -> Path:
     """ORT's own PTQ of the FP32 ONNX (QDQ format, uint8 activations, int8 weights per channel,
-    MinMax calibration on `calibration`, a list of float32 batches)."""
+    MinMax calibration on `calibration`, a list of input batches: the model's Inputs or single arrays)."""
     import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
@@ -326,11 +326,13 @@ def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bo
         quantize_static,
     )
 
-    name = onnx.load(str(fp32_onnx), load_external_data=False).graph.input[0].name
+    from qat_kernel.pipeline.model_io import as_inputs
+
+    names = [i.name for i in onnx.load(str(fp32_onnx), load_external_data=False).graph.input]
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self._it = iter([{name: np.ascontiguousarray(b, dtype=np.float32)} for b in calibration])
+            self._it = iter([as_inputs(b, names).feed(names) for b in calibration])
 
         def get_next(self):
             return next(self._it, None)

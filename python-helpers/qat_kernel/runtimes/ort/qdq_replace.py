@@ -266,7 +266,7 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
     import onnx
     from onnx import TensorProto, helper
 
-    from qat_kernel.runtimes.ort.sessions import session
+    from qat_kernel.runtimes.ort.sessions import feed, session
 
     if not tensors:
         return {}
@@ -277,10 +277,9 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
         if t not in present:
             m.graph.output.append(helper.make_tensor_value_info(t, TensorProto.FLOAT, None))
     sess = session(m.SerializeToString(), level="disabled")
-    name = sess.get_inputs()[0].name
     ranges = {t: [np.inf, -np.inf] for t in tensors}
     for b in batches:
-        outs = sess.run(tensors, {name: np.ascontiguousarray(b, dtype=np.float32)})
+        outs = sess.run(tensors, feed(sess, b))
         for t, v in zip(tensors, outs):
             ranges[t][0] = min(ranges[t][0], float(v.min()))
             ranges[t][1] = max(ranges[t][1], float(v.max()))

@@ -61,19 +61,23 @@ def session(model, level: str = "all", threads: int | None = None, optimized_pat
         return make(plain, False)
 
 
+def feed(sess, inputs) -> dict:
+    """The session's feed for `inputs`: the model's Inputs (matched by name, pipeline.model_io) or one array."""
+    from qat_kernel.pipeline.model_io import as_inputs
+
+    names = [i.name for i in sess.get_inputs()]
+    return as_inputs(inputs, names).feed(names)
+
+
 def run_fn(sess):
-    """A session as a function: numpy in -> its first output."""
-    name = sess.get_inputs()[0].name
-    return lambda a: sess.run(None, {name: a})[0]
+    """A session as a function: the model's inputs (Inputs or one array) -> its first output."""
+    return lambda a: sess.run(None, feed(sess, a))[0]
 
 
 def run_ort(onnx_path_or_session, inputs):
-    """A model file (or an open session) run on `inputs`: its first output."""
-    import numpy as np
-
+    """A model file (or an open session) run on `inputs` (Inputs or one array): its first output."""
     sess = onnx_path_or_session if hasattr(onnx_path_or_session, "run") else session(onnx_path_or_session)
-    name = sess.get_inputs()[0].name
-    return sess.run(None, {name: np.asarray(inputs)})[0]
+    return run_fn(sess)(inputs)
 
 
 def _for_precision(model):

@@ -65,24 +65,28 @@ class RemoteModel:
         self.dev = remote.cuda(0) if device == "cuda" else remote.cpu(0)
         self.vm = relax.VirtualMachine(remote.load_module(self.name), self.dev)
 
-    def __call__(self, inputs: np.ndarray) -> np.ndarray:
+    def _tensors(self, inputs) -> list:
+        """The model's Inputs (pipeline.model_io) or one array as tensors on the remote device."""
         import tvm
 
-        out = self.vm["main"](tvm.runtime.tensor(np.ascontiguousarray(inputs), self.dev))
+        from qat_kernel.pipeline.model_io import as_inputs
+
+        return [tvm.runtime.tensor(a, self.dev) for a in as_inputs(inputs).numpy()]
+
+    def __call__(self, inputs) -> np.ndarray:
+        out = self.vm["main"](*self._tensors(inputs))
         if not hasattr(out, "numpy"):
             out = out[0]
         return out.numpy()
 
-    def latency(self, inputs: np.ndarray, warmup: int, runs: int) -> dict:
+    def latency(self, inputs, warmup: int, runs: int) -> dict:
         """runtimes.bench.stats of calls on the remote device (one call per repeat)."""
-        import tvm
-
-        self.vm.set_input("main", tvm.runtime.tensor(np.ascontiguousarray(inputs), self.dev))
+        self.vm.set_input("main", *self._tensors(inputs))
         for _ in range(max(0, warmup)):
             self.vm.invoke_stateful("main")
         timer = self.vm.time_evaluator("invoke_stateful", self.dev, number=1, repeat=max(1, runs))
         times = [float(t) * 1e3 for t in timer("main").results]
-        return bench.stats(times, int(np.shape(inputs)[0]))
+        return bench.stats(times, len(inputs))
 
     def close(self) -> None:
         try:
@@ -112,8 +116,9 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
         "uploadBytes": model.bytes,
         "uploadSeconds": round(model.upload_s, 4),
     }
-    reps = int(np.ceil(max(bench.BATCHES) / len(x)))
-    pool = np.concatenate([x] * reps) if reps > 1 else x
+    from qat_kernel.pipeline.model_io import repeat_to
+
+    pool = repeat_to(x, max(bench.BATCHES))
     if report["runnable_here"]:
         ctx.progress("rpc", "comparing the board's outputs with this machine's", 0.3)
         info["maxAbsDiffVsLocal"] = float(np.abs(model(x) - run_tvm(artifact, x)).max())
@@ -121,5 +126,5 @@ def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, c
     for b in bench.BATCHES:
         ctx.check_cancelled()
         ctx.progress("rpc", f"timing batch {b} on the board", 0.5)
-        info["latency"][f"b{b}"] = model.latency(np.ascontiguousarray(pool[:b]), max(3, runs // 10), runs)
+        info["latency"][f"b{b}"] = model.latency(pool[:b], max(3, runs // 10), runs)
     return model, info

@@ -38,9 +38,10 @@ def _default_threads() -> None:
         os.environ["TVM_NUM_THREADS"] = str(n)
 
 
-def load_tvm(artifact, device: str | None = None) -> Callable[[np.ndarray], np.ndarray]:
-    """A function numpy in -> numpy out running the library's `main` in TVM's Relax VM. The
-    device comes from the build-report.json next to the library (cpu when absent)."""
+def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
+    """A function inputs -> numpy out running the library's `main` in TVM's Relax VM: the model's Inputs
+    (pipeline.model_io, in the model's order, as the ONNX export's inputs are) or one array. The device comes
+    from the build-report.json next to the library (cpu when absent)."""
     _default_threads()
     import tvm
     from tvm import relax
@@ -63,8 +64,9 @@ def load_tvm(artifact, device: str | None = None) -> Callable[[np.ndarray], np.n
     vm, dev = _VMS[key]
     fn = vm["main"]
 
-    def run(inputs: np.ndarray) -> np.ndarray:
-        out = fn(tvm.runtime.tensor(np.ascontiguousarray(inputs), dev))
+    def run(inputs) -> np.ndarray:
+        arrays = inputs.numpy().values if hasattr(inputs, "names") else (np.ascontiguousarray(inputs),)
+        out = fn(*(tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in arrays))
         if isinstance(out, (list, tuple)) or hasattr(out, "__len__") and not hasattr(out, "numpy"):
             out = out[0]
         return out.numpy()
@@ -72,9 +74,10 @@ def load_tvm(artifact, device: str | None = None) -> Callable[[np.ndarray], np.n
     return run
 
 
-def run_tvm(artifact, inputs: np.ndarray) -> np.ndarray:
-    """Run the built library on `inputs` (e.g. float32 [N,1,8,8]) and return its first output."""
-    return load_tvm(artifact)(np.asarray(inputs))
+def run_tvm(artifact, inputs) -> np.ndarray:
+    """Run the built library on `inputs` (the model's Inputs, or one array such as float32 [N,1,8,8]) and return
+    its first output."""
+    return load_tvm(artifact)(inputs)
 
 
 def forget_vms(folder: Path) -> None:
