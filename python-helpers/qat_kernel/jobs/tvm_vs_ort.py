@@ -21,7 +21,7 @@ import numpy as np
 from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.bench import time_rows
 from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
-from qat_kernel.runtimes.ort.sessions import run_ort
+from qat_kernel.runtimes.ort.sessions import run_fn, run_ort
 from qat_kernel.runtimes.ort.sessions import session as ort_session
 from qat_kernel.runtimes.tvm.build import build_tvm
 from qat_kernel.runtimes.tvm.run import load_tvm, run_tvm
@@ -98,9 +98,7 @@ def backend_rows(
             }
         else:
             src = fp32_onnx if name == "ort-fp32" else onnx_path
-            sess = ort_session(src)
-            in_name = sess.get_inputs()[0].name
-            fn = (lambda s, n: lambda x: s.run(None, {n: x})[0])(sess, in_name)
+            fn = run_fn(ort_session(src))
             out[name] = {"fn": fn, "artifact": str(src), "bytes": Path(src).stat().st_size}
     return out
 

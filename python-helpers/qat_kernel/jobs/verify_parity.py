@@ -46,11 +46,9 @@ FP32_ROWS = ("torch-fp32", "ort-fp32", "tvm-fp32")
 
 
 def _ort(path):
-    from qat_kernel.runtimes.ort.sessions import session as ort_session
+    from qat_kernel.runtimes.ort.sessions import run_fn, session
 
-    sess = ort_session(path)
-    name = sess.get_inputs()[0].name
-    return lambda a: sess.run(None, {name: a})[0]
+    return run_fn(session(path))
 
 
 def _newer_than(artifact: Path, source: Path) -> bool:
