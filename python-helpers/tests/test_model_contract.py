@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-MODEL = '''
+MODEL = """
 from collections import OrderedDict
 
 import torch
@@ -42,9 +42,9 @@ class TokenClassifier(nn.Module):
 
 def make_model():
     return TokenClassifier()
-'''
+"""
 
-DATA = '''
+DATA = """
 import torch
 
 
@@ -62,7 +62,7 @@ def loaders(batch_size=16):
         return out
 
     return split(8), split(4)
-'''
+"""
 
 CONFIG = """\
 version: 1
