@@ -2,13 +2,15 @@
 // and reveals its definition in the source.
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
-import type { GraphPanel } from '../editors/graphPanel';
+import type { ToWebview } from '../../protocol/webview';
+import type { ReopeningPanel } from '../editors/panelLife';
 
 export interface Comparison {
   config: string;
   threshold: number;
   layers: LayerResult[];
-  panel?: GraphPanel;
+  /** The results view: reopened with the same results when a layer is clicked after its tab was closed. */
+  results?: Pick<ReopeningPanel<unknown, ToWebview>, 'post'>;
 }
 
 export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.Disposable {
@@ -53,12 +55,17 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
   }
 }
 
-/** Selects the layer in the last results view (when still open) and opens its source line. */
-export function revealLayer(view: LayersView) {
+/** Selects the layer in the last results view (reopened when it was closed) and opens its source line. */
+export function revealLayer(view: LayersView, log?: vscode.LogOutputChannel) {
   return async (l?: LayerResult): Promise<void> => {
     if (!l) return;
     const last = view.last;
-    last?.panel?.post({ type: 'selectCounterpart', name: '', op: '', module: l.module });
+    try {
+      await last?.results?.post({ type: 'selectCounterpart', name: '', op: '', module: l.module });
+    } catch (err) {
+      // The source line still opens; the results view is a convenience here.
+      log?.warn(`results view: ${(err as Error).message}`);
+    }
     if (l.source)
       await vscode.commands.executeCommand('qatStudio.revealLayerSource', {
         module: l.module,

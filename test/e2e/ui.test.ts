@@ -187,6 +187,31 @@ test(
 );
 
 test(
+  'with the results tab closed, a layer clicked in the Layers view reopens the results with it selected',
+  { timeout: 180_000 },
+  async () => {
+    // Close every results tab: posting to a closed panel used to fail with "Webview is disposed".
+    const results = page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' });
+    while (await results.count()) {
+      await results.first().click({ button: 'middle' });
+      await page.waitForTimeout(200);
+    }
+    await page.locator('.activitybar .action-item a[aria-label^="QAT Studio"]').first().click();
+    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Layers/ }) });
+    const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^fc2$/ }) });
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+    await page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' }).waitFor({ timeout: 60_000 });
+    await findFrame('svg g.node.selected[data-module="fc2"]', 120_000);
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-layers-view-reopen.png') });
+    const errors = await page.locator('.notification-list-item-message').allTextContents();
+    assert.ok(!errors.some((t) => /disposed/i.test(t)), errors.join(' | '));
+    // The layer's source opened beside it.
+    await page.waitForSelector('.tab[aria-label^="model.py"]', { timeout: 30_000 });
+  },
+);
+
+test(
   'right-click a layer in the graph > Keep This Layer in FP16 adds an override to the config',
   { timeout: 120_000 },
   async () => {
