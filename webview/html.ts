@@ -134,6 +134,13 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 #layers vscode-table-header-cell { cursor: pointer; user-select: none; }
 #layers vscode-table-row[data-module] { cursor: pointer; }
 #layers vscode-table-row[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
-#layers vscode-table-row.bad vscode-table-cell { color: var(--vscode-errorForeground); }
+#layers vscode-table-cell .name { display: inline-flex; max-width: calc(100% - 18px); min-width: 0; vertical-align: middle; }
+#layers vscode-table-cell .name .head { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 1ch; flex: 0 1000 auto; }
+#layers vscode-table-cell .name .tail { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 0 1 auto; direction: rtl; }
+#layers .model-accuracy { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 14px; padding: 6px 4px 2px; font-size: 12px; }
+#layers .model-accuracy .stages { display: inline-flex; flex-wrap: wrap; gap: 2px 10px; }
+#layers .model-accuracy .verdict { opacity: .85; }
+#layers .model-accuracy[data-verdict="fine"] .verdict::before { content: '✓ '; color: var(--vscode-charts-green, #388a34); font-weight: 600; }
+#layers .model-accuracy[data-verdict="loss"] .verdict { color: var(--vscode-errorForeground); opacity: 1; }
 .chart text { fill: var(--vscode-foreground, #333); }
 `;

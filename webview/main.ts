@@ -53,8 +53,9 @@ function showError(message: string): void {
 
 function legend(threshold: number): void {
   const items: Array<[string, string]> = [
+    // Each layer's own cosine against the threshold (propagated: the whole INT8 model against FP32).
     ...BANDS.map(
-      (b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string],
+      (b, i) => [b.colour, `cosine ${b.range(threshold)}${i === 0 ? ' (threshold)' : ''}`] as [string, string],
     ),
     [
       'var(--vscode-charts-purple, #b180d7)',
@@ -74,9 +75,10 @@ function legend(threshold: number): void {
 }
 
 /** Worst-first, sortable per-layer table; a row click shows the layer in the graph and its source. */
-function layerTable(layers: LayerResult[], threshold: number): void {
+function layerTable(layers: LayerResult[], threshold: number, accuracy: ShowGraph['accuracy']): void {
   renderLayerTable($('layers'), layers, {
     threshold,
+    ...(accuracy ? { accuracy } : {}),
     chartSvg: barChart(
       [...layers].sort((a, b) => a.cosine - b.cosine),
       threshold,
@@ -327,11 +329,11 @@ function pageAround(
   executedCounts: Record<string, number> | undefined,
 ): void {
   legend(msg.threshold);
-  layerTable(msg.layers, msg.threshold);
-  const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
+  layerTable(msg.layers, msg.threshold, msg.accuracy);
+  const lowest = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
   $('summary').textContent =
     `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
-    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '') +
+    (lowest ? ` · lowest cosine ${lowest.module} (${lowest.cosine.toFixed(4)})` : '') +
     (msg.executed && executedCounts ? ` · ${executedSummary(msg.executed, executedCounts)}` : '');
 }
 

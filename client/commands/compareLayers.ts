@@ -93,6 +93,7 @@ export function compareLayers(ctx: Ctx) {
         config: config.fsPath,
         threshold: result.threshold,
         layers: result.layers,
+        accuracy: result.accuracy,
         results,
       });
       if (result.onnx.path) {
@@ -117,6 +118,7 @@ export function compareLayers(ctx: Ctx) {
           config: config.fsPath,
           histograms,
           drift: result.drift,
+          accuracy: result.accuracy,
         });
         if (focus) await results.post({ type: 'selectCounterpart', name: '', op: '', module: focus });
       } else {

@@ -2,7 +2,7 @@
 // by compare results. Used for new panels (after Compare Layers) and for the custom editor, which hands us its panel.
 import * as vscode from 'vscode';
 import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol/kernel';
-import type { FromWebview, ToWebview } from '../../protocol/webview';
+import type { FromWebview, ModelAccuracy, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
 import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
@@ -28,6 +28,8 @@ export interface GraphContent {
   executed?: import('../../protocol/webview').ExecutedOverlay;
   /** Observer scale/zero-point over the QAT run (compare/layers' drift). */
   drift?: ObserverDrift;
+  /** Top-1 accuracy of the model at each stage the run measured. */
+  accuracy?: ModelAccuracy;
 }
 
 export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<GraphContent, ToWebview> {
@@ -159,6 +161,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
       ...(content.histograms?.length ? { histograms: content.histograms } : {}),
       ...(content.drift ? { drift: content.drift } : {}),
       ...(content.executed ? { executed: content.executed } : {}),
+      ...(content.accuracy ? { accuracy: content.accuracy } : {}),
     };
     await this.post(msg);
   }

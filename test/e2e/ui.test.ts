@@ -202,7 +202,12 @@ test(
     await row.waitFor({ timeout: 30_000 });
     await row.click();
     await page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' }).waitFor({ timeout: 60_000 });
-    await findFrame('svg g.node.selected[data-module="fc2"]', 120_000);
+    const frame = await findFrame('svg g.node.selected[data-module="fc2"]', 120_000);
+    // The reopened results show the model's accuracy above the layers.
+    assert.match(
+      (await frame.locator('#layers .model-accuracy').textContent()) ?? '',
+      /Top-1.*FP32 \d+\.\d\d %.*INT8 \d+\.\d\d %.*on \d+ validation samples/,
+    );
     await page.screenshot({ path: path.join(artifactsDir, 'e2e-layers-view-reopen.png') });
     const errors = await page.locator('.notification-list-item-message').allTextContents();
     assert.ok(!errors.some((t) => /disposed/i.test(t)), errors.join(' | '));

@@ -4,7 +4,7 @@ import { qdqRole, type Graph, type GraphNode } from '../importers/types';
 import { fitView, type Layout } from './layout';
 import { colourResolver } from './colours';
 import { opCategory } from './opCategory';
-import { nodeFill, QDQ_TAG } from './nodeLook';
+import { CHAR_PX, nodeFill, QDQ_TAG, subLabel } from './nodeLook';
 import { readableOn, textColours } from './contrast';
 import { layerFor } from './metrics';
 import type { Viewport } from './minimap';
@@ -61,10 +61,7 @@ export function nodeText(): {
   };
 }
 
-/** About how wide 11px text is (the layout sizes boxes at 7px a character, with margins). */
-const estimateWidth = (text: string) => text.length * 6.2;
-const fitText = (width: number, ...texts: string[]) =>
-  texts.find((t) => estimateWidth(t) <= width - 6) ?? texts[texts.length - 1];
+const estimateWidth = (text: string) => text.length * CHAR_PX;
 
 const FRAME_PAD = 5;
 
@@ -229,14 +226,7 @@ export function renderGraph(
     }
     if (n.module) {
       const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
-      sub.textContent =
-        n.kind === 'group'
-          ? layer
-            ? `worst cos ${layer.cosine.toFixed(4)}`
-            : ''
-          : layer
-            ? fitText(p.width, `${n.module}  cos ${layer.cosine.toFixed(4)}`, `cos ${layer.cosine.toFixed(4)}`)
-            : n.module;
+      sub.textContent = subLabel(n, layer, p.width) ?? '';
       // Boxes are sized for the op and module names; text beyond the box would sit on the background in the fill's ink.
       if (estimateWidth(sub.textContent) > p.width - 6) {
         sub.setAttribute('textLength', String(p.width - 6));

@@ -10,7 +10,7 @@ import type { Layout } from './layout';
 import { executedCounts } from './executed';
 import { Interned } from './interned';
 import { layerFor } from './metrics';
-import { nodeFill, QDQ_TAG } from './nodeLook';
+import { nodeFill, QDQ_TAG, subLabel } from './nodeLook';
 import type { RenderStats } from './render';
 
 export const PRECISIONS: readonly Precision[] = ['int8', 'fp16', 'bf16', 'fp32'];
@@ -94,14 +94,7 @@ export function sceneOf(
     if (layer) stats.coloured++;
     fill[j] = fills.id(nodeFill(n, layer, threshold));
     label[j] = texts.id(role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op);
-    const second =
-      n.kind === 'group'
-        ? layer
-          ? `worst cos ${layer.cosine.toFixed(4)}`
-          : undefined
-        : layer
-          ? `${n.module} ${layer.cosine.toFixed(4)}`
-          : n.module;
+    const second = subLabel(n, layer, p.width);
     sub[j] = second ? texts.id(second) : -1;
     const ran = executed?.ops[n.name]?.precision;
     const badge = ran && BADGED.has(ran) ? ran : n.precision;
