@@ -90,6 +90,9 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #props svg.drift .epoch { stroke: var(--vscode-panel-border, #999); stroke-dasharray: 2 2; }
 #props svg.drift text { font-size: 9px; fill: var(--vscode-descriptionForeground, #717171); }
 #props .drift-caption { opacity: .75; margin-bottom: 8px; }
+#props details.all-values summary { cursor: pointer; opacity: .85; }
+#props details.all-values pre { white-space: pre-wrap; word-break: break-all; max-height: 180px; overflow: auto; margin: 4px 0 8px;
+  font-family: var(--vscode-editor-font-family, monospace); font-size: 11px; }
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
