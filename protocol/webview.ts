@@ -154,6 +154,8 @@ export interface LaidOut {
   expanded: string[] | null;
   /** Nodes in the whole model (groups stand for many). */
   total: number;
+  /** With a runtime's precisions (options.colouring.executed): how many of the model's compute ops run in each. */
+  executedCounts?: Record<string, number>;
   /** Milliseconds spent decoding (with grouping) and laying out. */
   timings: { decode: number; layout: number };
   layoutBy: LayoutSource;

@@ -7,7 +7,7 @@ import { groupMetrics } from './view/groups';
 import { barChart, htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
-import { BANDS, layerFor } from './view/metrics';
+import { BANDS, layerFor, layerShown } from './view/metrics';
 import { showProperties } from './view/properties';
 import { layerDrift } from './view/drift';
 import { applyExecuted, executedSummary } from './view/executed';
@@ -214,7 +214,9 @@ async function draw(
     const t = graph.tensors.get(name);
     if (t) t.stats = stats;
   }
-  const executedCounts = msg.executed ? applyExecuted(graph, msg.executed) : undefined;
+  if (msg.executed) applyExecuted(graph, msg.executed);
+  // The model's counts (the drawn graph's would change as groups open and close).
+  const executedCounts = laidOut.executedCounts;
   expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
   // The page around the graph first (done already where the scene was drawn): the renderer fits the graph to
@@ -238,7 +240,7 @@ async function draw(
     layout,
     (id) => {
       const n = byId.get(id)!;
-      return colour(nodeFill(n, n.kind === 'op' && !isQdq(n.op) ? layerFor(n, byModule) : undefined, msg.threshold));
+      return colour(nodeFill(n, layerShown(n, byModule), msg.threshold));
     },
     $('canvas').getBoundingClientRect(),
   );

@@ -1,6 +1,6 @@
 // Colouring layers by FP32-vs-INT8 cosine similarity, relative to the config's threshold.
 import type { LayerResult } from '../../protocol/kernel';
-import type { GraphNode } from '../importers/types';
+import { isQdq, type GraphNode } from '../importers/types';
 
 export interface Band {
   label: string;
@@ -37,6 +37,16 @@ export const BANDS: Band[] = [
 
 export function bandOf(cosine: number, threshold: number): Band {
   return BANDS.find((b) => b.test(cosine, threshold))!;
+}
+
+/**
+ * The compared layer a drawn node shows: a collapsed group's own entry (the worst layer inside it, from
+ * groupMetrics), an op's layer (layerFor); none for Q/DQ, inputs and outputs.
+ */
+export function layerShown(node: GraphNode, byModule: Map<string, LayerResult>): LayerResult | undefined {
+  if (node.kind === 'group') return node.module ? byModule.get(node.module) : undefined;
+  if (node.kind !== 'op' || isQdq(node.op)) return undefined;
+  return layerFor(node, byModule);
 }
 
 /**

@@ -6,7 +6,7 @@ import { colourResolver } from './colours';
 import { opCategory } from './opCategory';
 import { CHAR_PX, nodeFill, QDQ_TAG, subLabel } from './nodeLook';
 import { readableOn, textColours } from './contrast';
-import { layerFor } from './metrics';
+import { layerShown } from './metrics';
 import type { Viewport } from './minimap';
 import { edgeShapes, labelPlace, midpoint } from './shapes';
 
@@ -193,9 +193,9 @@ export function renderGraph(
     if (!p) continue;
     const role = qdqRole(n.op);
     const qdq = role !== undefined;
-    const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
+    const layer = layerShown(n, byModule);
     const g = el('g', {
-      class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`,
+      class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer && n.kind === 'op' ? ' layer' : ''}`,
       'data-id': n.id,
       transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`,
       'data-op': n.op,
@@ -236,7 +236,10 @@ export function renderGraph(
       g.append(sub);
     }
     const title = el('title');
-    title.textContent = `${n.name} (${n.op})${layer ? `\n${layer.module}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`;
+    title.textContent =
+      n.kind === 'group'
+        ? `${n.module} (${n.size} nodes)${layer ? `\n${layer.group.join('+')}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`
+        : `${n.name} (${n.op})${n.module ? `\nmodule ${n.module}` : ''}${layer ? `\n${layer.module}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`;
     g.append(title);
     root.append(g);
     stats.nodes++;

@@ -1,0 +1,33 @@
+// How the graph view draws a model, decided without a browser: a collapsed group coloured by its worst layer.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
+import { groupGraph, groupMetrics } from '../../webview/view/groups';
+import { bandOf, layerShown } from '../../webview/view/metrics';
+import { nodeFill, subLabel } from '../../webview/view/nodeLook';
+import { decodeAndLayout } from '../../webview/worker/pipeline';
+import { repoRoot } from '../support/paths';
+
+const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
+const digits = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
+
+test('a collapsed group takes the colour of the worst compared layer inside it', () => {
+  const graph = decodeAndLayout('digits', readFileSync(path.join(fixtures, 'digits.qdq.onnx')), {
+    expanded: null,
+  }).graph;
+  const layers: LayerResult[] = digits.layers;
+  const grouped = groupGraph(graph, new Set());
+  const byModule = new Map([...layers, ...groupMetrics(grouped, layers)].map((l) => [l.module, l]));
+  const conv2 = grouped.nodes.find((n) => n.kind === 'group' && n.module === 'conv2')!;
+  assert.ok(conv2, grouped.nodes.map((n) => n.id).join(' '));
+  const shown = layerShown(conv2, byModule);
+  const want = layers.find((l) => l.module === 'conv2')!;
+  assert.equal(shown?.cosine, want.cosine);
+  assert.equal(nodeFill(conv2, shown, digits.threshold), bandOf(want.cosine, digits.threshold).colour);
+  assert.equal(subLabel(conv2, shown, 200), `lowest cos ${want.cosine.toFixed(4)}`);
+  // Q/DQ and graph inputs show no layer.
+  const dq = graph.nodes.find((n) => n.op === 'DequantizeLinear' && n.module === 'conv2');
+  if (dq) assert.equal(layerShown(dq, byModule), undefined);
+});
