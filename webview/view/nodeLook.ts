@@ -22,7 +22,9 @@ export const CHAR_PX = 6.2;
 
 /**
  * A node's second line, fitted to its box: a collapsed group's lowest cosine (the worst layer inside); a compared
- * layer's module, cut in the middle so its distinguishing end stays, and its cosine; else the module.
+ * layer's module and cosine, or only the cosine where both do not fit (the frame around the node and the tooltip
+ * name the module; a name cut short misleads where module paths differ only at the end); else the module, cut in
+ * the middle if it must be.
  */
 export function subLabel(n: GraphNode, layer: LayerResult | undefined, width: number): string | undefined {
   const room = Math.floor((width - 6) / CHAR_PX);
@@ -30,9 +32,5 @@ export function subLabel(n: GraphNode, layer: LayerResult | undefined, width: nu
   if (!n.module) return undefined;
   if (!layer) return middleEllipsis(n.module, Math.max(room, 8));
   const cos = layer.cosine.toFixed(4);
-  const full = `${n.module}  cos ${cos}`;
-  if (full.length <= room) return full;
-  // Short of room: the module cut in the middle, and the cosine without its word (the legend and tooltip name it).
-  const rest = room - cos.length - 1;
-  return rest >= 8 ? `${middleEllipsis(n.module, rest)} ${cos}` : `cos ${cos}`;
+  return [`${n.module}  cos ${cos}`, `${n.module} ${cos}`].find((t) => t.length <= room) ?? `cos ${cos}`;
 }
