@@ -1,10 +1,12 @@
-// How the graph view draws a model, decided without a browser: a collapsed group coloured by its worst layer.
+// How the graph view draws a model, decided without a browser: a collapsed group coloured by its worst layer, and
+// edge labels kept off node boxes, frame labels and each other.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
 import { groupGraph, groupMetrics } from '../../webview/view/groups';
+import { Occupancy, placeLabels } from '../../webview/view/labelPlace';
 import { bandOf, layerShown } from '../../webview/view/metrics';
 import { nodeFill, subLabel } from '../../webview/view/nodeLook';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
@@ -30,4 +32,29 @@ test('a collapsed group takes the colour of the worst compared layer inside it',
   // Q/DQ and graph inputs show no layer.
   const dq = graph.nodes.find((n) => n.op === 'DequantizeLinear' && n.module === 'conv2');
   if (dq) assert.equal(layerShown(dq, byModule), undefined);
+});
+
+test('edge labels keep off node boxes, frame labels and each other', () => {
+  const taken = new Occupancy();
+  const node = { x0: 0, y0: 0, x1: 100, y1: 30 };
+  const frameLabel = { x0: 40, y0: 40, x1: 160, y1: 50 };
+  taken.add(node);
+  taken.add(frameLabel);
+  // Two vertical edges close together, from under the node through the frame label's row.
+  const edge = (x: number) => ({
+    points: [
+      { x, y: 30 },
+      { x, y: 70 },
+    ],
+    width: 60,
+    height: 13,
+  });
+  const [a, b] = placeLabels([edge(30), edge(34)], taken);
+  const overlaps = (p: typeof a, q: typeof a) =>
+    Math.min(p.x1, q.x1) > Math.max(p.x0, q.x0) && Math.min(p.y1, q.y1) > Math.max(p.y0, q.y0);
+  for (const r of [a, b]) {
+    assert.ok(!overlaps(r, node), `on the node: ${JSON.stringify(r)}`);
+    assert.ok(!overlaps(r, frameLabel), `on the frame label: ${JSON.stringify(r)}`);
+  }
+  assert.ok(!overlaps(a, b), 'two labels on each other');
 });
