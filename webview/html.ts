@@ -95,6 +95,7 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
   font-family: var(--vscode-editor-font-family, monospace); font-size: 11px; }
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
+#canvas svg.far text { display: none; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
 /* Op categories (Netron's palette): deep tones on dark themes, light tints on light ones; high contrast keeps
    the plain widget background (its borders carry the structure). Labels pick a readable ink on each. */

@@ -1,5 +1,5 @@
-// How the graph view draws a model, decided without a browser: a collapsed group coloured by its worst layer, and
-// edge labels kept off node boxes, frame labels and each other.
+// How the graph view draws a model of a few hundred nodes, decided without a browser: a collapsed group coloured by
+// its worst layer, edge labels kept off node boxes, frame labels and each other, and Fit showing the whole graph.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
 import { groupGraph, groupMetrics } from '../../webview/view/groups';
 import { Occupancy, placeLabels } from '../../webview/view/labelPlace';
+import { fitView } from '../../webview/view/layout';
 import { bandOf, layerShown } from '../../webview/view/metrics';
 import { nodeFill, subLabel } from '../../webview/view/nodeLook';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
@@ -57,4 +58,15 @@ test('edge labels keep off node boxes, frame labels and each other', () => {
     assert.ok(!overlaps(r, frameLabel), `on the frame label: ${JSON.stringify(r)}`);
   }
   assert.ok(!overlaps(a, b), 'two labels on each other');
+});
+
+test('Fit shows the whole of a tall graph, both dimensions; the opening view stays readable', () => {
+  const viewport = { width: 1000, height: 600 };
+  const tall = { width: 400, height: 6000 };
+  const whole = fitView(viewport, tall, true);
+  assert.ok(whole.h >= tall.height && whole.w >= tall.width, JSON.stringify(whole));
+  assert.ok(whole.y <= 0 && whole.y + whole.h >= tall.height);
+  const opening = fitView(viewport, tall);
+  assert.ok(opening.scale >= 0.75, `opens at ${opening.scale}`);
+  assert.equal(opening.y, 0, 'opens at the top');
 });

@@ -34,6 +34,9 @@ export interface RenderOptions {
   onView?: (v: Viewport) => void;
   /** Draw each edge's tensor shape beside it (the toolbar's Shapes toggle; showShapes changes it later). */
   shapes?: boolean;
+  /** Open at this scale (CSS pixels per graph unit), centred on x with this top, instead of the opening fit: the
+   * view of the same model before a re-layout (Q/DQ collapse, a group opened or closed). */
+  initial?: { scale: number; x: number; top: number };
 }
 
 const BADGE_COLOUR = {
@@ -71,6 +74,8 @@ const FRAME_LINE = 10;
 const FRAME_DESCENT = 2;
 const LABEL_SPACE = 6;
 const SHAPE_LINE = 13;
+/** Below this drawn size of 11px text, the SVG view leaves text out. */
+export const FAR_TEXT_PX = 6;
 
 /** Widths of text in the view's font, for placing labels (one canvas, its font set per size). */
 function textMeasure(host: HTMLElement): (text: string, px: number) => number {
@@ -169,6 +174,7 @@ export function moduleFrames(
 /** What a renderer hands back: counts, fit-to-view, programmatic selection (search, keyboard) and panning (minimap). */
 export interface Rendered {
   stats: RenderStats;
+  /** Shows the whole graph, both dimensions (the Fit button, F). */
   fit: () => void;
   select: (nodeId: string) => void;
   centreOn: (x: number, y: number) => void;
@@ -347,6 +353,9 @@ export function renderGraph(
   const apply = (r: { width: number; height: number } = svg.getBoundingClientRect()) => {
     // The size is read before the viewBox is written, so no layout is forced mid-frame.
     svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+    // Zoomed out until 11px text is under 6 pixels (a whole tall graph): boxes and edges only, as on the canvas,
+    // instead of labels run together.
+    svg.classList.toggle('far', 11 / unitsPerPx(r) < FAR_TEXT_PX);
     report(r);
   };
   /** Writes a pending drag into the viewBox. */
@@ -358,14 +367,28 @@ export function renderGraph(
     svg.style.transform = '';
     apply();
   };
-  const fit = (r: { width: number; height: number } = host.getBoundingClientRect()) => {
-    const { x, y, w, h } = fitView(r, layout);
+  const fit = (r: { width: number; height: number } = host.getBoundingClientRect(), whole = false) => {
+    const { x, y, w, h } = fitView(r, layout, whole, topX);
     view = { x, y, w, h };
     shift = { x: 0, y: 0 };
     svg.style.transform = '';
     apply(r);
   };
-  fit(size);
+  // The first node (the graph's input): where a graph wider than the view opens.
+  let topX: number | undefined;
+  let topY = Infinity;
+  for (const p of layout.nodes.values())
+    if (p.y < topY) {
+      topY = p.y;
+      topX = p.x;
+    }
+  const start = opts.initial;
+  if (start && size.width && size.height) {
+    const w = size.width / start.scale,
+      h = size.height / start.scale;
+    view = { x: start.x - w / 2, y: start.top, w, h };
+    apply(size);
+  } else fit(size);
   svg.addEventListener(
     'wheel',
     (ev) => {
@@ -431,6 +454,25 @@ export function renderGraph(
     view = { ...view, x: x - view.w / 2, y: y - view.h / 2 };
     apply();
   };
-  new ResizeObserver(() => apply()).observe(svg);
-  return { stats, fit: () => fit(), select, centreOn, showShapes };
+  // The room the view gets changes after it is drawn (the layer table's elements load, the panel is resized): the
+  // scale stays, the view takes the new room (same top and horizontal centre), instead of the old view being
+  // letterboxed into it, smaller.
+  let drawnAt = { width: size.width, height: size.height };
+  new ResizeObserver(() => {
+    const r = svg.getBoundingClientRect();
+    if (
+      r.width &&
+      r.height &&
+      drawnAt.width &&
+      drawnAt.height &&
+      (r.width !== drawnAt.width || r.height !== drawnAt.height)
+    ) {
+      const u = unitsPerPx(drawnAt);
+      const w = r.width * u;
+      view = { x: view.x + (view.w - w) / 2, y: view.y, w, h: r.height * u };
+    }
+    if (r.width && r.height) drawnAt = { width: r.width, height: r.height };
+    apply(r);
+  }).observe(svg);
+  return { stats, fit: () => fit(undefined, true), select, centreOn, showShapes };
 }
