@@ -69,7 +69,7 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #summary { opacity: .8; }
 #legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: middle; border: 1px solid var(--vscode-panel-border); }
-#content { display: flex; min-height: 0; position: relative; }
+#content { display: flex; min-height: 0; position: relative; overflow: hidden; }
 #minimap { position: absolute; left: 8px; bottom: 8px; line-height: 0; overflow: hidden; cursor: pointer; touch-action: none;
   border: 1px solid var(--vscode-panel-border, #999); background: var(--vscode-editor-background, #fff); box-shadow: 0 0 4px var(--vscode-widget-shadow, #0003); }
 #minimap .viewport { position: absolute; pointer-events: none; box-sizing: border-box; border: 2px solid var(--vscode-focusBorder, #0078d4); }
@@ -144,6 +144,7 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 #layers .model-accuracy { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 14px; padding: 6px 4px 2px; font-size: 12px; }
 #layers .model-accuracy .stages { display: inline-flex; flex-wrap: wrap; gap: 2px 10px; }
 #layers .model-accuracy .verdict { opacity: .85; }
+@media (max-width: 760px) { #layers .model-accuracy .detail { display: none; } }
 #layers .model-accuracy[data-verdict="fine"] .verdict::before { content: '✓ '; color: var(--vscode-charts-green, #388a34); font-weight: 600; }
 #layers .model-accuracy[data-verdict="loss"] .verdict { color: var(--vscode-errorForeground); opacity: 1; }
 .chart text { fill: var(--vscode-foreground, #333); }

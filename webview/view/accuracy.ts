@@ -15,7 +15,10 @@ export interface AccuracySummary {
   samples: number;
   /** INT8 against FP32, when both were measured. */
   verdict?: Verdict;
-  /** One sentence on what the numbers mean for the layers below. */
+  /** What the numbers mean, in a line; `detail` says what that means for the layers below. */
+  headline: string;
+  detail: string;
+  /** Both. */
   text: string;
 }
 
@@ -41,30 +44,36 @@ export function summarizeAccuracy(
   const belowText = below
     ? `${below} of ${layers.length} layers have a cosine below the ${threshold} threshold`
     : `every layer's cosine is at or above the ${threshold} threshold`;
-  if (a.fp32 === undefined || a.int8 === undefined) return { stages, samples: a.samples, text: `${belowText}.` };
+  const done = (verdict: Verdict | undefined, headline: string, detail: string): AccuracySummary => ({
+    stages,
+    samples: a.samples,
+    ...(verdict ? { verdict } : {}),
+    headline,
+    detail,
+    text: `${headline} ${detail}`.trim(),
+  });
+  if (a.fp32 === undefined || a.int8 === undefined) return done(undefined, `${capital(belowText)}.`, '');
   const delta = a.int8 - a.fp32;
   const noise = 2 * standardError(a.fp32, a.samples);
-  let verdict: Verdict;
-  let text: string;
-  if (delta >= 0) {
-    verdict = 'fine';
-    text =
-      `INT8 is at or above FP32 (${pts(delta)}): quantization costs no accuracy here. ` +
-      (below ? `${capital(belowText)}: their outputs drift most, but the model holds; nothing needs fixing.` : '');
-  } else if (-delta <= noise) {
-    verdict = 'noise';
-    text =
-      `INT8 is ${pts(delta)} from FP32, within the sampling noise of ${a.samples} samples (±${(noise * 100).toFixed(1)} pts). ` +
-      (below ? `${capital(belowText)}; the lowest come first below.` : '');
-  } else {
-    verdict = 'loss';
-    text =
-      `INT8 loses ${(-delta * 100).toFixed(2)} pts against FP32. ` +
-      (below
-        ? `${capital(belowText)}; start with the lowest cosine and compare its local SQNR (its own error).`
-        : `No layer's cosine is below the ${threshold} threshold: compare the local SQNR column.`);
-  }
-  return { stages, samples: a.samples, verdict, text: text.trim() };
+  if (delta >= 0)
+    return done(
+      'fine',
+      `INT8 is at or above FP32 (${pts(delta)}): quantization costs no accuracy here.`,
+      below ? `${capital(belowText)}: their outputs drift most, but the model holds; nothing needs fixing.` : '',
+    );
+  if (-delta <= noise)
+    return done(
+      'noise',
+      `INT8 is ${pts(delta)} from FP32, within the sampling noise of ${a.samples} samples (±${(noise * 100).toFixed(1)} pts).`,
+      below ? `${capital(belowText)}; the lowest come first below.` : '',
+    );
+  return done(
+    'loss',
+    `INT8 loses ${(-delta * 100).toFixed(2)} pts against FP32.`,
+    below
+      ? `${capital(belowText)}; start with the lowest cosine and compare its local SQNR (its own error).`
+      : `No layer's cosine is below the ${threshold} threshold: compare the local SQNR column.`,
+  );
 }
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -255,10 +255,17 @@ function accuracySummary(layers: LayerResult[], o: LayerTableOptions): HTMLEleme
     wrap.append(figures);
   }
   if (s?.verdict) wrap.dataset.verdict = s.verdict;
-  const text = make('span', { class: 'verdict' });
-  text.textContent = s
-    ? s.text
-    : `${layers.filter((l) => l.cosine < o.threshold).length} of ${layers.length} layers have a cosine below the ${o.threshold} threshold; the lowest come first.`;
+  const s2 = s ?? summarizeAccuracy({ samples: 0 }, layers, o.threshold);
+  // The headline always; what it means for the layers below where there is room (and in the tooltip).
+  const text = make('span', { class: 'verdict', title: s2.text });
+  const headline = make('span', { class: 'headline' });
+  headline.textContent = s2.headline;
+  text.append(headline);
+  if (s2.detail) {
+    const detail = make('span', { class: 'detail' });
+    detail.textContent = ` ${s2.detail}`;
+    text.append(detail);
+  }
   wrap.append(text);
   return wrap;
 }
