@@ -208,11 +208,19 @@ test(
       (await frame.locator('#layers .model-accuracy').textContent()) ?? '',
       /Top-1.*FP32 \d+\.\d\d %.*INT8 \d+\.\d\d %.*on \d+ validation samples/,
     );
-    await page.screenshot({ path: path.join(artifactsDir, 'e2e-layers-view-reopen.png') });
     const errors = await page.locator('.notification-list-item-message').allTextContents();
     assert.ok(!errors.some((t) => /disposed/i.test(t)), errors.join(' | '));
-    // The layer's source opened beside it.
+    // The layer's source opened beside the results, which stay in view.
     await page.waitForSelector('.tab[aria-label^="model.py"]', { timeout: 30_000 });
+    await page
+      .locator('.tabs-container .tab.active', { hasText: 'Layers: digits.qat.yaml' })
+      .waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-layers-view-reopen.png') });
+    // Back to where the next tests start: the source closed, the results in front, the explorer open.
+    await page.locator('.tab[aria-label^="model.py"]').click({ button: 'middle' });
+    await page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' }).click();
+    await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
+    await explorerRow('digits.qat.yaml').waitFor({ timeout: 30_000 });
   },
 );
 
