@@ -119,7 +119,7 @@ export class Ctx implements vscode.Disposable {
         showCompareRuns(ids.map((id) => this.runs.get(id)).filter((r): r is RunRecord => !!r)),
       ),
     );
-    this.track(vscode.commands.registerCommand('qatStudio.revealLayer', revealLayer(this.layersView)));
+    this.track(vscode.commands.registerCommand('qatStudio.revealLayer', revealLayer(this.layersView, this.log)));
     const artifacts = this.artifactsView;
     this.track(vscode.commands.registerCommand('qatStudio.openArtifact', openArtifact));
     this.track(vscode.commands.registerCommand('qatStudio.revealArtifact', revealArtifact));

@@ -37,6 +37,19 @@ export interface ExecutedOverlay {
   ops: Record<string, ExecutedOp>;
 }
 
+/** Top-1 accuracy of a model at the stages a run measured (fractions), on `samples` validation samples. */
+export interface ModelAccuracy {
+  samples: number;
+  /** The float model before QAT. */
+  fp32?: number;
+  /** The QAT-trained model with fake quantization off. */
+  qatFloat?: number;
+  /** The QAT-trained model with fake quantization on. */
+  fakeQuant?: number;
+  /** The converted INT8 model. */
+  int8?: number;
+}
+
 export type ToWebview =
   | {
       type: 'showGraph';
@@ -59,6 +72,8 @@ export type ToWebview =
       layers: LayerResult[];
       /** Cosine threshold below which a layer is flagged. */
       threshold: number;
+      /** The model's accuracy at each stage the run measured (Compare Layers: FP32 and INT8). */
+      accuracy?: ModelAccuracy;
       /** The QAT config the layers came from: node context-menu commands (keep FP16, reveal) act on it. */
       config?: string;
       /** auto: the layered layout, drawn as SVG up to SVG_LIMIT nodes and on canvas beyond; svg: dagre + SVG. */
@@ -139,6 +154,8 @@ export interface LaidOut {
   expanded: string[] | null;
   /** Nodes in the whole model (groups stand for many). */
   total: number;
+  /** With a runtime's precisions (options.colouring.executed): how many of the model's compute ops run in each. */
+  executedCounts?: Record<string, number>;
   /** Milliseconds spent decoding (with grouping) and laying out. */
   timings: { decode: number; layout: number };
   layoutBy: LayoutSource;

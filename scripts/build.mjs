@@ -2,7 +2,7 @@
 //   node scripts/build.mjs [--production]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,9 +83,9 @@ writeIfChanged(path.join(gen, 'qat-config.ts'), configTypes);
 
 // The current onnx-ml.proto ships inside the onnx wheel. It becomes a protobufjs static module (decoders
 // written out as code), because the webview's CSP forbids the eval that protobufjs' reflection uses.
+const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
+const python = [path.join(cache, 'venv', 'bin', 'python'), 'python3'].find((p) => p === 'python3' || existsSync(p));
 function onnxProtoPath() {
-  const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
-  const python = [path.join(cache, 'venv', 'bin', 'python'), 'python3'].find((p) => p === 'python3' || existsSync(p));
   const dir = execFileSync(python, ['-c', 'import os, onnx; print(os.path.dirname(onnx.__file__))'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -120,6 +120,23 @@ if (!existsSync(pbStamp) || readFileSync(pbStamp, 'utf8') !== protoHash) {
   );
   execFileSync(bin('pbts'), ['-o', path.join(gen, 'onnx-pb.d.ts'), pbJs], { stdio: 'inherit' });
   writeFileSync(pbStamp, protoHash);
+}
+
+// Every operator's input names (x, x_scale, w, B, ...) from the operator schemas of the same onnx package (and
+// ONNX Runtime's beside it), for the properties panel; made again when the script or either package changes.
+const opInputs = path.join(gen, 'onnx-op-inputs.ts');
+const opStamp = path.join(gen, 'onnx-op-inputs.stamp');
+const opScript = path.join(root, 'scripts', 'gen_onnx_op_inputs.py');
+const sitePackages = path.dirname(path.dirname(protoFile));
+const installed = readdirSync(sitePackages).filter((f) => /^onnx(runtime)?-[^-]+\.dist-info$/.test(f));
+const opHash = createHash('sha256')
+  .update(readFileSync(opScript))
+  .update(protoHash)
+  .update(installed.sort().join(' '))
+  .digest('hex');
+if (!existsSync(opStamp) || !existsSync(opInputs) || readFileSync(opStamp, 'utf8') !== opHash) {
+  execFileSync(python, [opScript, opInputs], { stdio: 'inherit' });
+  writeFileSync(opStamp, opHash);
 }
 
 // A release build starts from an empty out/ so no source maps or test bundles end up in the .vsix.

@@ -69,7 +69,7 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #summary { opacity: .8; }
 #legend { display: flex; gap: 14px; padding: 4px 10px; font-size: 12px; flex-wrap: wrap; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: middle; border: 1px solid var(--vscode-panel-border); }
-#content { display: flex; min-height: 0; position: relative; }
+#content { display: flex; min-height: 0; position: relative; overflow: hidden; }
 #minimap { position: absolute; left: 8px; bottom: 8px; line-height: 0; overflow: hidden; cursor: pointer; touch-action: none;
   border: 1px solid var(--vscode-panel-border, #999); background: var(--vscode-editor-background, #fff); box-shadow: 0 0 4px var(--vscode-widget-shadow, #0003); }
 #minimap .viewport { position: absolute; pointer-events: none; box-sizing: border-box; border: 2px solid var(--vscode-focusBorder, #0078d4); }
@@ -90,8 +90,12 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #props svg.drift .epoch { stroke: var(--vscode-panel-border, #999); stroke-dasharray: 2 2; }
 #props svg.drift text { font-size: 9px; fill: var(--vscode-descriptionForeground, #717171); }
 #props .drift-caption { opacity: .75; margin-bottom: 8px; }
+#props details.all-values summary { cursor: pointer; opacity: .85; }
+#props details.all-values pre { white-space: pre-wrap; word-break: break-all; max-height: 180px; overflow: auto; margin: 4px 0 8px;
+  font-family: var(--vscode-editor-font-family, monospace); font-size: 11px; }
 #props .formula { font-family: var(--vscode-editor-font-family, monospace); padding: 2px 0 6px; }
 #canvas svg { width: 100%; height: 100%; }
+#canvas svg.far text { display: none; }
 #status.error { color: var(--vscode-errorForeground); white-space: pre-wrap; padding: 10px; }
 /* Op categories (Netron's palette): deep tones on dark themes, light tints on light ones; high contrast keeps
    the plain widget background (its borders carry the structure). Labels pick a readable ink on each. */
@@ -134,6 +138,14 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 #layers vscode-table-header-cell { cursor: pointer; user-select: none; }
 #layers vscode-table-row[data-module] { cursor: pointer; }
 #layers vscode-table-row[data-module]:hover { background: var(--vscode-list-hoverBackground, #eee); }
-#layers vscode-table-row.bad vscode-table-cell { color: var(--vscode-errorForeground); }
+#layers vscode-table-cell .name { display: inline-flex; max-width: calc(100% - 18px); min-width: 0; vertical-align: middle; }
+#layers vscode-table-cell .name .head { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 1ch; flex: 0 1000 auto; }
+#layers vscode-table-cell .name .tail { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 0 1 auto; direction: rtl; }
+#layers .model-accuracy { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 14px; padding: 6px 4px 2px; font-size: 12px; }
+#layers .model-accuracy .stages { display: inline-flex; flex-wrap: wrap; gap: 2px 10px; }
+#layers .model-accuracy .verdict { opacity: .85; }
+@media (max-width: 760px) { #layers .model-accuracy .detail { display: none; } }
+#layers .model-accuracy[data-verdict="fine"] .verdict::before { content: '✓ '; color: var(--vscode-charts-green, #388a34); font-weight: 600; }
+#layers .model-accuracy[data-verdict="loss"] .verdict { color: var(--vscode-errorForeground); opacity: 1; }
 .chart text { fill: var(--vscode-foreground, #333); }
 `;

@@ -7,7 +7,7 @@ import { groupMetrics } from './view/groups';
 import { barChart, htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
 import type { FromWebview, ToWebview } from '../protocol/webview';
-import { BANDS, layerFor } from './view/metrics';
+import { BANDS, layerFor, layerShown } from './view/metrics';
 import { showProperties } from './view/properties';
 import { layerDrift } from './view/drift';
 import { applyExecuted, executedSummary } from './view/executed';
@@ -53,8 +53,9 @@ function showError(message: string): void {
 
 function legend(threshold: number): void {
   const items: Array<[string, string]> = [
+    // Each layer's own cosine against the threshold (propagated: the whole INT8 model against FP32).
     ...BANDS.map(
-      (b) => [b.colour, `cosine ${b.label}${b.label.startsWith('≥') ? ` (${threshold})` : ''}`] as [string, string],
+      (b, i) => [b.colour, `cosine ${b.range(threshold)}${i === 0 ? ' (threshold)' : ''}`] as [string, string],
     ),
     [
       'var(--vscode-charts-purple, #b180d7)',
@@ -74,9 +75,10 @@ function legend(threshold: number): void {
 }
 
 /** Worst-first, sortable per-layer table; a row click shows the layer in the graph and its source. */
-function layerTable(layers: LayerResult[], threshold: number): void {
+function layerTable(layers: LayerResult[], threshold: number, accuracy: ShowGraph['accuracy']): void {
   renderLayerTable($('layers'), layers, {
     threshold,
+    ...(accuracy ? { accuracy } : {}),
     chartSvg: barChart(
       [...layers].sort((a, b) => a.cosine - b.cosine),
       threshold,
@@ -124,6 +126,8 @@ let view: { graph: Graph; layout: Layout; select: (id: string) => void } | undef
 let layouts = new Map<string, Boxes>();
 let showShapes: ((on: boolean) => void) | undefined;
 let selectedId: string | undefined;
+/** The part of the graph in view (graph units), as the renderer last reported it. */
+let inView: { x: number; y: number; w: number; h: number } | undefined;
 
 /** A new model: decode it (in the worker) and draw. */
 function show(msg: ShowGraph): Promise<void> {
@@ -144,7 +148,7 @@ function show(msg: ShowGraph): Promise<void> {
  * `opened`: the one change is this module group opening (only its contents are laid out). */
 function relayout(opened?: string): void {
   if (current)
-    draw(current, undefined, undefined, opened).catch((err) =>
+    draw(current, undefined, undefined, opened, true).catch((err) =>
       showError(`Cannot show this model: ${(err as Error).message}`),
     );
 }
@@ -171,8 +175,11 @@ async function draw(
   bytes: Uint8Array | undefined,
   started?: number,
   openedScope?: string,
+  keepView = false,
 ): Promise<void> {
   const mine = ++generation;
+  // A re-layout of the model shown keeps the zoom and the place (see keptView); a new model opens fitted.
+  const before = keepView && view && inView ? { graph: view.graph, layout: view.layout, seen: inView } : undefined;
   $('summary').textContent = 'Laying out…';
   const t0 = started ?? performance.now();
   const key = viewKey(msg.renderer, expanded);
@@ -212,7 +219,9 @@ async function draw(
     const t = graph.tensors.get(name);
     if (t) t.stats = stats;
   }
-  const executedCounts = msg.executed ? applyExecuted(graph, msg.executed) : undefined;
+  if (msg.executed) applyExecuted(graph, msg.executed);
+  // The model's counts (the drawn graph's would change as groups open and close).
+  const executedCounts = laidOut.executedCounts;
   expanded = laidOut.expanded && new Set(laidOut.expanded);
   const t1 = performance.now();
   // The page around the graph first (done already where the scene was drawn): the renderer fits the graph to
@@ -236,7 +245,7 @@ async function draw(
     layout,
     (id) => {
       const n = byId.get(id)!;
-      return colour(nodeFill(n, n.kind === 'op' && !isQdq(n.op) ? layerFor(n, byModule) : undefined, msg.threshold));
+      return colour(nodeFill(n, layerShown(n, byModule), msg.threshold));
     },
     $('canvas').getBoundingClientRect(),
   );
@@ -278,8 +287,12 @@ async function draw(
       if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });
     },
     onCollapse: (module) => toggleGroup(module, false),
-    onView: (v) => mini.show(v),
+    onView: (v) => {
+      inView = v;
+      mini.show(v);
+    },
     shapes: state.shapes ?? !big,
+    ...(before ? { initial: keptView(before, layout, $('canvas').getBoundingClientRect().width) } : {}),
   };
   const result = big
     ? renderCanvas($('canvas'), graph, layout, shown, msg.threshold, options, scene)
@@ -318,6 +331,44 @@ async function draw(
   });
 }
 
+/**
+ * After a re-layout (Q/DQ collapsed, a group opened or closed): the same scale, centred so that the node that
+ * was nearest the middle of the view (the selected one, when it is still drawn) stays where it was on screen.
+ * Refitting instead zoomed out until the labels ran into each other.
+ */
+function keptView(
+  before: { graph: Graph; layout: Layout; seen: { x: number; y: number; w: number; h: number } },
+  layout: Layout,
+  widthPx: number,
+): { scale: number; x: number; top: number } | undefined {
+  const { seen } = before;
+  if (!widthPx || !seen.w) return undefined;
+  const cx = seen.x + seen.w / 2,
+    cy = seen.y + seen.h / 2;
+  let anchor = selectedId && layout.nodes.has(selectedId) ? selectedId : undefined;
+  if (!anchor) {
+    let best = Infinity;
+    for (const [id, p] of before.layout.nodes) {
+      if (!layout.nodes.has(id)) continue;
+      const d = (p.x - cx) ** 2 + (p.y - cy) ** 2;
+      if (d < best) {
+        best = d;
+        anchor = id;
+      }
+    }
+  }
+  const was = anchor && before.layout.nodes.get(anchor);
+  const now = anchor && layout.nodes.get(anchor);
+  const scale = widthPx / seen.w;
+  const x = was && now ? now.x + (cx - was.x) : cx,
+    y = was && now ? now.y + (cy - was.y) : cy;
+  // No empty band where the graph got shorter or narrower: a graph larger than the view stays over its edges,
+  // a smaller one is centred. The top is kept, not the middle: the view's height may change as it is drawn.
+  const clamp = (c: number, extent: number, size: number) =>
+    size <= extent ? size / 2 : Math.min(Math.max(c, extent / 2), size - extent / 2);
+  return { scale, x: clamp(x, seen.w, layout.width), top: clamp(y, seen.h, layout.height) - seen.h / 2 };
+}
+
 /** The legend, the layer table and the summary line of a view. */
 function pageAround(
   msg: ShowGraph,
@@ -327,11 +378,11 @@ function pageAround(
   executedCounts: Record<string, number> | undefined,
 ): void {
   legend(msg.threshold);
-  layerTable(msg.layers, msg.threshold);
-  const worst = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
+  layerTable(msg.layers, msg.threshold, msg.accuracy);
+  const lowest = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
   $('summary').textContent =
     `${total} nodes${groups ? ` in ${groups} collapsed groups (click one to open)` : ''} · ${qdq} Q/DQ shown · ${msg.layers.length} layers compared` +
-    (worst ? ` · worst ${worst.module} (cos ${worst.cosine.toFixed(4)})` : '') +
+    (lowest ? ` · lowest cosine ${lowest.module} (${lowest.cosine.toFixed(4)})` : '') +
     (msg.executed && executedCounts ? ` · ${executedSummary(msg.executed, executedCounts)}` : '');
 }
 

@@ -4,7 +4,9 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
-import { GraphPanel } from '../editors/graphPanel';
+import { GraphPanel, type GraphContent } from '../editors/graphPanel';
+import { ReopeningPanel } from '../editors/panelLife';
+import type { ToWebview } from '../../protocol/webview';
 import { compareFigures } from '../runs/figures';
 import { configFor } from './configPick';
 import { reportKernelError } from './errors';
@@ -83,8 +85,17 @@ export function compareLayers(ctx: Ctx) {
       for (const l of result.layers)
         ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
       const title = `Layers: ${path.basename(config.fsPath)}`;
-      const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
-      ctx.layersView.show({ config: config.fsPath, threshold: result.threshold, layers: result.layers, panel });
+      const open = () => ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
+      const panel = open();
+      // The results outlive their panel: a layer clicked in the Layers view after the tab was closed reopens them.
+      const results = new ReopeningPanel<GraphContent, ToWebview>(open, panel);
+      ctx.layersView.show({
+        config: config.fsPath,
+        threshold: result.threshold,
+        layers: result.layers,
+        accuracy: result.accuracy,
+        results,
+      });
       if (result.onnx.path) {
         ctx.onnxEditor.overlays.set(result.onnx.path, {
           layers: result.layers,
@@ -99,15 +110,7 @@ export function compareLayers(ctx: Ctx) {
             ctx.log.warn(`analyze/histograms: ${err.message}`);
             return undefined;
           });
-        const rendered = focus
-          ? new Promise<void>((resolve) => {
-              const d = panel.onDidRender(() => {
-                d.dispose();
-                resolve();
-              });
-            })
-          : undefined;
-        await panel.show({
+        await results.show({
           title,
           onnx: await readFile(result.onnx.path),
           layers: result.layers,
@@ -115,11 +118,9 @@ export function compareLayers(ctx: Ctx) {
           config: config.fsPath,
           histograms,
           drift: result.drift,
+          accuracy: result.accuracy,
         });
-        if (focus && rendered) {
-          await rendered;
-          panel.post({ type: 'selectCounterpart', name: '', op: '', module: focus });
-        }
+        if (focus) await results.post({ type: 'selectCounterpart', name: '', op: '', module: focus });
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
       }

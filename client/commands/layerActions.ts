@@ -39,12 +39,15 @@ export function keepLayerFp16(ctx: Ctx) {
   };
 }
 
+/** Opens the layer's line beside the results (as a row click in the results view does), which stay in view. */
 export function revealLayerSource() {
   return async (c: LayerContext = {}): Promise<void> => {
     if (!c.sourceFile || !c.sourceLine) return;
     const line = Math.max(0, c.sourceLine - 1);
     await vscode.window.showTextDocument(vscode.Uri.file(c.sourceFile), {
       selection: new vscode.Range(line, 0, line, 0),
+      viewColumn: vscode.ViewColumn.Beside,
+      preserveFocus: true,
     });
   };
 }

@@ -2,12 +2,13 @@
 // by compare results. Used for new panels (after Compare Layers) and for the custom editor, which hands us its panel.
 import * as vscode from 'vscode';
 import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol/kernel';
-import type { FromWebview, ToWebview } from '../../protocol/webview';
+import type { FromWebview, ModelAccuracy, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from '../../webview/html';
 import { selectionSync, type SyncPeer } from './graphSync';
 import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
 import { SlimError, SlimService } from './slimService';
 import { contentKey, layoutCache } from './layoutCache';
+import { PanelLife, type ContentPanel } from './panelLife';
 
 /** One worker thread slims every panel's model (started on first use, ended when idle). */
 let slimService: SlimService | undefined;
@@ -27,14 +28,19 @@ export interface GraphContent {
   executed?: import('../../protocol/webview').ExecutedOverlay;
   /** Observer scale/zero-point over the QAT run (compare/layers' drift). */
   drift?: ObserverDrift;
+  /** Top-1 accuracy of the model at each stage the run measured. */
+  accuracy?: ModelAccuracy;
 }
 
-export class GraphPanel implements vscode.Disposable, SyncPeer {
+export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<GraphContent, ToWebview> {
   static readonly viewType = 'qatStudio.graph';
-  private ready: Promise<void>;
+  /** Every post goes through it: none reaches a closed panel (VS Code would throw "Webview is disposed"). */
+  private readonly life: PanelLife<ToWebview>;
   private disposables: vscode.Disposable[] = [];
   private readonly rendered = new vscode.EventEmitter<Extract<FromWebview, { type: 'rendered' }>>();
   readonly onDidRender = this.rendered.event;
+  /** Settles the wait for the page's next draw: true when it drew, false when it failed or the panel closed. */
+  private drawWaiters: Array<(drew: boolean) => void> = [];
 
   static create(extensionUri: vscode.Uri, title: string, log: vscode.LogOutputChannel): GraphPanel {
     const panel = vscode.window.createWebviewPanel(GraphPanel.viewType, title, vscode.ViewColumn.Active, {
@@ -56,19 +62,22 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
     const webviewRoot = GraphPanel.webviewRoot(extensionUri);
     const webview = panel.webview;
     webview.options = { enableScripts: true, localResourceRoots: [webviewRoot] };
-    let markReady!: () => void;
-    this.ready = new Promise((resolve) => (markReady = resolve));
+    this.life = new PanelLife((m) => webview.postMessage(m));
+    this.life.onDisposed(() => this.settleDraw(false));
     this.disposables.push(
       webview.onDidReceiveMessage((m: FromWebview) => {
-        if (m.type === 'ready') markReady();
+        if (m.type === 'ready') this.life.pageReady();
         else if (m.type === 'rendered') {
           this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`);
           this.rendered.fire(m);
+          this.settleDraw(true);
         } else if (m.type === 'layoutComputed') {
           const { contentKey: key, options, boxes, width, height } = m;
           layoutCache.put(key, { options, boxes, width, height });
-        } else if (m.type === 'error') this.log.error(`graph view: ${m.message}`);
-        else if (m.type === 'export') void this.saveExport(m);
+        } else if (m.type === 'error') {
+          this.log.error(`graph view: ${m.message}`);
+          this.settleDraw(false);
+        } else if (m.type === 'export') void this.saveExport(m);
         else if (m.type === 'selected') selectionSync.relay(this, m);
         else if (m.type === 'revealSource') {
           const line = Math.max(0, m.line - 1);
@@ -89,16 +98,37 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
     panel.onDidDispose(() => this.dispose(), null, this.disposables);
   }
 
+  /** The user closed the panel (or it was disposed): posts to it are dropped. */
+  get disposed(): boolean {
+    return this.life.disposed;
+  }
+
+  reveal(): void {
+    if (!this.disposed) this.panel.reveal(undefined, true);
+  }
+
+  /** Resolves when the page next draws a graph (true), shows an error or the panel closes (false). */
+  drawn(): Promise<boolean> {
+    if (this.disposed) return Promise.resolve(false);
+    return new Promise((resolve) => this.drawWaiters.push(resolve));
+  }
+
+  private settleDraw(drew: boolean): void {
+    for (const w of this.drawWaiters.splice(0)) w(drew);
+  }
+
   /** Selecting a node here selects its counterpart in the other views joined under the same key, and back. */
   syncSelectionWith(key: string): void {
     this.disposables.push(selectionSync.join(this, key));
   }
 
-  post(message: ToWebview): void {
-    void this.panel.webview.postMessage(message);
+  /** Posts once the page is ready; false when the panel is closed (never throws for that). */
+  post(message: ToWebview): Promise<boolean> {
+    return this.life.post(message);
   }
 
   async show(content: GraphContent): Promise<void> {
+    if (this.disposed) return;
     // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements); the
     // properties panel gets their summaries instead. Graph JSON holds no weights: it goes as it is.
     // Slimming parses the user's file: it runs in a worker thread with time and memory limits, never here.
@@ -117,7 +147,6 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
     const onnx = slim ? slim.bytes : content.onnx;
     const key = contentKey(onnx);
     const layouts = layoutCache.get(key);
-    await this.ready;
     const msg: ToWebview = {
       type: 'showGraph',
       contentKey: key,
@@ -132,8 +161,9 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
       ...(content.histograms?.length ? { histograms: content.histograms } : {}),
       ...(content.drift ? { drift: content.drift } : {}),
       ...(content.executed ? { executed: content.executed } : {}),
+      ...(content.accuracy ? { accuracy: content.accuracy } : {}),
     };
-    await this.panel.webview.postMessage(msg);
+    await this.post(msg);
   }
 
   /** Asks where to save an export from the webview and writes it (base64 for PNG). */
@@ -150,11 +180,11 @@ export class GraphPanel implements vscode.Disposable, SyncPeer {
   }
 
   async showError(message: string): Promise<void> {
-    await this.ready;
-    await this.panel.webview.postMessage({ type: 'error', message } satisfies ToWebview);
+    await this.post({ type: 'error', message });
   }
 
   dispose(): void {
+    this.life.disposedNow();
     this.rendered.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.panel.dispose();

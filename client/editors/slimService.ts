@@ -56,8 +56,9 @@ export class SlimService {
       );
     const worker = this.start();
     const id = this.nextId++;
-    // The worker gets its own copy: the caller's bytes stay usable (and are not detached).
-    const bytes = input.slice();
+    // The worker gets its own copy: the caller's bytes stay usable (and are not detached). Not input.slice(): on a
+    // Node Buffer (a file read) that is a view of the same memory, and transferring it emptied the caller's bytes.
+    const bytes = new Uint8Array(input);
     return new Promise<SlimResult>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.fail(

@@ -2,13 +2,17 @@
 // and reveals its definition in the source.
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
-import type { GraphPanel } from '../editors/graphPanel';
+import type { ModelAccuracy, ToWebview } from '../../protocol/webview';
+import type { ReopeningPanel } from '../editors/panelLife';
+import { bandOf } from '../../webview/view/metrics';
 
 export interface Comparison {
   config: string;
   threshold: number;
   layers: LayerResult[];
-  panel?: GraphPanel;
+  accuracy?: ModelAccuracy;
+  /** The results view: reopened with the same results when a layer is clicked after its tab was closed. */
+  results?: Pick<ReopeningPanel<unknown, ToWebview>, 'post'>;
 }
 
 export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.Disposable {
@@ -24,7 +28,15 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
 
   show(c: Comparison): void {
     this.last = c;
-    this.tree.message = `${vscode.workspace.asRelativePath(c.config)}: ${c.layers.length} layers, worst first`;
+    const below = c.layers.filter((l) => l.cosine < c.threshold).length;
+    const a = c.accuracy;
+    const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
+    // The model's accuracy first: layers under the threshold in a model that lost nothing are not alarms.
+    const accuracy =
+      a?.fp32 !== undefined && a.int8 !== undefined ? `INT8 ${pct(a.int8)} vs FP32 ${pct(a.fp32)}; ` : '';
+    this.tree.message =
+      `${vscode.workspace.asRelativePath(c.config)}: ${accuracy}${c.layers.length} layers, lowest cosine first` +
+      (below ? `, ${below} below ${c.threshold}` : '');
     this.changed.fire(undefined);
   }
 
@@ -37,10 +49,11 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
     const item = new vscode.TreeItem(l.module, vscode.TreeItemCollapsibleState.None);
     item.id = l.module;
     item.description = `cos ${l.cosine.toFixed(5)} · SQNR ${l.sqnr.toFixed(2)} dB · ${l.op}`;
-    const bad = this.last && l.cosine < this.last.threshold;
-    item.iconPath = bad
-      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
-      : new vscode.ThemeIcon('symbol-class');
+    // Coloured by the layer's own cosine against the threshold, in the results view's bands.
+    item.iconPath = new vscode.ThemeIcon(
+      'circle-filled',
+      new vscode.ThemeColor(bandColour(l.cosine, this.last?.threshold ?? 0.99)),
+    );
     item.tooltip = `${l.module} (${l.group.join('+')}): cosine ${l.cosine.toFixed(5)}, SQNR ${l.sqnr.toFixed(2)} dB, MSE ${l.mse.toExponential(2)}${l.source ? `\n${l.source.file}:${l.source.line}` : ''}`;
     item.contextValue = 'layer';
     item.command = { command: 'qatStudio.revealLayer', title: 'Reveal Layer', arguments: [l] };
@@ -53,12 +66,23 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
   }
 }
 
-/** Selects the layer in the last results view (when still open) and opens its source line. */
-export function revealLayer(view: LayersView) {
+/** The theme colour (charts.yellow) of the results view's band for a cosine: the webview's BANDS, one source. */
+export function bandColour(cosine: number, threshold: number): string {
+  const css = bandOf(cosine, threshold).colour;
+  return /--vscode-([a-zA-Z]+)-([a-zA-Z]+)/.exec(css)?.slice(1).join('.') ?? 'foreground';
+}
+
+/** Selects the layer in the last results view (reopened when it was closed) and opens its source line. */
+export function revealLayer(view: LayersView, log?: vscode.LogOutputChannel) {
   return async (l?: LayerResult): Promise<void> => {
     if (!l) return;
     const last = view.last;
-    last?.panel?.post({ type: 'selectCounterpart', name: '', op: '', module: l.module });
+    try {
+      await last?.results?.post({ type: 'selectCounterpart', name: '', op: '', module: l.module });
+    } catch (err) {
+      // The source line still opens; the results view is a convenience here.
+      log?.warn(`results view: ${(err as Error).message}`);
+    }
     if (l.source)
       await vscode.commands.executeCommand('qatStudio.revealLayerSource', {
         module: l.module,

@@ -5,6 +5,7 @@ import type { MixedPrecisionResult } from '../../protocol/kernel';
 import type { SearchFrontFromWebview, SearchFrontToWebview } from '../../protocol/webview';
 import { makeNonce } from '../../webview/html';
 import { frontHtml } from '../search/frontChart';
+import { PanelLife } from '../editors/panelLife';
 
 export function showSearchFront(
   result: MixedPrecisionResult,
@@ -18,11 +19,17 @@ export function showSearchFront(
   });
   const webview = panel.webview;
   webview.html = frontHtml(result, { nonce: makeNonce(), title });
+  // Writing the overrides takes a while: the user may close the page meanwhile, and the answer is then dropped.
+  const life = new PanelLife<SearchFrontToWebview>((m) => webview.postMessage(m));
   const sub = webview.onDidReceiveMessage(async (m: SearchFrontFromWebview) => {
+    life.pageReady();
     if (m.type !== 'pick' || !result.candidates.some((c) => c.id === m.id)) return;
     const message = await onPick(m.id);
-    void webview.postMessage({ type: 'picked', id: m.id, message } satisfies SearchFrontToWebview);
+    await life.post({ type: 'picked', id: m.id, message });
   });
-  panel.onDidDispose(() => sub.dispose());
+  panel.onDidDispose(() => {
+    life.disposedNow();
+    sub.dispose();
+  });
   return panel;
 }

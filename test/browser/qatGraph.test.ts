@@ -142,8 +142,19 @@ test('a graph JSON node shows its quantization parameters, module, precision and
   const scales = (JSON.parse(text).nodes as Array<{ id: string; qparams?: { scale: number[] } }>).find(
     (n) => n.id === 'dequantize_per_channel',
   )!.qparams!.scale;
-  assert.equal(await row('scale'), `float32[16] [${scales.map((s) => s.toPrecision(6)).join(', ')}]`);
-  assert.equal(await row('zero_point'), `int8[16] [${scales.map(() => 0).join(', ')}]`);
+  // Sixteen channels: a preview inline, every scale behind an expander.
+  const text6 = (v: number[]) => v.slice(0, 6).map((s) => s.toPrecision(6));
+  assert.equal(await row('scale'), `float32[16] [${text6(scales).join(', ')}, …]`);
+  assert.equal(
+    await row('zero_point'),
+    `int8[16] [${scales
+      .slice(0, 6)
+      .map(() => 0)
+      .join(', ')}, …]`,
+  );
+  const all = props.locator('details.all-values', { hasText: 'All 16 scales' });
+  await all.locator('summary').click();
+  assert.equal(await all.locator('pre').textContent(), scales.map((s) => s.toPrecision(6)).join(', '));
   assert.equal(await row('axis'), '0');
   assert.equal(await row('range'), '-128 … 127');
   assert.equal(await row('target'), 'quantized_decomposed.dequantize_per_channel.default');

@@ -187,6 +187,44 @@ test(
 );
 
 test(
+  'with the results tab closed, a layer clicked in the Layers view reopens the results with it selected',
+  { timeout: 180_000 },
+  async () => {
+    // Close every results tab: posting to a closed panel used to fail with "Webview is disposed".
+    const results = page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' });
+    while (await results.count()) {
+      await results.first().click({ button: 'middle' });
+      await page.waitForTimeout(200);
+    }
+    await page.locator('.activitybar .action-item a[aria-label^="QAT Studio"]').first().click();
+    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Layers/ }) });
+    const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^fc2$/ }) });
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+    await page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' }).waitFor({ timeout: 60_000 });
+    const frame = await findFrame('svg g.node.selected[data-module="fc2"]', 120_000);
+    // The reopened results show the model's accuracy above the layers.
+    assert.match(
+      (await frame.locator('#layers .model-accuracy').textContent()) ?? '',
+      /Top-1.*FP32 \d+\.\d\d %.*INT8 \d+\.\d\d %.*on \d+ validation samples/,
+    );
+    const errors = await page.locator('.notification-list-item-message').allTextContents();
+    assert.ok(!errors.some((t) => /disposed/i.test(t)), errors.join(' | '));
+    // The layer's source opened beside the results, which stay in view.
+    await page.waitForSelector('.tab[aria-label^="model.py"]', { timeout: 30_000 });
+    await page
+      .locator('.tabs-container .tab.active', { hasText: 'Layers: digits.qat.yaml' })
+      .waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-layers-view-reopen.png') });
+    // Back to where the next tests start: the source closed, the results in front, the explorer open.
+    await page.locator('.tab[aria-label^="model.py"]').click({ button: 'middle' });
+    await page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' }).click();
+    await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
+    await explorerRow('digits.qat.yaml').waitFor({ timeout: 30_000 });
+  },
+);
+
+test(
   'right-click a layer in the graph > Keep This Layer in FP16 adds an override to the config',
   { timeout: 120_000 },
   async () => {

@@ -120,6 +120,7 @@ export function referenceGraph(bytes: Uint8Array): Graph {
       scopes,
       kind: 'op',
       attributes,
+      ...(n.domain && n.domain !== 'ai.onnx' ? { domain: n.domain } : {}),
     });
   });
   for (const output of g.output as onnx.ValueInfoProto[]) {

@@ -118,6 +118,12 @@ test('the worker thread slims exactly as the function does, and the caller keeps
     assert.deepEqual(viaWorker.bytes, direct.bytes);
     assert.deepEqual([...viaWorker.removed], [...direct.removed]);
     assert.deepEqual(input, original, 'the input is not detached or changed');
+    // A file as read (a Node Buffer, as Compare Layers reads the export): usable again after it was slimmed once,
+    // as when a closed results view is shown again.
+    const file = Buffer.from(original);
+    await service.slim(file, 1024);
+    assert.equal(file.byteLength, original.byteLength, 'the Buffer was detached');
+    assert.deepEqual((await service.slim(file, 1024)).bytes, direct.bytes);
     // Hostile shapes through the worker: unchanged, not an error.
     const deep = deeplyNested(100_000);
     assert.deepEqual((await service.slim(deep)).bytes, deep);

@@ -485,6 +485,7 @@ class GraphReader {
     const outputStart = this.opOutputs.length;
     let name = '';
     let op = -1;
+    let domain = '';
     let scopeList: [number, number] | undefined;
     const attributes: number[] = [];
     while (c.pos < end) {
@@ -496,6 +497,7 @@ class GraphReader {
       else if (field === 2) this.opOutputs.push(names.read(c, end));
       else if (field === 3) name = c.string(end);
       else if (field === 4) op = this.opTypes.read(c, end);
+      else if (field === 7) domain = c.string(end);
       else if (field === 5 || field === 9) {
         const e = c.end(end);
         if (field === 5) attributes.push(c.pos, e);
@@ -552,6 +554,8 @@ class GraphReader {
       scopes,
       kind: 'op',
       attributes: Object.fromEntries(entries),
+      // Only ops outside the default domain (com.microsoft's QLinearAdd, ...) carry it.
+      ...(domain && domain !== 'ai.onnx' ? { domain } : {}),
     });
   }
 

@@ -21,6 +21,8 @@ export interface GraphNode {
   id: string;
   name: string;
   op: string;
+  /** The op's domain, when not the default one (ONNX: com.microsoft, ai.onnx.ml, ...). */
+  domain?: string;
   inputs: string[];
   outputs: string[];
   /** Module path the node belongs to (from the exporter's name scopes), e.g. `conv1`. */

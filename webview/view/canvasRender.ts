@@ -65,8 +65,8 @@ export function renderCanvas(
     if (!pending) pending = requestAnimationFrame(draw);
   };
 
-  const fit = () => {
-    view = fitScene(canvas, scene);
+  const fit = (whole = false) => {
+    view = fitScene(canvas, scene, whole);
     redraw();
   };
 
@@ -132,7 +132,12 @@ export function renderCanvas(
     { capture: true },
   );
   new ResizeObserver(redraw).observe(canvas);
-  fit();
+  const start = opts.initial;
+  if (start) {
+    const r = canvas.getBoundingClientRect();
+    view = { x: start.x - r.width / (2 * start.scale), y: start.top, scale: start.scale };
+    redraw();
+  } else fit();
   const select = (id: string) => {
     let i = 0;
     while (i < count && nodeAt(i).id !== id) i++;
@@ -152,5 +157,5 @@ export function renderCanvas(
     shapes = on;
     redraw();
   };
-  return { stats: scene.stats, fit, select, centreOn, showShapes };
+  return { stats: scene.stats, fit: () => fit(true), select, centreOn, showShapes };
 }

@@ -2,7 +2,7 @@
 // HTML report (graph + per-layer table + cosine bar chart) with no scripts, which opens offline anywhere.
 import type { LayerResult } from '../../protocol/kernel';
 import { colourResolver } from './colours';
-import { bandOf } from './metrics';
+import { bandOf, middleEllipsis } from './metrics';
 
 const STYLE_PROPS = [
   'fill',
@@ -69,7 +69,8 @@ export function barChart(layers: LayerResult[], threshold: number): string {
     .map((l, i) => {
       const colour = resolve(bandOf(l.cosine, threshold).colour);
       return (
-        `<text x="${left - 6}" y="${i * rowH + 13}" text-anchor="end" font-size="11">${esc(l.module)}</text>` +
+        // Cut in the middle to the room left of the bars (about 6 px a character), the full name in its title.
+        `<text x="${left - 6}" y="${i * rowH + 13}" text-anchor="end" font-size="11"><title>${esc(l.module)}</title>${esc(middleEllipsis(l.module, Math.floor((left - 10) / 6)))}</text>` +
         `<rect x="${left}" y="${i * rowH + 3}" width="${Math.max(1, x(l.cosine) - left)}" height="${rowH - 6}" fill="${colour}"/>` +
         `<text x="${x(l.cosine) + 4}" y="${i * rowH + 13}" font-size="10">${l.cosine.toFixed(4)}</text>`
       );

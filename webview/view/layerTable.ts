@@ -3,7 +3,9 @@
 // editor column (the optional columns start hidden when the view is narrow). The elements are defined by main.ts.
 import type { VscodeCheckbox, VscodeCollapsible, VscodeTable, VscodeTabs } from '@vscode-elements/elements';
 import type { LayerResult } from '../../protocol/kernel';
-import { bandOf } from './metrics';
+import type { ModelAccuracy } from '../../protocol/webview';
+import { summarizeAccuracy } from './accuracy';
+import { bandOf, distinguishingTails } from './metrics';
 
 type Column = {
   id: string;
@@ -93,6 +95,8 @@ export interface LayerTableOptions {
   onSelect: (layer: LayerResult) => void;
   /** The SVG bar chart of cosine per layer (already built from trusted numbers and escaped names). */
   chartSvg: string;
+  /** The model's accuracy at the stages the run measured, shown above the layers. */
+  accuracy?: ModelAccuracy;
 }
 
 /** Row and header heights of vscode-table (its cells' own styles), to size the table to its rows. */
@@ -146,18 +150,20 @@ export function renderLayerTable(host: HTMLElement, layers: LayerResult[], o: La
     return sortBy.ascending ? d : -d;
   });
   const body = make('vscode-table-body', { slot: 'body' });
+  const tails = distinguishingTails(layers.map((l) => l.module));
   for (const l of sorted) {
-    const row = make('vscode-table-row', { 'data-module': l.module });
-    if (l.cosine < o.threshold) row.className = 'bad';
+    // A row is marked by its own cosine's band (the swatch), like its box in the graph: no alarm colour for the
+    // whole row, which read as "broken" for a layer a hair under the threshold in a model that lost nothing.
+    const band = bandOf(l.cosine, o.threshold);
+    const row = make('vscode-table-row', { 'data-module': l.module, 'data-band': band.label });
     for (const c of shown) {
       const cell = make('vscode-table-cell', { 'data-column': c.id });
-      cell.textContent = c.text(l);
       if (c.id === 'layer') {
         const sw = make('span', { class: 'swatch' });
-        sw.style.background = bandOf(l.cosine, o.threshold).colour;
-        cell.prepend(sw);
-        cell.title = l.module;
-      }
+        sw.style.background = band.colour;
+        cell.append(sw, layerName(l.module, tails.get(l.module) ?? l.module));
+        cell.title = `${l.module}: cosine ${l.cosine.toFixed(5)} (${band.range(o.threshold)})`;
+      } else cell.textContent = c.text(l);
       row.append(cell);
     }
     row.addEventListener('click', () => o.onSelect(l));
@@ -206,5 +212,60 @@ export function renderLayerTable(host: HTMLElement, layers: LayerResult[], o: La
   tabs.addEventListener('vsc-tabs-select', (ev) => {
     selectedTab = ev.detail.selectedIndex;
   });
-  host.replaceChildren(tabs);
+  host.replaceChildren(accuracySummary(layers, o), tabs);
+}
+
+/**
+ * A layer's name that keeps its distinguishing tail in view: the head (what the names share) gives way first,
+ * with an ellipsis, so features.16.conv.3 and features.17.conv.3 never both read "features.1…".
+ */
+function layerName(module: string, tail: string): HTMLElement {
+  const name = make('span', { class: 'name' });
+  const headText = module.slice(0, module.length - tail.length);
+  if (headText) {
+    const head = make('span', { class: 'head' });
+    head.textContent = headText;
+    name.append(head);
+  }
+  // Right to left, so that in a column too narrow even for the tail, its start gives way (with an ellipsis) and
+  // its end stays; the text itself stays left to right.
+  const end = make('span', { class: 'tail' });
+  const text = make('bdi', { dir: 'ltr' });
+  text.textContent = tail;
+  end.append(text);
+  name.append(end);
+  return name;
+}
+
+/** The model's accuracy at each measured stage and what it means for the layers below. */
+function accuracySummary(layers: LayerResult[], o: LayerTableOptions): HTMLElement {
+  const wrap = make('div', { class: 'model-accuracy' });
+  const s = o.accuracy ? summarizeAccuracy(o.accuracy, layers, o.threshold) : undefined;
+  if (s?.stages.length) {
+    const figures = make('span', { class: 'stages' });
+    figures.append('Top-1');
+    for (const [label, value] of s.stages) {
+      const stage = make('span', { class: 'stage', 'data-stage': label });
+      const b = make('b');
+      b.textContent = value;
+      stage.append(`${label} `, b);
+      figures.append(stage);
+    }
+    figures.append(`on ${s.samples} validation samples`);
+    wrap.append(figures);
+  }
+  if (s?.verdict) wrap.dataset.verdict = s.verdict;
+  const s2 = s ?? summarizeAccuracy({ samples: 0 }, layers, o.threshold);
+  // The headline always; what it means for the layers below where there is room (and in the tooltip).
+  const text = make('span', { class: 'verdict', title: s2.text });
+  const headline = make('span', { class: 'headline' });
+  headline.textContent = s2.headline;
+  text.append(headline);
+  if (s2.detail) {
+    const detail = make('span', { class: 'detail' });
+    detail.textContent = ` ${s2.detail}`;
+    text.append(detail);
+  }
+  wrap.append(text);
+  return wrap;
 }

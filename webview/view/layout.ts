@@ -44,19 +44,27 @@ export function dagreLayout(graph: Graph): Layout {
   return { nodes, edges, width, height };
 }
 
+/** Below this scale 11px labels are drawn under 8 CSS pixels: a graph opens at a readable zoom instead. */
+export const READABLE_SCALE = 0.75;
+
 /**
- * The view that fits the whole graph into the viewport, unless that makes it unreadable: then the width fits
- * (at most 1:1) and the top of the graph shows. x, y: top-left in graph units; w, h: the visible extent.
+ * The view a graph opens with: the whole graph when it fits at a readable scale; else the width fits (at most
+ * 1:1, at least READABLE_SCALE) and the top of the graph shows, centred on `topX` (the first node) when the
+ * graph is wider than the view. `whole` (the Fit button): the whole graph, both dimensions, at whatever scale
+ * that takes. x, y: top-left in graph units; w, h: the visible extent.
  */
 export function fitView(
   viewport: { width: number; height: number },
   layout: Pick<Layout, 'width' | 'height'>,
+  whole = false,
+  topX?: number,
 ): { scale: number; x: number; y: number; w: number; h: number } {
   const W = layout.width || 1,
     H = layout.height || 1;
   let scale = Math.min(viewport.width / W, viewport.height / H) || 1;
-  if (scale < 0.6) scale = Math.min(1, viewport.width / W);
+  if (!whole && scale < READABLE_SCALE) scale = Math.max(READABLE_SCALE, Math.min(1, viewport.width / W));
   const w = (viewport.width || W) / scale,
     h = (viewport.height || H) / scale;
-  return { scale, x: (W - w) / 2, y: scale * H < viewport.height ? (H - h) / 2 : 0, w, h };
+  const x = w < W && topX !== undefined ? Math.min(Math.max(topX - w / 2, 0), W - w) : (W - w) / 2;
+  return { scale, x, y: scale * H < viewport.height ? (H - h) / 2 : 0, w, h };
 }

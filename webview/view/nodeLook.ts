@@ -2,7 +2,7 @@
 // tag a Q/DQ box carries. Theme variables only, so this runs in the worker too.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type GraphNode } from '../importers/types';
-import { bandOf } from './metrics';
+import { bandOf, middleEllipsis } from './metrics';
 import { categoryFill, opCategory } from './opCategory';
 
 /** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops by category, the rest. */
@@ -16,3 +16,21 @@ export function nodeFill(n: GraphNode, layer: LayerResult | undefined, threshold
 
 /** Short tag drawn on Q/DQ boxes, ahead of the op. */
 export const QDQ_TAG = { q: 'Q', dq: 'DQ', fq: 'FQ' } as const;
+
+/** About how wide a character of 11px text is (the layout sizes boxes at 7px a character, with margins). */
+export const CHAR_PX = 6.2;
+
+/**
+ * A node's second line, fitted to its box: a collapsed group's lowest cosine (the worst layer inside); a compared
+ * layer's module and cosine, or only the cosine where both do not fit (the frame around the node and the tooltip
+ * name the module; a name cut short misleads where module paths differ only at the end); else the module, cut in
+ * the middle if it must be.
+ */
+export function subLabel(n: GraphNode, layer: LayerResult | undefined, width: number): string | undefined {
+  const room = Math.floor((width - 6) / CHAR_PX);
+  if (n.kind === 'group') return layer ? `lowest cos ${layer.cosine.toFixed(4)}` : undefined;
+  if (!n.module) return undefined;
+  if (!layer) return middleEllipsis(n.module, Math.max(room, 8));
+  const cos = layer.cosine.toFixed(4);
+  return [`${n.module}  cos ${cos}`, `${n.module} ${cos}`].find((t) => t.length <= room) ?? `cos ${cos}`;
+}

@@ -6,10 +6,14 @@ import { executedRows } from './executed';
 import { dimsText, isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
 import { quantParams } from './qdq';
+import { inputRoles } from './inputRoles';
 
 export { quantParams };
 
-const MAX_VALUES = 64;
+/** Up to this many values are written inline after a tensor's type; more: the first PREVIEW_VALUES, and all of
+ * them behind an expander (a 336-channel bias printed inline filled the panel). */
+export const INLINE_VALUES = 8;
+export const PREVIEW_VALUES = 6;
 
 function section(title: string, rows: Array<[string, string]>): HTMLElement {
   const wrap = document.createElement('section');
@@ -34,8 +38,22 @@ function tensorText(t: TensorInfo | undefined): string {
   // A negative dim is one the exporter left dynamic (the batch, usually): its name where the file gives one.
   const shape = `${t.dtype}[${dimsText(t) || 'scalar'}]`;
   if (!t.values) return shape;
-  const shown = Array.from(t.values.slice(0, MAX_VALUES), fmt).join(', ');
-  return `${shape} ${t.values.length > 1 ? `[${shown}${t.values.length > MAX_VALUES ? ', …' : ''}]` : shown}`;
+  if (t.values.length === 1) return `${shape} ${fmt(t.values[0])}`;
+  const n = t.values.length > INLINE_VALUES ? PREVIEW_VALUES : t.values.length;
+  return `${shape} [${Array.from(t.values.slice(0, n), fmt).join(', ')}${t.values.length > n ? ', …' : ''}]`;
+}
+
+/** Every value of a tensor, folded away until asked for. */
+function allValues(label: string, t: TensorInfo | undefined): HTMLElement | undefined {
+  if (!t?.values || t.values.length <= INLINE_VALUES) return undefined;
+  const all = document.createElement('details');
+  all.className = 'all-values';
+  const summary = document.createElement('summary');
+  summary.textContent = `All ${t.values.length} ${label}`;
+  const pre = document.createElement('pre');
+  pre.textContent = Array.from(t.values, fmt).join(', ');
+  all.append(summary, pre);
+  return all;
 }
 
 /** The host's summary of a large weight, or one computed here from the values of a small constant. */
@@ -62,8 +80,10 @@ export function statsOf(t: TensorInfo | undefined): WeightStats | undefined {
 
 const HISTOGRAM_BINS = 32;
 
-function weightSection(name: string, s: WeightStats): HTMLElement {
+function weightSection(name: string, s: WeightStats, t: TensorInfo | undefined, role?: string): HTMLElement {
   const rows: Array<[string, string]> = [];
+  if (role) rows.push(['input', role]);
+  if (t) rows.push(['type', `${t.dtype}[${dimsText(t) || 'scalar'}]`]);
   if (s.count !== undefined) rows.push(['values', String(s.count)]);
   if (s.min !== undefined && s.max !== undefined) rows.push(['range', `${fmt(s.min)} … ${fmt(s.max)}`]);
   if (s.mean !== undefined) rows.push(['mean ± std', `${fmt(s.mean)} ± ${fmt(s.std ?? 0)}`]);
@@ -71,6 +91,9 @@ function weightSection(name: string, s: WeightStats): HTMLElement {
   const sec = section(`Values of ${name}`, rows);
   sec.classList.add('weights');
   if (s.histogram?.length) sec.append(histogramSvg(s.histogram, s.min ?? 0, s.max ?? 0));
+  // Every value, on demand (the file's small tensors; larger ones stayed in the extension host).
+  const all = allValues('values', t);
+  if (all) sec.append(all);
   return sec;
 }
 
@@ -169,20 +192,24 @@ export function showProperties(
     formula.className = 'formula';
     formula.textContent = 'real = scale * (q - zero_point)';
     sec.insertBefore(formula, sec.querySelector('dl'));
+    for (const all of [allValues('scales', q.scale), allValues('zero points', q.zeroPoint)]) if (all) sec.append(all);
     parts.push(sec);
   }
   const attrs = Object.entries(node.attributes ?? {});
   if (attrs.length) parts.push(section('Attributes', attrs));
-  parts.push(
-    section(
-      'Inputs',
-      node.inputs.map((t, i) => [String(i), `${t} ${tensorText(graph.tensors.get(t))}`]),
-    ),
+  // Named by role where the op's schema names them (QLinearConv: x, x_scale, ..., B), else numbered.
+  const roles = inputRoles(node, graph.opsets, node.inputs.length);
+  const inputs = section(
+    'Inputs',
+    node.inputs.map((t, i) => [roles?.[i] ?? String(i), t ? `${t} ${tensorText(graph.tensors.get(t))}` : '(none)']),
   );
-  for (const name of node.inputs) {
-    const stats = statsOf(graph.tensors.get(name));
-    if (stats) parts.push(weightSection(name, stats));
-  }
+  inputs.classList.add('inputs');
+  parts.push(inputs);
+  node.inputs.forEach((name, i) => {
+    const t = graph.tensors.get(name);
+    const stats = statsOf(t);
+    if (stats) parts.push(weightSection(name, stats, t, roles?.[i]));
+  });
   parts.push(
     section(
       'Outputs',

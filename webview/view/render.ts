@@ -4,11 +4,12 @@ import { qdqRole, type Graph, type GraphNode } from '../importers/types';
 import { fitView, type Layout } from './layout';
 import { colourResolver } from './colours';
 import { opCategory } from './opCategory';
-import { nodeFill, QDQ_TAG } from './nodeLook';
+import { CHAR_PX, nodeFill, QDQ_TAG, subLabel } from './nodeLook';
 import { readableOn, textColours } from './contrast';
-import { layerFor } from './metrics';
+import { layerShown } from './metrics';
 import type { Viewport } from './minimap';
-import { edgeShapes, labelPlace, midpoint } from './shapes';
+import { edgeShapes, type EdgeShape } from './shapes';
+import { Occupancy, placeLabels, type LabelRequest, type Rect } from './labelPlace';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) => {
@@ -33,6 +34,9 @@ export interface RenderOptions {
   onView?: (v: Viewport) => void;
   /** Draw each edge's tensor shape beside it (the toolbar's Shapes toggle; showShapes changes it later). */
   shapes?: boolean;
+  /** Open at this scale (CSS pixels per graph unit), centred on x with this top, instead of the opening fit: the
+   * view of the same model before a re-layout (Q/DQ collapse, a group opened or closed). */
+  initial?: { scale: number; x: number; top: number };
 }
 
 const BADGE_COLOUR = {
@@ -61,12 +65,58 @@ export function nodeText(): {
   };
 }
 
-/** About how wide 11px text is (the layout sizes boxes at 7px a character, with margins). */
-const estimateWidth = (text: string) => text.length * 6.2;
-const fitText = (width: number, ...texts: string[]) =>
-  texts.find((t) => estimateWidth(t) <= width - 6) ?? texts[texts.length - 1];
+const estimateWidth = (text: string) => text.length * CHAR_PX;
 
 const FRAME_PAD = 5;
+/** Frame labels and edge labels (Q/DQ parameters) are 9px text, shapes 11px: their line heights, and the space
+ * between an edge's Q/DQ label and its shape. */
+const FRAME_LINE = 10;
+const FRAME_DESCENT = 2;
+const LABEL_SPACE = 6;
+const SHAPE_LINE = 13;
+/** Below this drawn size of 11px text, the SVG view leaves text out. */
+export const FAR_TEXT_PX = 6;
+
+/** Widths of text in the view's font, for placing labels (one canvas, its font set per size). */
+function textMeasure(host: HTMLElement): (text: string, px: number) => number {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const family = getComputedStyle(host).fontFamily || 'sans-serif';
+  let size = 0;
+  return (text, px) => {
+    if (!ctx) return text.length * px * 0.6;
+    if (px !== size) {
+      ctx.font = `${px}px ${family}`;
+      size = px;
+    }
+    return ctx.measureText(text).width;
+  };
+}
+
+/**
+ * Where a frame's label goes: above its top-left corner; else moved right past what is there (the label of an
+ * outer frame whose top is a few pixels above); else outside the frame's left edge, below labels already there;
+ * where all of these overlap something, the one that overlaps least.
+ */
+function frameLabelRect(f: { x: number; y: number }, width: number, taken: Occupancy): Rect {
+  const at = (x0: number, y0: number) => ({ x0, y0, x1: x0 + width, y1: y0 + FRAME_LINE });
+  const candidates: Rect[] = [];
+  let r = at(f.x + 2, f.y - FRAME_LINE);
+  candidates.push(r);
+  for (let tries = 0; tries < 3 && taken.overlap(r); tries++)
+    candidates.push((r = at(taken.rightmostOver(r) + 6, r.y0)));
+  for (let k = 0; k < 4; k++) candidates.push(at(f.x - 3 - width, f.y + k * FRAME_LINE));
+  let best = candidates[0];
+  let least = Infinity;
+  for (const c of candidates) {
+    const o = taken.overlap(c);
+    if (o < least) {
+      best = c;
+      least = o;
+      if (!o) break;
+    }
+  }
+  return best;
+}
 
 /**
  * Boxes around the nodes of each open module (dagre's compound layout would keep them apart, at five times the
@@ -124,6 +174,7 @@ export function moduleFrames(
 /** What a renderer hands back: counts, fit-to-view, programmatic selection (search, keyboard) and panning (minimap). */
 export interface Rendered {
   stats: RenderStats;
+  /** Shows the whole graph, both dimensions (the Fit button, F). */
   fit: () => void;
   select: (nodeId: string) => void;
   centreOn: (x: number, y: number) => void;
@@ -144,11 +195,32 @@ export function renderGraph(
   const svg = el('svg', { role: 'img', 'aria-label': `Graph ${graph.name}` });
   const root = el('g');
   svg.append(root);
+  // What edge labels must keep clear of: every node's box, and the module frames' labels (placed first).
+  const taken = new Occupancy();
+  for (const p of layout.nodes.values())
+    taken.add({ x0: p.x - p.width / 2, y0: p.y - p.height / 2, x1: p.x + p.width / 2, y1: p.y + p.height / 2 });
+  const measure = textMeasure(host);
+  // Frame labels keep off nodes, each other and the edges that run straight down through the gap they sit in.
+  const frameLabels = new Occupancy();
+  for (const p of layout.nodes.values())
+    frameLabels.add({ x0: p.x - p.width / 2, y0: p.y - p.height / 2, x1: p.x + p.width / 2, y1: p.y + p.height / 2 });
+  for (const e of layout.edges)
+    for (let i = 1; i < e.points.length; i++) {
+      const a = e.points[i - 1],
+        b = e.points[i];
+      if (Math.abs(a.x - b.x) <= 2)
+        frameLabels.add({ x0: a.x - 2, y0: Math.min(a.y, b.y), x1: a.x + 2, y1: Math.max(a.y, b.y) });
+    }
   for (const f of moduleFrames(graph, layout)) {
     const type = graph.modules?.[f.module]?.type;
     const g = el('g', { class: 'frame', 'data-module': f.module });
-    const label = el('text', { class: 'frame-label', x: f.x + 2, y: f.y - 2 });
-    label.textContent = type ? `${f.module} · ${type}` : f.module;
+    const text = type ? `${f.module} · ${type}` : f.module;
+    // Nested frames' tops are a few pixels apart: their labels cannot all sit above them (frameLabelRect).
+    const at = frameLabelRect(f, measure(text, 9), frameLabels);
+    frameLabels.add(at);
+    taken.add(at);
+    const label = el('text', { class: 'frame-label', x: at.x0, y: at.y1 - FRAME_DESCENT });
+    label.textContent = text;
     const title = el('title');
     title.textContent = `Collapse ${f.module}`;
     g.append(title, el('rect', { x: f.x, y: f.y, width: f.width, height: f.height, rx: 4 }), label);
@@ -158,33 +230,38 @@ export function renderGraph(
   const shapes = edgeShapes(graph);
   // One group of shape labels over the edges, shown or hidden as a whole by the toggle.
   const shapeLayer = el('g', { class: 'edge-shapes' });
+  const blocks: Array<{ label?: string; shape?: EdgeShape; labelWidth: number; request: LabelRequest }> = [];
   for (const e of layout.edges) {
     if (!e.points.length) continue;
     const label = labels.get(`${e.from}>${e.to}`);
     root.append(
       el('path', { class: label ? 'edge int8' : 'edge', d: 'M' + e.points.map((p) => `${p.x},${p.y}`).join(' L') }),
     );
-    const mid = midpoint(e.points);
+    const shape = shapes.get(`${e.from}>${e.to}`);
+    if (!label && !shape) continue;
+    // One line per edge: the Q/DQ parameters, then the shape (a gap between ranks has room for one line).
+    const labelWidth = label ? measure(label, 9) + (shape ? LABEL_SPACE : 0) : 0;
+    const width = labelWidth + (shape ? measure(shape.text, 11) : 0);
+    blocks.push({ label, shape, labelWidth, request: { points: e.points, width, height: SHAPE_LINE } });
+  }
+  const places = placeLabels(
+    blocks.map((b) => b.request),
+    taken,
+  );
+  blocks.forEach(({ label, shape, labelWidth }, i) => {
+    const r = places[i];
     if (label) {
-      const t = el('text', { class: 'edge-label', x: mid.x + 4, y: mid.y });
+      const t = el('text', { class: 'edge-label', x: r.x0, y: r.y1 - 3 });
       t.textContent = label;
       root.append(t);
     }
-    const shape = shapes.get(`${e.from}>${e.to}`);
     if (shape) {
-      // Below a Q/DQ label when the edge has one, else level with the edge's middle.
-      const at = labelPlace(e.points);
-      const t = el('text', {
-        class: 'edge-shape',
-        x: at.x,
-        y: at.y + (label ? 11 : 4),
-        'text-anchor': at.anchor,
-      });
+      const t = el('text', { class: 'edge-shape', x: r.x0 + labelWidth, y: r.y1 - 3 });
       t.setAttribute('data-tensor', shape.tensors.join(' '));
       t.textContent = shape.text;
       shapeLayer.append(t);
     }
-  }
+  });
   const showShapes = (on: boolean) => {
     if (on) shapeLayer.removeAttribute('display');
     else shapeLayer.setAttribute('display', 'none');
@@ -196,9 +273,9 @@ export function renderGraph(
     if (!p) continue;
     const role = qdqRole(n.op);
     const qdq = role !== undefined;
-    const layer = n.kind === 'op' && !qdq ? layerFor(n, byModule) : undefined;
+    const layer = layerShown(n, byModule);
     const g = el('g', {
-      class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer ? ' layer' : ''}`,
+      class: `node ${n.kind}${qdq ? ' qdq' : ''}${layer && n.kind === 'op' ? ' layer' : ''}`,
       'data-id': n.id,
       transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})`,
       'data-op': n.op,
@@ -229,14 +306,7 @@ export function renderGraph(
     }
     if (n.module) {
       const sub = el('text', { x: p.width / 2, y: 30, 'text-anchor': 'middle' });
-      sub.textContent =
-        n.kind === 'group'
-          ? layer
-            ? `worst cos ${layer.cosine.toFixed(4)}`
-            : ''
-          : layer
-            ? fitText(p.width, `${n.module}  cos ${layer.cosine.toFixed(4)}`, `cos ${layer.cosine.toFixed(4)}`)
-            : n.module;
+      sub.textContent = subLabel(n, layer, p.width) ?? '';
       // Boxes are sized for the op and module names; text beyond the box would sit on the background in the fill's ink.
       if (estimateWidth(sub.textContent) > p.width - 6) {
         sub.setAttribute('textLength', String(p.width - 6));
@@ -246,7 +316,10 @@ export function renderGraph(
       g.append(sub);
     }
     const title = el('title');
-    title.textContent = `${n.name} (${n.op})${layer ? `\n${layer.module}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`;
+    title.textContent =
+      n.kind === 'group'
+        ? `${n.module} (${n.size} nodes)${layer ? `\n${layer.group.join('+')}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`
+        : `${n.name} (${n.op})${n.module ? `\nmodule ${n.module}` : ''}${layer ? `\n${layer.module}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`;
     g.append(title);
     root.append(g);
     stats.nodes++;
@@ -280,6 +353,9 @@ export function renderGraph(
   const apply = (r: { width: number; height: number } = svg.getBoundingClientRect()) => {
     // The size is read before the viewBox is written, so no layout is forced mid-frame.
     svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+    // Zoomed out until 11px text is under 6 pixels (a whole tall graph): boxes and edges only, as on the canvas,
+    // instead of labels run together.
+    svg.classList.toggle('far', 11 / unitsPerPx(r) < FAR_TEXT_PX);
     report(r);
   };
   /** Writes a pending drag into the viewBox. */
@@ -291,14 +367,28 @@ export function renderGraph(
     svg.style.transform = '';
     apply();
   };
-  const fit = (r: { width: number; height: number } = host.getBoundingClientRect()) => {
-    const { x, y, w, h } = fitView(r, layout);
+  const fit = (r: { width: number; height: number } = host.getBoundingClientRect(), whole = false) => {
+    const { x, y, w, h } = fitView(r, layout, whole, topX);
     view = { x, y, w, h };
     shift = { x: 0, y: 0 };
     svg.style.transform = '';
     apply(r);
   };
-  fit(size);
+  // The first node (the graph's input): where a graph wider than the view opens.
+  let topX: number | undefined;
+  let topY = Infinity;
+  for (const p of layout.nodes.values())
+    if (p.y < topY) {
+      topY = p.y;
+      topX = p.x;
+    }
+  const start = opts.initial;
+  if (start && size.width && size.height) {
+    const w = size.width / start.scale,
+      h = size.height / start.scale;
+    view = { x: start.x - w / 2, y: start.top, w, h };
+    apply(size);
+  } else fit(size);
   svg.addEventListener(
     'wheel',
     (ev) => {
@@ -364,6 +454,25 @@ export function renderGraph(
     view = { ...view, x: x - view.w / 2, y: y - view.h / 2 };
     apply();
   };
-  new ResizeObserver(() => apply()).observe(svg);
-  return { stats, fit: () => fit(), select, centreOn, showShapes };
+  // The room the view gets changes after it is drawn (the layer table's elements load, the panel is resized): the
+  // scale stays, the view takes the new room (same top and horizontal centre), instead of the old view being
+  // letterboxed into it, smaller.
+  let drawnAt = { width: size.width, height: size.height };
+  new ResizeObserver(() => {
+    const r = svg.getBoundingClientRect();
+    if (
+      r.width &&
+      r.height &&
+      drawnAt.width &&
+      drawnAt.height &&
+      (r.width !== drawnAt.width || r.height !== drawnAt.height)
+    ) {
+      const u = unitsPerPx(drawnAt);
+      const w = r.width * u;
+      view = { x: view.x + (view.w - w) / 2, y: view.y, w, h: r.height * u };
+    }
+    if (r.width && r.height) drawnAt = { width: r.width, height: r.height };
+    apply(r);
+  }).observe(svg);
+  return { stats, fit: () => fit(undefined, true), select, centreOn, showShapes };
 }

@@ -7,10 +7,9 @@ import type { LayerResult } from '../../protocol/kernel';
 import type { ExecutedOverlay } from '../../protocol/webview';
 import { qdqRole, type Graph, type Precision } from '../importers/types';
 import type { Layout } from './layout';
-import { executedCounts } from './executed';
 import { Interned } from './interned';
-import { layerFor } from './metrics';
-import { nodeFill, QDQ_TAG } from './nodeLook';
+import { layerShown } from './metrics';
+import { nodeFill, QDQ_TAG, subLabel } from './nodeLook';
 import type { RenderStats } from './render';
 
 export const PRECISIONS: readonly Precision[] = ['int8', 'fp16', 'bf16', 'fp32'];
@@ -41,7 +40,7 @@ export interface Scene {
   stats: RenderStats;
   /** Collapsed module groups drawn. */
   groups: number;
-  /** With a runtime's precisions: how many compute ops run in each. */
+  /** With a runtime's precisions: how many of the model's compute ops run in each (set by the layout worker). */
   executedCounts?: Record<string, number>;
 }
 
@@ -88,20 +87,13 @@ export function sceneOf(
     box[4 * j + 2] = p.width;
     box[4 * j + 3] = p.height;
     const role = qdqRole(n.op);
-    const layer = n.kind === 'op' && !role ? layerFor(n, byModule) : undefined;
+    const layer = layerShown(n, byModule);
     stats.nodes++;
     if (role) stats.qdq++;
     if (layer) stats.coloured++;
     fill[j] = fills.id(nodeFill(n, layer, threshold));
     label[j] = texts.id(role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op);
-    const second =
-      n.kind === 'group'
-        ? layer
-          ? `worst cos ${layer.cosine.toFixed(4)}`
-          : undefined
-        : layer
-          ? `${n.module} ${layer.cosine.toFixed(4)}`
-          : n.module;
+    const second = subLabel(n, layer, p.width);
     sub[j] = second ? texts.id(second) : -1;
     const ran = executed?.ops[n.name]?.precision;
     const badge = ran && BADGED.has(ran) ? ran : n.precision;
@@ -155,6 +147,5 @@ export function sceneOf(
     height: layout.height,
     stats,
     groups: graph.nodes.filter((n) => n.kind === 'group').length,
-    ...(executed ? { executedCounts: executedCounts(graph.nodes, executed) } : {}),
   };
 }

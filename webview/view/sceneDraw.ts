@@ -158,9 +158,11 @@ export function drawScene(canvas: HTMLCanvasElement, scene: Scene, paint: Paint,
   return shapesDrawn;
 }
 
-/** The view that fits the scene in the canvas (the renderer's opening view). */
-export const fitScene = (canvas: HTMLCanvasElement, scene: Scene): View => {
-  const { scale, x, y } = fitView(canvas.getBoundingClientRect(), scene);
+/** The view that fits the scene in the canvas: the renderer's opening view, or the whole scene (Fit). */
+export const fitScene = (canvas: HTMLCanvasElement, scene: Scene, whole = false): View => {
+  // Nodes are sorted by y: the first is where a graph wider than the view opens.
+  const topX = scene.node.length ? scene.box[0] : undefined;
+  const { scale, x, y } = fitView(canvas.getBoundingClientRect(), scene, whole, topX);
   return { scale, x, y };
 };
 

@@ -19,6 +19,7 @@ self.onmessage = (ev: MessageEvent<ToLayoutWorker>) => {
       const { graph, layout } = laidOut;
       const layers = [...colouring.layers, ...groupMetrics(graph, colouring.layers)];
       const scene = sceneOf(graph, layout, layers, colouring.threshold, colouring.executed);
+      if (laidOut.executedCounts) scene.executedCounts = laidOut.executedCounts;
       post({ type: 'scene', id, scene, total: laidOut.total }, sceneBuffers(scene));
     }
     const packed = pack(laidOut);

@@ -8,6 +8,7 @@ import { groupGraph, inheritScopes, topScopes } from '../view/groups';
 import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../view/layout';
 import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
 import { layoutFromBoxes, openGroupLayout } from '../view/layoutReuse';
+import { executedCounts } from '../view/executed';
 import type { LaidOut, LayoutOptions, LayoutSource } from '../../protocol/webview';
 
 export type { LaidOut };
@@ -80,12 +81,15 @@ export function decodeAndLayout(
       ({ layout, by: layoutBy } = dagreOrFast(graph));
     } else layout = fastLayout(graph);
   }
+  const executed = options.colouring?.executed;
   return {
     graph,
     layout,
     big,
     expanded,
     total: full.nodes.length,
+    // Counted over the whole model: a collapsed group hides its nodes from the drawing, not from the model.
+    ...(executed ? { executedCounts: executedCounts(full.nodes, executed) } : {}),
     timings: { decode: t1 - t0, layout: performance.now() - t1 },
     layoutBy,
     laidOutNodes,

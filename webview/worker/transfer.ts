@@ -94,8 +94,9 @@ export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: Array
   delete rest.tensors;
   const nodes = packNodes(graph.nodes);
   const tensorColumns = packTensors(tensors);
-  const { big, expanded, total, timings, layoutBy, laidOutNodes } = laidOut;
+  const { big, expanded, total, timings, layoutBy, laidOutNodes, executedCounts } = laidOut;
   const packed: PackedLaidOut = {
+    ...(executedCounts ? { executedCounts } : {}),
     graph: rest as PackedLaidOut['graph'],
     nodes: nodes.columns,
     tensors: tensorColumns.columns,
@@ -150,8 +151,9 @@ export function unpack(p: PackedLaidOut): LaidOut {
       points.push({ x: p.points[2 * q], y: p.points[2 * q + 1] });
     routes.push({ from: nodes[p.routes[2 * k]].id, to: nodes[p.routes[2 * k + 1]].id, points });
   }
-  const { graph, big, expanded, total, timings, layoutBy, laidOutNodes } = p;
+  const { graph, big, expanded, total, timings, layoutBy, laidOutNodes, executedCounts } = p;
   return {
+    ...(executedCounts ? { executedCounts } : {}),
     graph: { ...graph, nodes, edges, tensors: unpackTensors(p.tensors) },
     layout: { nodes: placed, edges: routes, width: p.width, height: p.height },
     big,
