@@ -82,8 +82,8 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
     def two_forwards():
         with torch.no_grad():
             for x in inputs:
-                trained.fp32_graph(x)
-                converted(x)
+                trained.fp32_graph(*x)
+                converted(*x)
 
     def ours_full():
         comparison.compare_pt2e(trained, inputs, folder, ctx)
@@ -96,8 +96,8 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
         q_logged = prepare_for_propagation_comparison(debugger["int8"])
         with torch.no_grad():
             for x in inputs:
-                ref_logged(x)
-                q_logged(x)
+                ref_logged(*x)
+                q_logged(*x)
         compare_results(extract_results_from_loggers(ref_logged), extract_results_from_loggers(q_logged))
 
     timed = _interleaved(
@@ -139,14 +139,14 @@ def _numeric_debugger_models(trained, inputs) -> dict:
     from qat_kernel.pipeline.pt2e_flow import dynamic_batch
 
     # a dynamic batch, as the kernel exports: the sample counts (and a last short batch) differ in batch size
-    exported = torch.export.export(float_model, (inputs[0],), dynamic_shapes=dynamic_batch())
+    exported = torch.export.export(float_model, tuple(inputs[0]), dynamic_shapes=dynamic_batch(len(inputs[0].values)))
     generate_numeric_debug_handle(exported)
     reference = exported.module()
     quantizer = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=True))
     prepared = prepare_qat_pt2e(copy.deepcopy(reference), quantizer)
     with torch.no_grad():
         for x in inputs:
-            prepared(x)  # observers see real data, as after QAT
+            prepared(*x)  # observers see real data, as after QAT
     move_exported_model_to_eval(prepared)
     return {"fp32": reference, "int8": convert_pt2e(prepared)}
 

@@ -33,17 +33,21 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def is_installed_file(file: str) -> bool:
+    """A file of the standard library, an installed package or this kernel (not one the user wrote)."""
+    real = os.path.realpath(file)
+    if _inside(real, _KERNEL_DIR) or any(_inside(real, r) for r in _LIBRARY_ROOTS):
+        return True
+    return bool({"site-packages", "dist-packages"} & set(Path(real).parts))
+
+
 @functools.lru_cache(maxsize=4096)  # compare/layers asks for every node of every run
 def is_user_file(file: str, workspace: str) -> bool:
     if not file or file.startswith("<"):
         return False
-    real = os.path.realpath(file)
-    if not _inside(real, os.path.realpath(workspace)):
+    if not _inside(os.path.realpath(file), os.path.realpath(workspace)):
         return False
-    if _inside(real, _KERNEL_DIR) or any(_inside(real, r) for r in _LIBRARY_ROOTS):
-        return False
-    parts = set(Path(real).parts)
-    return not ({"site-packages", "dist-packages"} & parts)
+    return not is_installed_file(file)
 
 
 def _chain(exc: BaseException):

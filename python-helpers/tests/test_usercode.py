@@ -38,3 +38,23 @@ def test_edited_files_are_read_again(tmp_path):
     (folder / "model.py").write_text("VALUE = 333\n", encoding="utf-8")  # another size: no stale .pyc
     with usercode.workspace(folder):
         assert usercode.load_entry(folder, "entry.py:make", "model.entry")() == 333
+
+
+def test_a_same_named_module_imported_from_elsewhere_gives_way(tmp_path, monkeypatch):
+    """A `model` module already in sys.modules from outside any workspace (a script or notebook cell run in the
+    same process) does not answer this workspace's plain `from model import VALUE`."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "model.py").write_text("OTHER = 0\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(elsewhere))
+    monkeypatch.delitem(sys.modules, "model", raising=False)
+    import model  # noqa: F401  (the stray module, as an earlier import left it)
+
+    assert sys.modules["model"].__file__.startswith(str(elsewhere))
+    import json
+
+    folder = _workspace(tmp_path / "a", 7)
+    (folder / "json.py").write_text("X = 1\n", encoding="utf-8")  # an installed module's name: that one stays
+    with usercode.workspace(folder):
+        assert usercode.load_entry(folder, "entry.py:make", "model.entry")() == 7
+        assert sys.modules["json"] is json

@@ -18,6 +18,7 @@ import logging
 import re
 import warnings
 
+from qat_kernel.pipeline.model_io import as_args
 from qat_kernel.rpc.errors import ConfigInvalid
 
 log = logging.getLogger("qat_kernel")
@@ -85,7 +86,7 @@ def detect_fusion(model, example) -> list[list[str]]:
     handles = [m.register_forward_hook(hook(name)) for name, m in leaves.items()]
     try:
         with torch.no_grad():
-            probe(*example)
+            probe(*as_args(example))
     finally:
         for h in handles:
             h.remove()

@@ -182,9 +182,11 @@ def _same_tensor(model, target: str):
 def _eval_output(model, example):
     import torch
 
+    from qat_kernel.pipeline.model_io import as_args
+
     model.eval()
     with torch.no_grad():
-        return _floats(model(*example))
+        return _floats(model(*as_args(example)))
 
 
 def _floats(output) -> list:

@@ -344,6 +344,13 @@ def as_inputs(x, names=("input",)) -> Inputs:
     return x if isinstance(x, Inputs) else Inputs([x], names[:1])
 
 
+def as_args(x) -> tuple:
+    """The model's positional inputs: Inputs unpacked, a tuple or list as it is, one tensor or array as a 1-tuple."""
+    if isinstance(x, Inputs):
+        return x.values
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
 def call(model, inputs):
     """`model` (a torch model under the contract) on `inputs` (Inputs or one array or tensor), no gradients."""
     import torch

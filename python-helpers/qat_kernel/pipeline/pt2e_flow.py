@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 
 from qat_kernel.pipeline.fused_groups import op_name
+from qat_kernel.pipeline.model_io import as_args
 
 
 def dynamic_batch(count: int = 1):
@@ -22,10 +23,10 @@ def dynamic_batch(count: int = 1):
 
 def export(model, example: tuple):
     """The model as an FX GraphModule (aten ops, nn_module_stack/stack_trace kept), batch dim dynamic. `example`:
-    the model's inputs, a tuple of tensors (pipeline.model_io)."""
+    the model's inputs (pipeline.model_io.as_args: Inputs, a tuple of tensors or one tensor)."""
     import torch
 
-    example = tuple(example)
+    example = as_args(example)
     return torch.export.export(model, example, dynamic_shapes=dynamic_batch(len(example))).module()
 
 
@@ -129,6 +130,7 @@ def prepare_qat(model, example, qplan=None, notes: list | None = None):
     from qat_kernel.pipeline import health
 
     model.train()
+    example = as_args(example)
     graph = export(model, example)
     health.floor_folded_gamma(model, graph, example, notes if notes is not None else [])
     with _skip_absent_conv_patterns():
@@ -152,7 +154,7 @@ def ptq(model, example, qplan, batches, ctx) -> object:
     with torch.no_grad():
         for x in batches:
             ctx.check_cancelled()
-            prepared(*x)
+            prepared(*as_args(x))
     return convert_pt2e(prepared)
 
 

@@ -24,10 +24,23 @@ def _forget_workspace_modules(folder: str) -> None:
     workspace's model.py, not another workspace's left in sys.modules."""
     _WORKSPACES.add(os.path.realpath(folder))
     roots = [w.rstrip(os.sep) + os.sep for w in _WORKSPACES]
+    shadowed = _top_level_names(folder)
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if name.startswith(_PREFIX) or (file and _in_workspace(file, roots)):
             del sys.modules[name]
+        elif name.split(".")[0] in shadowed and file and not userpaths.is_installed_file(file):
+            del sys.modules[name]  # a same-named module of the user's from elsewhere: this workspace's wins
+
+
+def _top_level_names(folder: str) -> set[str]:
+    """The module names the workspace's own files and packages give `import` (model.py, utils/)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return set()
+    names = {e.name[:-3] for e in entries if e.name.endswith(".py") and e.is_file()}
+    return names | {e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py"))}
 
 
 def _in_workspace(file: str, roots: list[str]) -> bool:

@@ -20,6 +20,7 @@ import logging
 from pathlib import Path
 
 from qat_kernel import atomic, packages
+from qat_kernel.pipeline.model_io import as_args
 
 log = logging.getLogger("qat_kernel")
 
@@ -31,7 +32,7 @@ def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None, 
     that order (pipeline.model_io's; default the exporter's own); `dynamic_shapes`: as torch.export takes them."""
     import torch
 
-    example = tuple(example) if isinstance(example, (tuple, list)) else (example,)
+    example = as_args(example)
     with atomic.replacing(path) as tmp:
         torch.onnx.export(
             converted,
