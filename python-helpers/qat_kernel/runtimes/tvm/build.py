@@ -178,6 +178,16 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     return _pipe
 
 
+def _buffer_dtype(param) -> str | None:
+    """The element type of a PrimFunc's buffer parameter; None for a scalar one (TVM 0.27 passes a symbolic
+    dim such as the batch as an int64 parameter of the kernels whose shapes need it: reshape, transpose,
+    a matmul on [batch, seq, d]), whose Var has no dtype."""
+    try:
+        return str(param.dtype)
+    except AttributeError:
+        return None
+
+
 def lowered_kernels(mod) -> tuple[list, dict]:
     """The PrimFuncs the library runs (after legalize + fuse): name, buffer dtypes, precision (the
     dtype its data input is read in: a fused int8 conv reads uint8/int8 and accumulates in int32)."""
@@ -190,7 +200,7 @@ def lowered_kernels(mod) -> tuple[list, dict]:
     for gv, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc):
             continue
-        dtypes = [str(p.dtype) for p in func.params if str(p.dtype) != "handle"]
+        dtypes = [d for d in map(_buffer_dtype, func.params) if d not in (None, "handle")]
         if not dtypes:
             continue
         precision = foldmod.precision_of_dtype(dtypes[0])
