@@ -108,6 +108,19 @@ def _provenance(mod, importer, model) -> dict:
     return prov
 
 
+def _node_reason(op_type: str, fp32: list) -> str:
+    """Why an ONNX node stays fp32, from its Relax bindings that do: a conv/matmul's own reason, else the one
+    reason they share; an op the importer expands (HardSwish: add, clip, divide, multiply) is named as such."""
+    calls = [r for r in fp32 if r["op"] not in ("TupleGetItem", "Tuple", "Var", "DataflowVar")] or fp32
+    anchors = [r for r in calls if r["op"] in ("nn.conv2d", "matmul")]
+    if anchors:
+        return anchors[0]["reason"]
+    ops = list(dict.fromkeys(r["op"] for r in calls))
+    if len(ops) == 1:
+        return calls[0]["reason"]
+    return f"{op_type}: no integer pattern for this op (runs in fp32 as {', '.join(ops)})"
+
+
 def _onnx_ops(model, rows: list) -> list:
     """Per ONNX node (graph order): its precision after the fold, how, and why not."""
     by_node: dict = {}
@@ -126,7 +139,7 @@ def _onnx_ops(model, rows: list) -> list:
         if halves:
             precision, detail, reason = "fp16", halves[0]["detail"], None
         elif fp32:
-            precision, detail, reason = "fp32", None, fp32[0]["reason"]
+            precision, detail, reason = "fp32", None, _node_reason(node.op_type, fp32)
         elif ints:
             precision, detail, reason = "int8", ints[0]["detail"], None
         else:

@@ -21,6 +21,7 @@ Pass-throughs (exact on the quantized tensor when the Q after the op repeats the
     quantize(op(dequantize(q, s, zp)), s, zp) -> op(q)   op in max_pool2d, reshape, flatten,
                                                        permute_dims, squeeze, expand_dims
     quantize(relu(dequantize(q, s, zp)), s, zp) -> maximum(q, zp)
+    quantize(concat(dequantize(q_i, s, zp), ...), s, zp) -> concat(q_i, ...)
     quantize(dequantize(q, s, zp), s, zp)       -> q
 
 Everything else keeps the importer's fp32 code, and the report says why (residual add of two
@@ -454,6 +455,13 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
                 plan.passthrough[b.var] = ("identity", inner.args[0], None)
             continue
         name = op_name(inner)
+        if name == "relax.concat":
+            if graph.single_user(inner_var) is not None:
+                qs = _concat_inputs(inner, b.value, graph)
+                if qs is not None:
+                    plan.passthrough[b.var] = ("concat", qs, inner)
+                    plan.skip.add(inner_var)
+            continue
         if name not in PASSTHROUGH_OPS and name != "relax.nn.relu":
             continue
         if graph.single_user(inner_var) is None:
@@ -464,6 +472,25 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
         plan.passthrough[b.var] = ("relu" if name == "relax.nn.relu" else "op", dq.args[0], inner)
         plan.skip.add(inner_var)
     return plan, graph, notes
+
+
+def _concat_inputs(concat, q_call, graph: _Graph) -> list | None:
+    """The quantized tensors of a concat whose every input is a dequantize with the scale, zero point and dtype
+    of the quantize after it (the x86 quantizer shares one observer over a cat's inputs and output), else None."""
+    from tvm import relax
+
+    fields = concat.args[0]
+    if isinstance(fields, relax.Var):
+        fields = graph.value(fields)
+    if not isinstance(fields, relax.Tuple):
+        return None
+    qs = []
+    for f in fields.fields:
+        dq = graph.value(f)
+        if op_name(dq) != "relax.dequantize" or not _same_qparams(dq, q_call, graph):
+            return None
+        qs.append(dq.args[0])
+    return qs
 
 
 def _emit_anchor(bb, info, remap):
@@ -517,7 +544,7 @@ def _emit_anchor(bb, info, remap):
             y = relax.op.add(y, relax.const(np.float32(zp_y)))
         lo, hi = QRANGE[dt]
         return relax.op.astype(relax.op.clip(y, lo, hi), dt)
-    return relax.op.multiply(f, relax.const(acc_scale.astype(np.float32).reshape(bshape)))
+    return f
 
 
 def _rebuild_call(call, args):
@@ -574,6 +601,8 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
                             mapping[var] = remap(q)
                         else:
                             bind(var, remap(q))
+                    elif kind == "concat":
+                        bind(var, _rebuild_call(inner, [relax.Tuple([remap(x) for x in q])]))
                     elif kind == "relu":
                         zp = _qparams(value, graph)[1]
                         bind(var, relax.op.maximum(remap(q), relax.const(zp, dtype_of(q))))
@@ -641,17 +670,22 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
                 status[dq] = _Status("folded", detail="quantize(dequantize(q)) with equal parameters removed")
             continue
         inner_var = graph.value(qvar).args[0]
-        dq_var = inner.args[0]
-        what = "maximum(q, zero point)" if kind == "relu" else f"{short_op(op_name(inner))} on {dtype_of(q)}"
+        if kind == "concat":
+            dq_vars = _concat_dq_vars(inner, graph)
+            what = f"concat of {len(q)} {dtype_of(q[0])} tensors"
+        else:
+            dq_vars = [inner.args[0]]
+            what = "maximum(q, zero point)" if kind == "relu" else f"{short_op(op_name(inner))} on {dtype_of(q)}"
         detail = f"runs on the quantized tensor: {what} (same scale/zero point before and after)"
         status[inner_var] = _Status("int8", detail=detail, group=inner_var.name)
         status[qvar] = _Status(
             "folded", detail=f"requantize with equal parameters removed ({inner_var.name})", group=inner_var.name
         )
-        if all(u in (inner_var,) for u in graph.users.get(dq_var, [])):
-            status[dq_var] = _Status(
-                "folded", detail=f"dequantize absorbed into {inner_var.name}", group=inner_var.name
-            )
+        for dq_var in dq_vars:
+            if all(u in (inner_var,) for u in graph.users.get(dq_var, [])):
+                status[dq_var] = _Status(
+                    "folded", detail=f"dequantize absorbed into {inner_var.name}", group=inner_var.name
+                )
         folded.append(
             {
                 "anchor": inner_var.name,
@@ -684,10 +718,24 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
     return rows, folded
 
 
+def _concat_dq_vars(concat, graph: _Graph) -> list:
+    from tvm import relax
+
+    fields = concat.args[0]
+    if isinstance(fields, relax.Var):
+        fields = graph.value(fields)
+    return list(fields.fields)
+
+
 def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
     """Why a binding kept the importer's fp32 code."""
+    from tvm import relax
+
     name = op_name(b.value)
     op = short_op(name)
+    if isinstance(b.value, relax.TupleGetItem):
+        source = graph.value(b.value.tuple_value)
+        return f"one output of {short_op(op_name(source))}, which runs in fp32"
     if name == "relax.quantize":
         src = b.value.args[0]
         if src not in graph.defs:
@@ -704,13 +752,20 @@ def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
         dq_inputs = [a for a in b.value.args if op_name(graph.value(a)) == "relax.dequantize"]
         if len(dq_inputs) == 2:
             return "add: residual add of two dequantized tensors not folded (no integer add with requantize yet)"
-        return "add: not a constant bias directly after a folded conv2d/matmul"
+        if any(op_name(graph.value(a)) in ANCHOR_OPS for a in b.value.args):
+            return "add: not a constant bias directly after a folded conv2d/matmul"
+        return "add: no integer pattern for this op"
     if name in ("relax.reshape", "relax.expand_dims") and _const_array(b.var, graph) is not None:
         return f"{op}: reshapes a constant (folded by FoldConstant at build)"
     if name in PASSTHROUGH_OPS or name == "relax.nn.relu":
         return (
             f"{op}: not between a DequantizeLinear and a QuantizeLinear with the same scale and "
             f"zero point, so it cannot run on the quantized tensor"
+        )
+    if name == "relax.concat":
+        return (
+            "concat: its inputs are not all dequantized with the scale and zero point of a QuantizeLinear after it, "
+            "so it cannot run on the quantized tensors"
         )
     if name in ("relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d", "relax.mean"):
         return f"{op}: averaging needs a requantize (rounding), not folded"
