@@ -172,7 +172,8 @@ def _onnx_ops(model, rows: list) -> list:
 def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
     fused reduction kernels, and a pass that keeps the fused, legalized module for the report. The schedule
-    rules that failed on a kernel (guard.py) land in capture["fallbacks"]."""
+    rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
+    unfused, guard.fuse_tir) in capture["unfused"]."""
     import importlib
 
     import tvm
@@ -182,6 +183,8 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     gpu = resolved.device == "cuda"
     backend = importlib.import_module(f"tvm.relax.backend.{'cuda' if gpu else 'cpu_generic'}.pipeline")
     extra = [cpu_schedule_pass(fallbacks=capture.setdefault("fallbacks", []))] if schedule and not gpu else []
+    unfused = capture.setdefault("unfused", [])
+    legalize = [guardmod.fuse_tir(unfused) if p.info.name == "FuseTIR" else p for p in backend.legalize_passes(target)]
 
     @tvm.transform.module_pass(opt_level=0)
     def _capture(mod, _ctx):
@@ -193,7 +196,7 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
         with target:
             seq = tvm.transform.Sequential(
                 backend.library_dispatch_passes(target)
-                + backend.legalize_passes(target)
+                + legalize
                 + extra
                 + [_capture]
                 + backend.dataflow_lower_passes(target)
@@ -523,7 +526,12 @@ def build_tvm(
             "depthwise": depthwise_report,
             "fp16": fp16_section,
             "schedule_fallbacks": list(capture.get("fallbacks") or []),
-            "notes": list(resolved.notes) + fp16_notes + notes + guardmod.notes(capture.get("fallbacks") or []),
+            "unfused": list(capture.get("unfused") or []),
+            "notes": list(resolved.notes)
+            + fp16_notes
+            + notes
+            + guardmod.notes(capture.get("fallbacks") or [])
+            + guardmod.fusion_notes(capture.get("unfused") or []),
         }
         report["build_time_s"] = round(time.perf_counter() - t_start, 4)
         (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")
