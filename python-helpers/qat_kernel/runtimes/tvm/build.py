@@ -380,7 +380,12 @@ def build_tvm(
             fold_report = {"folded": res.folded, "notes": res.notes}
         check_cancelled()
     if not rows:
-        why = "fold disabled (fold_int8=False)" if not fold_int8 else "the int8 fold failed (see the notes)"
+        if not fold_int8:
+            why = "fold disabled (fold_int8=False)"
+        elif fold_report is None:
+            why = "the int8 fold failed (see the notes)"
+        else:
+            why = "nothing folded (" + "; ".join(fold_report["notes"]) + ")"
         rows = _fp32_rows(mod, provenance, f"{why}: Q/DQ lowered to fp32 math by LegalizeOps")
     folded_mod = mod
     after = foldmod.count_ops(mod["main"])

@@ -166,6 +166,9 @@ class _Graph:
 
         for b in self.bindings:
             uses(b.value, b.var)
+        # match_cast bindings define symbolic dims (a shape computed from the batch): kept as they are, never
+        # part of a folded chain
+        self.casts = {b.var for b in self.bindings if isinstance(b, relax.MatchCast)}
         # Vars the function returns (non-dataflow outputs of the block, used after it).
         for b in self.bindings:
             if not isinstance(b.var, relax.DataflowVar):
@@ -179,7 +182,7 @@ class _Graph:
         if var in self.outputs:
             return None
         users = self.users.get(var, [])
-        if len(users) != 1:
+        if len(users) != 1 or users[0] in self.casts:
             return None
         return users[0], self.defs[users[0]]
 
@@ -429,16 +432,13 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
     if len(blocks) != 1 or not isinstance(blocks[0], relax.DataflowBlock):
         notes.append("the function is not a single dataflow block (control flow?): nothing folded")
         return _Plan(), None, notes
-    if any(isinstance(b, relax.MatchCast) for b in blocks[0].bindings):
-        notes.append("the function has match_cast bindings (dynamic shapes): nothing folded")
-        return _Plan(), None, notes
     graph = _Graph(func, blocks[0])
     plan = _Plan()
 
     # 1. anchors
     for b in graph.bindings:
         name = op_name(b.value)
-        if name in ANCHOR_OPS:
+        if name in ANCHOR_OPS and b.var not in graph.casts:
             why = _plan_anchor(b.var, b.value, graph, plan)
             if why is not None:
                 plan.status[b.var] = _Status("fp32", reason=f"{short_op(name)} not folded: {why}")
@@ -448,7 +448,7 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
             continue
         inner_var = b.value.args[0]
         inner = graph.value(inner_var)
-        if inner is None:
+        if inner is None or inner_var in graph.casts or b.var in graph.casts:
             continue
         if op_name(inner) == "relax.dequantize":
             if _same_qparams(inner, b.value, graph):
@@ -608,6 +608,10 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
                         bind(var, relax.op.maximum(remap(q), relax.const(zp, dtype_of(q))))
                     else:
                         bind(var, _rebuild_call(inner, [remap(q)] + [remap(a) for a in list(inner.args)[1:]]))
+                elif isinstance(b, relax.MatchCast):
+                    expr = _rebuild_call(value, [remap(a) for a in value.args]) if op_name(value) else remap(value)
+                    cast = bb.match_cast(expr, b.ty, var.name)
+                    mapping[var] = cast if isinstance(var, relax.DataflowVar) else bb.emit_output(cast)
                 elif isinstance(value, tvm.ir.Call):
                     bind(var, _rebuild_call(value, [remap(a) for a in value.args]))
                 else:
