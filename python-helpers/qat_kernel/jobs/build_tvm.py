@@ -291,6 +291,7 @@ def build(
             progress=build_progress,
             check_cancelled=ctx.check_cancelled,
             fp16=fp16,
+            workspace=cfg.folder,
         )
         artifact = stage / tvm_build_mod.ARTIFACT
         result: dict = {

@@ -16,12 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qat_kernel import atomic
-from qat_kernel.rpc.errors import TvmBuildError
+from qat_kernel.rpc.errors import KernelError, TvmBuildError
 from qat_kernel.runtimes.onnx import fp16 as fp16mod
 from qat_kernel.runtimes.targets import ResolvedTarget, elf_machine, resolve_target
 from qat_kernel.runtimes.tvm import depthwise as depthwisemod
 from qat_kernel.runtimes.tvm import dotprod as dotprodmod
+from qat_kernel.runtimes.tvm import failures as failuresmod
 from qat_kernel.runtimes.tvm import fold as foldmod
+from qat_kernel.runtimes.tvm import guard as guardmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm import schedule as schedulemod
 from qat_kernel.runtimes.tvm import vnni as vnnimod
@@ -60,35 +62,44 @@ def _input_shapes(model, batch: int | None) -> dict:
     return shapes
 
 
-def import_onnx(onnx_path, batch: int | None = None):
+def import_onnx(onnx_path, batch: int | None = None, workspace=None):
     """(Relax module, {relax var: onnx node name}, onnx model). `onnx_path` may also be a loaded
     onnx.ModelProto.
 
     The provenance comes from the importer's own table of ONNX tensor -> Relax expr (the bindings a
     node emits come right before its output binding); if that private API changes, the module is
-    imported with the public from_onnx and the report has no ONNX node names."""
+    imported with the public from_onnx and the report has no ONNX node names. A model the importer
+    cannot convert raises failures.BuildFailure naming the node, its module and its line in the user's
+    files under `workspace` (the config's folder)."""
     import onnx
 
     model = onnx_path if isinstance(onnx_path, onnx.ModelProto) else onnx.load(str(onnx_path))
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     shapes = _input_shapes(model, batch)
+    importer = None
     try:
-        from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
-
-        importer = ONNXGraphImporter(shapes, "float32", keep_params_in_input=False, sanitize=True)
         try:
-            import onnx.checker
+            from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
 
-            onnx.checker.check_model(model)
-        except Exception:  # noqa: BLE001 - from_onnx only warns too
-            pass
-        mod = importer.from_onnx(model.graph, opset)
-        provenance = _provenance(mod, importer, model)
-    except (ImportError, AttributeError, TypeError):
-        from tvm.relax.frontend.onnx import from_onnx
+            importer = ONNXGraphImporter(shapes, "float32", keep_params_in_input=False, sanitize=True)
+            try:
+                import onnx.checker
 
-        mod = from_onnx(model, shape_dict=shapes or None, opset=opset)
-        provenance = {}
+                onnx.checker.check_model(model)
+            except Exception:  # noqa: BLE001 - from_onnx only warns too
+                pass
+            mod = importer.from_onnx(model.graph, opset)
+            provenance = _provenance(mod, importer, model)
+        except (ImportError, AttributeError, TypeError):
+            from tvm.relax.frontend.onnx import from_onnx
+
+            mod = from_onnx(model, shape_dict=shapes or None, opset=opset)
+            provenance = {}
+    except KernelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the importer's errors are of many types (TVM's, ValueError, ...)
+        node = failuresmod.failed_import_node(model, importer, exc)
+        raise failuresmod.build_failure("import", exc, node, workspace) from exc
     return mod, provenance, model
 
 
@@ -109,6 +120,19 @@ def _provenance(mod, importer, model) -> dict:
     return prov
 
 
+def _node_reason(op_type: str, fp32: list) -> str:
+    """Why an ONNX node stays fp32, from its Relax bindings that do: a conv/matmul's own reason, else the one
+    reason they share; an op the importer expands (HardSwish: add, clip, divide, multiply) is named as such."""
+    calls = [r for r in fp32 if r["op"] not in ("TupleGetItem", "Tuple", "Var", "DataflowVar")] or fp32
+    anchors = [r for r in calls if r["op"] in ("nn.conv2d", "matmul")]
+    if anchors:
+        return anchors[0]["reason"]
+    ops = list(dict.fromkeys(r["op"] for r in calls))
+    if len(ops) == 1:
+        return calls[0]["reason"]
+    return f"{op_type}: no integer pattern for this op (runs in fp32 as {', '.join(ops)})"
+
+
 def _onnx_ops(model, rows: list) -> list:
     """Per ONNX node (graph order): its precision after the fold, how, and why not."""
     by_node: dict = {}
@@ -127,7 +151,7 @@ def _onnx_ops(model, rows: list) -> list:
         if halves:
             precision, detail, reason = "fp16", halves[0]["detail"], None
         elif fp32:
-            precision, detail, reason = "fp32", None, fp32[0]["reason"]
+            precision, detail, reason = "fp32", None, _node_reason(node.op_type, fp32)
         elif ints:
             precision, detail, reason = "int8", ints[0]["detail"], None
         else:
@@ -147,7 +171,9 @@ def _onnx_ops(model, rows: list) -> list:
 
 def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
-    fused reduction kernels, and a pass that keeps the fused, legalized module for the report."""
+    fused reduction kernels, and a pass that keeps the fused, legalized module for the report. The schedule
+    rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
+    unfused, guard.fuse_tir) in capture["unfused"]."""
     import importlib
 
     import tvm
@@ -156,7 +182,9 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
 
     gpu = resolved.device == "cuda"
     backend = importlib.import_module(f"tvm.relax.backend.{'cuda' if gpu else 'cpu_generic'}.pipeline")
-    extra = [cpu_schedule_pass()] if schedule and not gpu else []
+    extra = [cpu_schedule_pass(fallbacks=capture.setdefault("fallbacks", []))] if schedule and not gpu else []
+    unfused = capture.setdefault("unfused", [])
+    legalize = [guardmod.fuse_tir(unfused) if p.info.name == "FuseTIR" else p for p in backend.legalize_passes(target)]
 
     @tvm.transform.module_pass(opt_level=0)
     def _capture(mod, _ctx):
@@ -168,7 +196,7 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
         with target:
             seq = tvm.transform.Sequential(
                 backend.library_dispatch_passes(target)
-                + backend.legalize_passes(target)
+                + legalize
                 + extra
                 + [_capture]
                 + backend.dataflow_lower_passes(target)
@@ -177,6 +205,16 @@ def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
             return seq(mod)
 
     return _pipe
+
+
+def _buffer_dtype(param) -> str | None:
+    """The element type of a PrimFunc's buffer parameter; None for a scalar one (TVM 0.27 passes a symbolic
+    dim such as the batch as an int64 parameter of the kernels whose shapes need it: reshape, transpose,
+    a matmul on [batch, seq, d]), whose Var has no dtype."""
+    try:
+        return str(param.dtype)
+    except AttributeError:
+        return None
 
 
 def lowered_kernels(mod) -> tuple[list, dict]:
@@ -191,7 +229,7 @@ def lowered_kernels(mod) -> tuple[list, dict]:
     for gv, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc):
             continue
-        dtypes = [str(p.dtype) for p in func.params if str(p.dtype) != "handle"]
+        dtypes = [d for d in map(_buffer_dtype, func.params) if d not in (None, "handle")]
         if not dtypes:
             continue
         precision = foldmod.precision_of_dtype(dtypes[0])
@@ -237,6 +275,23 @@ def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
     }, notes
 
 
+def _fp32_rows(mod, provenance: dict, reason: str) -> list:
+    """The report's rows of a module built without the fold: every binding fp32, for `reason`."""
+    return [
+        {
+            "var": b.var.name,
+            "op": foldmod.short_op(foldmod.op_name(b.value)),
+            "onnx_node": provenance.get(b.var),
+            "precision": "fp32",
+            "detail": None,
+            "group": None,
+            "reason": reason,
+        }
+        for block in mod["main"].body.blocks
+        for b in block.bindings
+    ]
+
+
 def build_tvm(
     onnx_path,
     target,
@@ -250,6 +305,7 @@ def build_tvm(
     dotprod: bool | None = None,
     vnni: bool | None = None,
     depthwise: bool | None = None,
+    workspace=None,
 ) -> dict:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
@@ -264,7 +320,14 @@ def build_tvm(
     AVX512-VNNI or AVX-VNNI and our schedule runs). depthwise: run the int8 depthwise convs as channel-blocked
     kernels (depthwise.py; None: under the rules "vnni" and "packed"; either way only for x86 CPU targets
     with our schedule). Raises ToolchainMissing (with
-    the install command) before any work when the target's compiler is missing."""
+    the install command) before any work when the target's compiler is missing.
+
+    A part that fails on this model falls back instead of ending the build, with a note in the report: a
+    schedule rule on one kernel (that kernel keeps the next rule's or TVM's default code, guard.py), a kernel
+    layout rewrite (the plain int8 kernels), the fold (every op fp32), and a compile error (TVM's own pipeline
+    on the int8 module, then without the fold; the rows say what runs in which precision). What still cannot
+    be built raises failures.BuildFailure: the stage, the ONNX node, its module and its line in the user's
+    files under `workspace` (the config's folder) where known, and what to do."""
     import tvm
 
     progress = progress or _noop_progress
@@ -286,43 +349,45 @@ def build_tvm(
     if matcher is not None:
         rewrite = fp16mod.convert_fp16_layers(model, matcher)
         fp16_nodes = rewrite.nodes
-        mod, provenance, _ = import_onnx(rewrite.model, batch)
+        mod, provenance, _ = import_onnx(rewrite.model, batch, workspace)
         provenance = {v: rewrite.owner.get(n, n) for v, n in provenance.items()}
         widened = 0
         if fp16_nodes:
             mod, widened = mixedmod.widen_accumulators(mod)
         fp16_section, fp16_notes = _fp16_report(rewrite, widened)
     else:
-        mod, provenance, _ = import_onnx(model, batch)
+        mod, provenance, _ = import_onnx(model, batch, workspace)
     import_s = time.perf_counter() - t0
     before = foldmod.count_ops(mod["main"])
     check_cancelled()
 
+    notes: list = []
+    imported = mod
     fold_report = None
     rows: list = []
     fold_s = 0.0
     if fold_int8:
         progress("fold", "Folding Q/DQ patterns into int8 arithmetic", 0.2)
         t0 = time.perf_counter()
-        res = foldmod.fold_qdq(mod, provenance)
+        try:
+            res = foldmod.fold_qdq(mod, provenance)
+        except Exception as exc:  # noqa: BLE001 - a pattern the fold mishandles: build the model without it
+            notes.append(f"the int8 fold failed ({failuresmod.first_line(exc)}): built without it, every op in fp32")
+            res = None
         fold_s = time.perf_counter() - t0
-        mod, rows = res.mod, res.bindings
-        fold_report = {"folded": res.folded, "notes": res.notes}
+        if res is not None:
+            mod, rows = res.mod, res.bindings
+            fold_report = {"folded": res.folded, "notes": res.notes}
         check_cancelled()
-    else:
-        rows = [
-            {
-                "var": b.var.name,
-                "op": foldmod.short_op(foldmod.op_name(b.value)),
-                "onnx_node": provenance.get(b.var),
-                "precision": "fp32",
-                "detail": None,
-                "group": None,
-                "reason": "fold disabled (fold_int8=False): Q/DQ lowered to fp32 math by LegalizeOps",
-            }
-            for block in mod["main"].body.blocks
-            for b in block.bindings
-        ]
+    if not rows:
+        if not fold_int8:
+            why = "fold disabled (fold_int8=False)"
+        elif fold_report is None:
+            why = "the int8 fold failed (see the notes)"
+        else:
+            why = "nothing folded (" + "; ".join(fold_report["notes"]) + ")"
+        rows = _fp32_rows(mod, provenance, f"{why}: Q/DQ lowered to fp32 math by LegalizeOps")
+    folded_mod = mod
     after = foldmod.count_ops(mod["main"])
     if fp16_nodes:
         for row in rows:
@@ -335,34 +400,72 @@ def build_tvm(
                     "float16 inputs and weights, float32 accumulation)",
                 )
 
-    dotprod_report = None
-    if fold_int8 and (dotprod if dotprod is not None else dotprodmod.wants_dotprod(resolved.target)):
-        mod, rewritten = dotprodmod.rewrite(mod)
-        dotprod_report = {"rewritten": rewritten, "instruction": "sdot"}
+    # the kernel layouts for the target's dot-product instructions; one that fails leaves the module as it was
+    def rewrite(name, fn):
+        nonlocal mod
+        try:
+            mod, rewritten = fn(mod)
+        except Exception as exc:  # noqa: BLE001 - the plain int8 kernels still build
+            error = failuresmod.first_line(exc)
+            notes.append(f"the {name} rewrite failed ({error}): those ops keep the plain int8 kernels")
+            return None
         check_cancelled()
+        return rewritten
+
+    folded = fold_report is not None
+    dotprod_report = None
+    if folded and (dotprod if dotprod is not None else dotprodmod.wants_dotprod(resolved.target)):
+        rewritten = rewrite("sdot", dotprodmod.rewrite)
+        dotprod_report = None if rewritten is None else {"rewritten": rewritten, "instruction": "sdot"}
 
     vnni_report = None
-    lanes = vnnimod.vnni_lanes(resolved.target) if fold_int8 and schedule and resolved.device == "cpu" else 0
+    lanes = vnnimod.vnni_lanes(resolved.target) if folded and schedule and resolved.device == "cpu" else 0
     if lanes and (vnni if vnni is not None else schedulemod.current_rule() == "vnni"):
-        mod, rewritten = vnnimod.rewrite(mod, lanes)
-        vnni_report = {"rewritten": rewritten, "instruction": "vpdpbusd", "lanes": lanes}
-        check_cancelled()
+        rewritten = rewrite("vpdpbusd", lambda m: vnnimod.rewrite(m, lanes))
+        vnni_report = None if rewritten is None else {"rewritten": rewritten, "instruction": "vpdpbusd", "lanes": lanes}
 
     depthwise_report = None
-    x86 = fold_int8 and schedule and resolved.device == "cpu" and depthwisemod.is_x86(resolved.target)
+    x86 = folded and schedule and resolved.device == "cpu" and depthwisemod.is_x86(resolved.target)
     if x86 and (depthwise if depthwise is not None else schedulemod.current_rule() in ("vnni", "packed")):
-        mod, rewritten = depthwisemod.rewrite(mod)
-        depthwise_report = {"rewritten": rewritten, "lanes": depthwisemod.LANES}
-        check_cancelled()
+        rewritten = rewrite("depthwise", depthwisemod.rewrite)
+        depthwise_report = None if rewritten is None else {"rewritten": rewritten, "lanes": depthwisemod.LANES}
 
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)
     tvm_target = resolved.tvm_target()
-    capture: dict = {}
     t0 = time.perf_counter()
     saved_env = {k: os.environ.get(k) for k in resolved.env}
     os.environ.update(resolved.env)
     try:
-        executable = tvm.compile(mod, tvm_target, relax_pipeline=_pipeline(tvm_target, resolved, capture, schedule))
+        # Our schedule and kernel layouts first; where they make something TVM cannot compile, TVM's own
+        # pipeline on the int8 module; then on the imported one (fp32). Each fallback is a note.
+        attempts = [(mod, schedule, "our CPU schedule" if schedule and resolved.device == "cpu" else "TVM's pipeline")]
+        if schedule and resolved.device == "cpu":
+            attempts.append((folded_mod, False, "TVM's own pipeline on the int8 module"))
+        if folded:
+            attempts.append((imported, False, "TVM's own pipeline without the int8 fold"))
+        for i, (candidate, scheduled, label) in enumerate(attempts):
+            capture: dict = {}
+            try:
+                executable = tvm.compile(
+                    candidate, tvm_target, relax_pipeline=_pipeline(tvm_target, resolved, capture, scheduled)
+                )
+                break
+            except Exception as exc:  # noqa: BLE001 - TVM's errors are TVMError subclasses and Python ones
+                check_cancelled()
+                if i + 1 == len(attempts):
+                    tried = ", ".join(a[2] for a in attempts)
+                    tried = f"Tried: {tried}."
+                    raise failuresmod.build_failure("compile", exc, workspace=workspace, tried=tried) from exc
+                notes.append(
+                    f"TVM could not compile the model with {label} ({failuresmod.first_line(exc)}): "
+                    f"built with {attempts[i + 1][2]}"
+                )
+        if candidate is imported and folded:
+            rows = _fp32_rows(imported, provenance, "the int8 fold's module did not compile (see the notes)")
+            dotprod_report = vnni_report = depthwise_report = fold_report = None
+            after = foldmod.count_ops(imported["main"])
+        elif not scheduled and schedule:
+            dotprod_report = vnni_report = depthwise_report = None
     finally:
         for k, v in saved_env.items():
             if v is None:
@@ -380,10 +483,15 @@ def build_tvm(
     try:
         t0 = time.perf_counter()
         fcompile = resolved.fcompile()
-        if fcompile is not None:
-            executable.export_library(str(tmp / ARTIFACT), fcompile=fcompile)
-        else:
-            executable.export_library(str(tmp / ARTIFACT))
+        try:
+            if fcompile is not None:
+                executable.export_library(str(tmp / ARTIFACT), fcompile=fcompile)
+            else:
+                executable.export_library(str(tmp / ARTIFACT))
+        except KernelError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the system compiler or linker failed on the generated code
+            raise failuresmod.build_failure("export", exc, workspace=workspace) from exc
         export_s = time.perf_counter() - t0
         machine = elf_machine(tmp / ARTIFACT)
         if machine != resolved.arch:
@@ -399,7 +507,7 @@ def build_tvm(
             "cross_compiler": resolved.cross_compiler,
             "tvm_version": tvm_version(),
             "fold_int8": bool(fold_int8),
-            "scheduled": bool(schedule) and resolved.device == "cpu",
+            "scheduled": bool(scheduled) and resolved.device == "cpu",
             "batch": batch if batch is not None else "dynamic",
             "artifact": str(out_dir / ARTIFACT),
             "artifact_bytes": (tmp / ARTIFACT).stat().st_size,
@@ -422,7 +530,13 @@ def build_tvm(
             "vnni": vnni_report,
             "depthwise": depthwise_report,
             "fp16": fp16_section,
-            "notes": list(resolved.notes) + fp16_notes,
+            "schedule_fallbacks": list(capture.get("fallbacks") or []),
+            "unfused": list(capture.get("unfused") or []),
+            "notes": list(resolved.notes)
+            + fp16_notes
+            + notes
+            + guardmod.notes(capture.get("fallbacks") or [])
+            + guardmod.fusion_notes(capture.get("unfused") or []),
         }
         report["build_time_s"] = round(time.perf_counter() - t_start, 4)
         (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")

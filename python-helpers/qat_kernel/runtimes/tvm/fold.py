@@ -12,15 +12,16 @@ Anchors (real integer kernels)::
 becomes::
 
     conv2d | matmul(q_x (uint8/int8; int16 minus zp_x when zp_x != 0), W_q - zp_w (int8 const), out_dtype=int32)
-    + round(bias / (s_x*s_w)) (int32 const)  -> relu on int32 (exact: scales are positive)
-    -> requantize: clip(round(float32(acc) * (s_x*s_w/s_y)) + zp_y, qmin, qmax) -> uint8/int8
-       or, when no QuantizeLinear follows (e.g. the float logits), float32(acc) * (s_x*s_w)
+    -> epilogue as PyTorch INT8 computes it: y = (float32(acc) + bias / (s_x*s_w)) * (s_x*s_w) -> relu
+    -> requantize: clip(round(y * (1 / s_y)) + zp_y, qmin, qmax) -> uint8/int8
+       or, when no QuantizeLinear follows (e.g. the float logits), y
 
 Pass-throughs (exact on the quantized tensor when the Q after the op repeats the DQ's scale/zp)::
 
     quantize(op(dequantize(q, s, zp)), s, zp) -> op(q)   op in max_pool2d, reshape, flatten,
                                                        permute_dims, squeeze, expand_dims
     quantize(relu(dequantize(q, s, zp)), s, zp) -> maximum(q, zp)
+    quantize(concat(dequantize(q_i, s, zp), ...), s, zp) -> concat(q_i, ...)
     quantize(dequantize(q, s, zp), s, zp)       -> q
 
 Everything else keeps the importer's fp32 code, and the report says why (residual add of two
@@ -165,6 +166,9 @@ class _Graph:
 
         for b in self.bindings:
             uses(b.value, b.var)
+        # match_cast bindings define symbolic dims (a shape computed from the batch): kept as they are, never
+        # part of a folded chain
+        self.casts = {b.var for b in self.bindings if isinstance(b, relax.MatchCast)}
         # Vars the function returns (non-dataflow outputs of the block, used after it).
         for b in self.bindings:
             if not isinstance(b.var, relax.DataflowVar):
@@ -178,7 +182,7 @@ class _Graph:
         if var in self.outputs:
             return None
         users = self.users.get(var, [])
-        if len(users) != 1:
+        if len(users) != 1 or users[0] in self.casts:
             return None
         return users[0], self.defs[users[0]]
 
@@ -408,9 +412,9 @@ def _describe_anchor(info) -> str:
         f"{info['w_int'].dtype} -> int32 ({'per-channel' if wq.per_channel else 'per-tensor'} weights)"
     ]
     if info["bias"] is not None:
-        parts.append("bias int32")
+        parts.append("float bias added to the dequantized sums")
     if info["relu"]:
-        parts.append("relu int32")
+        parts.append("relu")
     if info["quant"] is not None:
         s_y, zp_y, dt = info["quant"]
         parts.append(f"requantize to {dt} (scale {s_y:.6g}, zero point {zp_y})")
@@ -428,16 +432,13 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
     if len(blocks) != 1 or not isinstance(blocks[0], relax.DataflowBlock):
         notes.append("the function is not a single dataflow block (control flow?): nothing folded")
         return _Plan(), None, notes
-    if any(isinstance(b, relax.MatchCast) for b in blocks[0].bindings):
-        notes.append("the function has match_cast bindings (dynamic shapes): nothing folded")
-        return _Plan(), None, notes
     graph = _Graph(func, blocks[0])
     plan = _Plan()
 
     # 1. anchors
     for b in graph.bindings:
         name = op_name(b.value)
-        if name in ANCHOR_OPS:
+        if name in ANCHOR_OPS and b.var not in graph.casts:
             why = _plan_anchor(b.var, b.value, graph, plan)
             if why is not None:
                 plan.status[b.var] = _Status("fp32", reason=f"{short_op(name)} not folded: {why}")
@@ -447,13 +448,20 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
             continue
         inner_var = b.value.args[0]
         inner = graph.value(inner_var)
-        if inner is None:
+        if inner is None or inner_var in graph.casts or b.var in graph.casts:
             continue
         if op_name(inner) == "relax.dequantize":
             if _same_qparams(inner, b.value, graph):
                 plan.passthrough[b.var] = ("identity", inner.args[0], None)
             continue
         name = op_name(inner)
+        if name == "relax.concat":
+            if graph.single_user(inner_var) is not None:
+                qs = _concat_inputs(inner, b.value, graph)
+                if qs is not None:
+                    plan.passthrough[b.var] = ("concat", qs, inner)
+                    plan.skip.add(inner_var)
+            continue
         if name not in PASSTHROUGH_OPS and name != "relax.nn.relu":
             continue
         if graph.single_user(inner_var) is None:
@@ -464,6 +472,25 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
         plan.passthrough[b.var] = ("relu" if name == "relax.nn.relu" else "op", dq.args[0], inner)
         plan.skip.add(inner_var)
     return plan, graph, notes
+
+
+def _concat_inputs(concat, q_call, graph: _Graph) -> list | None:
+    """The quantized tensors of a concat whose every input is a dequantize with the scale, zero point and dtype
+    of the quantize after it (the x86 quantizer shares one observer over a cat's inputs and output), else None."""
+    from tvm import relax
+
+    fields = concat.args[0]
+    if isinstance(fields, relax.Var):
+        fields = graph.value(fields)
+    if not isinstance(fields, relax.Tuple):
+        return None
+    qs = []
+    for f in fields.fields:
+        dq = graph.value(f)
+        if op_name(dq) != "relax.dequantize" or not _same_qparams(dq, q_call, graph):
+            return None
+        qs.append(dq.args[0])
+    return qs
 
 
 def _emit_anchor(bb, info, remap):
@@ -498,22 +525,26 @@ def _emit_anchor(bb, info, remap):
     bshape[axis] = -1
     if info["kind"] == "matmul":
         bshape = [-1]
+    # The epilogue is PyTorch INT8's arithmetic on the exact int32 sums: dequantize with the float bias, relu,
+    # quantize as x * (1 / scale). (An int32 bias, round(bias / (s_x*s_w)), shifts each sum by up to half an
+    # accumulator unit: 10-20x more outputs a step away from PyTorch behind float layers.) The bias is added in
+    # accumulator units before the scale, (acc + bias / (s_x*s_w)) * (s_x*s_w): an add feeding a multiply,
+    # which LLVM cannot contract into an FMA, so every kernel layout (vnni, sdot, depthwise) rounds alike.
     acc_scale = act.scale * info["wq"].scale  # float64 per output channel
-    if info["bias"] is not None:
-        b_int = np.clip(np.round(info["bias"] / acc_scale), -(2**31), 2**31 - 1).astype(np.int32)
-        acc = bb.emit(relax.op.add(acc, relax.const(b_int.reshape(bshape))))
-    if info["relu"]:
-        acc = bb.emit(relax.op.nn.relu(acc))
     f = relax.op.astype(acc, "float32")
+    if info["bias"] is not None:
+        f = relax.op.add(f, relax.const((info["bias"] / acc_scale).astype(np.float32).reshape(bshape)))
+    f = relax.op.multiply(f, relax.const(acc_scale.astype(np.float32).reshape(bshape)))
+    if info["relu"]:
+        f = relax.op.nn.relu(f)
     if info["quant"] is not None:
         s_y, zp_y, dt = info["quant"]
-        mult = (acc_scale / s_y).astype(np.float32).reshape(bshape)
-        y = relax.op.round(relax.op.multiply(f, relax.const(mult)))
+        y = relax.op.round(relax.op.multiply(f, relax.const(np.float32(1.0 / s_y))))
         if zp_y:
             y = relax.op.add(y, relax.const(np.float32(zp_y)))
         lo, hi = QRANGE[dt]
         return relax.op.astype(relax.op.clip(y, lo, hi), dt)
-    return relax.op.multiply(f, relax.const(acc_scale.astype(np.float32).reshape(bshape)))
+    return f
 
 
 def _rebuild_call(call, args):
@@ -570,11 +601,17 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
                             mapping[var] = remap(q)
                         else:
                             bind(var, remap(q))
+                    elif kind == "concat":
+                        bind(var, _rebuild_call(inner, [relax.Tuple([remap(x) for x in q])]))
                     elif kind == "relu":
                         zp = _qparams(value, graph)[1]
                         bind(var, relax.op.maximum(remap(q), relax.const(zp, dtype_of(q))))
                     else:
                         bind(var, _rebuild_call(inner, [remap(q)] + [remap(a) for a in list(inner.args)[1:]]))
+                elif isinstance(b, relax.MatchCast):
+                    expr = _rebuild_call(value, [remap(a) for a in value.args]) if op_name(value) else remap(value)
+                    cast = bb.match_cast(expr, b.ty, var.name)
+                    mapping[var] = cast if isinstance(var, relax.DataflowVar) else bb.emit_output(cast)
                 elif isinstance(value, tvm.ir.Call):
                     bind(var, _rebuild_call(value, [remap(a) for a in value.args]))
                 else:
@@ -616,7 +653,7 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
                 for a in call.args:
                     if op_name(graph.value(a)) in ("relax.reshape", "relax.expand_dims"):
                         status[a] = _Status(
-                            "folded", detail=f"bias folded into int32 constant of {anchor_name}", group=anchor_name
+                            "folded", detail=f"bias folded into the epilogue of {anchor_name}", group=anchor_name
                         )
         folded.append(
             {
@@ -637,17 +674,22 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
                 status[dq] = _Status("folded", detail="quantize(dequantize(q)) with equal parameters removed")
             continue
         inner_var = graph.value(qvar).args[0]
-        dq_var = inner.args[0]
-        what = "maximum(q, zero point)" if kind == "relu" else f"{short_op(op_name(inner))} on {dtype_of(q)}"
+        if kind == "concat":
+            dq_vars = _concat_dq_vars(inner, graph)
+            what = f"concat of {len(q)} {dtype_of(q[0])} tensors"
+        else:
+            dq_vars = [inner.args[0]]
+            what = "maximum(q, zero point)" if kind == "relu" else f"{short_op(op_name(inner))} on {dtype_of(q)}"
         detail = f"runs on the quantized tensor: {what} (same scale/zero point before and after)"
         status[inner_var] = _Status("int8", detail=detail, group=inner_var.name)
         status[qvar] = _Status(
             "folded", detail=f"requantize with equal parameters removed ({inner_var.name})", group=inner_var.name
         )
-        if all(u in (inner_var,) for u in graph.users.get(dq_var, [])):
-            status[dq_var] = _Status(
-                "folded", detail=f"dequantize absorbed into {inner_var.name}", group=inner_var.name
-            )
+        for dq_var in dq_vars:
+            if all(u in (inner_var,) for u in graph.users.get(dq_var, [])):
+                status[dq_var] = _Status(
+                    "folded", detail=f"dequantize absorbed into {inner_var.name}", group=inner_var.name
+                )
         folded.append(
             {
                 "anchor": inner_var.name,
@@ -680,10 +722,24 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
     return rows, folded
 
 
+def _concat_dq_vars(concat, graph: _Graph) -> list:
+    from tvm import relax
+
+    fields = concat.args[0]
+    if isinstance(fields, relax.Var):
+        fields = graph.value(fields)
+    return list(fields.fields)
+
+
 def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
     """Why a binding kept the importer's fp32 code."""
+    from tvm import relax
+
     name = op_name(b.value)
     op = short_op(name)
+    if isinstance(b.value, relax.TupleGetItem):
+        source = graph.value(b.value.tuple_value)
+        return f"one output of {short_op(op_name(source))}, which runs in fp32"
     if name == "relax.quantize":
         src = b.value.args[0]
         if src not in graph.defs:
@@ -700,13 +756,20 @@ def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
         dq_inputs = [a for a in b.value.args if op_name(graph.value(a)) == "relax.dequantize"]
         if len(dq_inputs) == 2:
             return "add: residual add of two dequantized tensors not folded (no integer add with requantize yet)"
-        return "add: not a constant bias directly after a folded conv2d/matmul"
+        if any(op_name(graph.value(a)) in ANCHOR_OPS for a in b.value.args):
+            return "add: not a constant bias directly after a folded conv2d/matmul"
+        return "add: no integer pattern for this op"
     if name in ("relax.reshape", "relax.expand_dims") and _const_array(b.var, graph) is not None:
         return f"{op}: reshapes a constant (folded by FoldConstant at build)"
     if name in PASSTHROUGH_OPS or name == "relax.nn.relu":
         return (
             f"{op}: not between a DequantizeLinear and a QuantizeLinear with the same scale and "
             f"zero point, so it cannot run on the quantized tensor"
+        )
+    if name == "relax.concat":
+        return (
+            "concat: its inputs are not all dequantized with the scale and zero point of a QuantizeLinear after it, "
+            "so it cannot run on the quantized tensors"
         )
     if name in ("relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d", "relax.mean"):
         return f"{op}: averaging needs a requantize (rounding), not folded"
@@ -715,7 +778,7 @@ def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
 
 def count_ops(func) -> dict:
     """Walk a Relax function and count its compute ops per precision: the dtype of the op's data
-    input (int8 = int8/uint8 data, int32 = the accumulator's bias/relu, float16 = the layers kept
+    input (int8 = int8/uint8 data, int32 = integer ops on an accumulator, float16 = the layers kept
     fp16, float32 = fp32 math).
 
     Kept apart: conversions (quantize, dequantize, astype), layout ops (reshape, permute, ...), and
@@ -760,7 +823,7 @@ def count_ops(func) -> dict:
         if (
             data is not None
             and data in epilogue_vars
-            and name in ("relax.multiply", "relax.round", "relax.clip", "relax.add", "relax.subtract")
+            and name in ("relax.multiply", "relax.round", "relax.clip", "relax.add", "relax.subtract", "relax.nn.relu")
         ):
             epilogue_vars.add(b.var)
             epilogue_ops += 1

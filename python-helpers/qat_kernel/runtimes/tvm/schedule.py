@@ -388,31 +388,34 @@ def _packed_rule_class():
     return PackedConv
 
 
-def cpu_schedule_pass(rule: str | None = None):
+def cpu_schedule_pass(rule: str | None = None, fallbacks: list | None = None):
     """Our CPU schedule pass: rules "vnni" (default; see use_rule) and "packed" repack conv2d weights,
     then apply the packed conv rule, our row-tile rule, then TVM's own CPU rules to unscheduled
     PrimFuncs; rule "rows" applies the row-tile rule and TVM's rules only. ("vnni" differs from
-    "packed" before this pass: build.py lays the int8 kernels out for vpdpbusd, vnni.py.)"""
+    "packed" before this pass: build.py lays the int8 kernels out for vpdpbusd, vnni.py.)
+    A rule that raises on a kernel is skipped for that kernel (guard.py); `fallbacks` collects those."""
     import tvm
     from tvm.s_tir import dlight as dl
 
-    from qat_kernel.runtimes.tvm import depthwise, dotprod, vnni
+    from qat_kernel.runtimes.tvm import depthwise, dotprod, guard, vnni
 
     rule = rule or _current[0]
     if rule not in RULES:
         raise ValueError(f"unknown schedule rule {rule!r}; one of {RULES}")
+    fallbacks = [] if fallbacks is None else fallbacks
     # the sdot kernels of an aarch64 +dotprod build (dotprod.py) first: no other rule may take them
     # so do the vpdpbusd kernels of an x86 VNNI build (vnni.py)
     sdot = dotprod.schedule_rule()
     dot = vnni.schedule_rule()
     dw = depthwise.schedule_rule()  # the x86 depthwise kernels (depthwise.py)
     if rule == "rows":
-        return dl.ApplyDefaultSchedule(sdot, dot, dw, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction())
+        return guard.apply_rules([sdot, dot, dw, _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()], fallbacks)
     return tvm.transform.Sequential(
         [
             pack_conv_weights_pass(),
-            dl.ApplyDefaultSchedule(
-                sdot, dot, dw, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()
+            guard.apply_rules(
+                [sdot, dot, dw, _packed_rule_class()(), _rule_class()(), dl.cpu.GEMV(), dl.cpu.Reduction()],
+                fallbacks,
             ),
         ]
     )
