@@ -74,32 +74,7 @@ def runner_fn(runner: dict, work: Path):
 
 
 def _layer_json(layer) -> dict:
-    row = {
-        "name": layer.name,
-        "kind": layer.kind,
-        "inShape": list(layer.in_shape),
-        "outShape": list(layer.out_shape),
-        "relu": layer.relu,
-        "inScale": layer.input.scale,
-        "inZeroPoint": layer.input.zero_point,
-    }
-    if layer.output is not None:
-        row.update(outScale=layer.output.scale, outZeroPoint=layer.output.zero_point, outDtype=layer.output.dtype)
-        row["output"] = layer.output_name
-    row["inputs"] = [name for name, _q, _s in layer.inputs]
-    if layer.act is not None and not layer.relu:
-        row["act"] = [float(v) for v in layer.act]
-    if layer.kind == "conv2d":
-        row["groups"] = int(layer.attrs["groups"])
-        if layer.attrs.get("global_pool"):
-            row["globalPool"] = True
-    if layer.weight is not None:
-        row.update(
-            weightShape=list(layer.weight.shape),
-            weightScaleMin=float(layer.weight_scale.min()),
-            weightScaleMax=float(layer.weight_scale.max()),
-        )
-    return row
+    return layer.to_json()
 
 
 def readme(stem: str, arch: str, binary: dict | None, tvm: dict | None) -> str:
@@ -174,7 +149,9 @@ def _verify(
         }
     import torch
 
-    quantized = [la for la in header_layers if la.output is not None]
+    from qat_kernel.runtimes.c.layers import traced
+
+    quantized = traced(header_layers)
     nodes = {n.name: n for n in converted.graph.nodes}
     values = fused_groups.capture(converted, [torch.from_numpy(x)], [nodes[la.node] for la in quantized])
     rows, offset = [], 0
@@ -281,7 +258,7 @@ def deploy(
     trained, reused = session.get(cfg, ctx, steps=steps)
     converted = session.convert(trained, ctx)
     ctx.progress("generate", "reading the layers of the converted model")
-    input_q, layers = layers_mod.extract(converted, trained.example)
+    input_q, layers = layers_mod.extract(converted, trained.example, str(cfg.folder))
     stem = stem_of(cfg)
     out_dir = out_dir_for(cfg, name)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
