@@ -27,6 +27,7 @@ KINDS = {
     "matmul": 13,
     "batchnorm": 14,
     "attention": 15,
+    "upsample": 16,
 }
 # The report's kind -> the runner's.
 RUNNER_KIND = {
@@ -55,6 +56,7 @@ RUNNER_KIND = {
     "matmul": "matmul",
     "batchnorm": "batchnorm",
     "attention": "attention",
+    "upsample": "upsample",
 }
 BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
 REDUCE_OPS = {"mean": 0, "sum": 1, "amax": 2}
@@ -210,7 +212,7 @@ def _params(layer: Layer, tensors: dict) -> list:
             a.get("divisor", 0),
         ]
     if kind == "linear":
-        return [layer.weight.shape[1]]
+        return [(layer.weight if layer.weight is not None else layer.float_weight).shape[1]]
     if kind == "binary":
         return [BINARY_OPS[layer.kind]]
     if kind == "reduce":
@@ -232,6 +234,20 @@ def _params(layer: Layer, tensors: dict) -> list:
     if kind == "attention":
         q, k, v = (tensors[name].shape for name, _q, _s in layer.inputs)
         return [q[-2], k[-2], q[-1], v[-1], _size(q[:-2])]
+    if kind == "upsample":
+        return [int(a["mode"] == "bilinear"), int(a["align_corners"])]
+    return []
+
+
+def _fparams(layer: Layer) -> list:
+    """Kind-specific floats: layernorm/batchnorm epsilon, attention scale, upsample source scales."""
+    a = layer.attrs
+    if layer.kind == "upsample":
+        return list(a["scales"])
+    if "eps" in a:
+        return [a["eps"]]
+    if "scale" in a:
+        return [a["scale"]]
     return []
 
 
@@ -300,18 +316,20 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         "    int n_fns;",
         "    const qat_fn *fns;             /* applied in turn to each float value before it is stored */",
         "    long p[QAT_NUM_PARAMS];        /* kind-specific integers (runner.c) */",
-        "    float eps;                     /* layernorm/batchnorm epsilon, attention scale */",
+        "    float f[4];                    /* kind-specific floats (runner.c) */",
         "    const int8_t *weight;",
         "    const float *weight_scale;",
         "    const int32_t *weight_zero_point;",
         "    const float *bias;",
         "    const int32_t *bias_int32;",
         "    const float *acc_scale;",
+        "    const float *float_weight;      /* conv2d/linear computed in float (a layer kept float) */",
         "    const int32_t *table;          /* lut: the stored output per stored input value - qmin */",
         "    const float *gamma, *beta;     /* layernorm weight and bias; batchnorm per-channel alpha, beta */",
         "} qat_layer;",
         "",
         f"#define QAT_INPUT_SIZE {_size(tensors[INPUT].shape)}",
+        f"#define QAT_INPUT_TYPE {TYPES[tensors[INPUT].kind]} /* QAT_F: the graph reads the input in float */",
         f"#define QAT_INPUT_OFFSET {offsets[INPUT]}",
         f"#define QAT_INPUT_SCALE {_f(input_q.scale)}",
         f"#define QAT_INPUT_INV_SCALE {_f(1.0 / input_q.scale)}",
@@ -407,6 +425,9 @@ def _layer_arrays(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int
         out.append(_array("float", f"{ident}_bias", la.bias, _f, 4))
         out.append(_array("int32_t", f"{ident}_bias_int32", la.bias_int32(), _int, 8))
         out.append(_array("float", f"{ident}_acc_scale", acc_scale, _f, 4))
+    if la.float_weight is not None:
+        out.append(_array("float", f"{ident}_float_weight", la.float_weight, _f, 4))
+        out.append(_array("float", f"{ident}_bias", la.bias, _f, 4))
     if la.table is not None:
         out.append(_array("int32_t", f"{ident}_table", la.table, _int))
     for key in ("gamma", "beta"):
@@ -441,7 +462,12 @@ def _layer_entry(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int)
     ptrs = {k: "0" for k in ("weight", "weight_scale", "weight_zero_point", "bias", "bias_int32", "acc_scale")}
     if la.weight is not None:
         ptrs = {k: f"{ident}_{k}" for k in ptrs}
-    eps = la.attrs.get("eps", la.attrs.get("scale", 0.0))
+    elif la.float_weight is not None:
+        ptrs["bias"] = f"{ident}_bias"
+    float_weight = f"{ident}_float_weight" if la.float_weight is not None else "0"
+    table = f"{ident}_table" if la.table is not None else "0"
+    floats = [_f(v) for v in _fparams(la)]
+    floats += [_f(0.0)] * (4 - len(floats))
     gamma = f"{ident}_gamma" if la.attrs.get("gamma") is not None else "0"
     beta = f"{ident}_beta" if la.attrs.get("beta") is not None else "0"
 
@@ -454,9 +480,9 @@ def _layer_entry(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int)
         f"{_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, {q.zero_point if q else 0}, "
         f"{q.qmin if q else 0}, {q.qmax if q else 0}, {int(bool(la.attrs.get('quantize_node')) and q is not None)}, "
         f"{len(la.epilogue)}, {ident + '_fns' if la.epilogue else '0'},\n     "
-        f"{{{', '.join(map(str, params))}}}, {_f(eps)},\n     "
+        f"{{{', '.join(map(str, params))}}}, {{{', '.join(floats)}}},\n     "
         f"{ptrs['weight']}, {ptrs['weight_scale']}, {ptrs['weight_zero_point']}, {ptrs['bias']}, "
-        f"{ptrs['bias_int32']}, {ptrs['acc_scale']}, {ident + '_table' if la.table is not None else '0'}, "
+        f"{ptrs['bias_int32']}, {ptrs['acc_scale']}, {float_weight}, {table}, "
         f"{gamma}, {beta}}}"
     )
 

@@ -130,6 +130,8 @@ FUNCTIONS = {
     )
 }
 BINARY = ("add", "sub", "mul", "div")
+# In-place variants (relu_, hardswish_, add_, ...: nn.ReLU(inplace=True)) lowered as the op itself.
+INPLACE = set(UNARY) | set(BINARY) | {"rsub", "clamp", "dropout"}
 SCALAR = {"add": "add_scalar", "sub": "sub_scalar", "rsub": "rsub_scalar", "mul": "mul_scalar", "div": "div_scalar"}
 SPLITS = ("split", "split_with_sizes", "chunk", "unbind", "tensor_split")
 TUPLES = ("_native_batch_norm_legit_no_training", "native_layer_norm", "native_dropout")
@@ -138,7 +140,8 @@ SUPPORTED_TEXT = (
     "conv1d/conv2d and linear with int8 weights, matmul/bmm and scaled_dot_product_attention, add/sub/mul/div "
     "(broadcasting), relu/relu6/hardtanh/clamp, hardswish, hardsigmoid, sigmoid, SiLU, GELU, tanh, leaky_relu, "
     "elu, mish, exp, sqrt/rsqrt, max/avg/adaptive average pooling, mean/sum/amax, layer_norm, batch_norm, "
-    "softmax, cat, split/chunk/unbind/slice/select, permute/transpose/expand, reshape/view/flatten, dropout"
+    "softmax, nearest/bilinear upsampling, cat/stack, split/chunk/unbind/slice/select, permute/transpose/expand, "
+    "reshape/view/flatten, dropout"
 )
 
 
@@ -166,6 +169,10 @@ class QParams:
             other.qmin,
             other.qmax,
         )
+
+
+# The input "quantization" of a network whose input the graph reads in float.
+FLOAT_INPUT = QParams(1.0, 0, 0, 0, "float32")
 
 
 @dataclass
@@ -200,6 +207,7 @@ class Layer:
     epilogue: list = field(default_factory=list)  # [(function, *params)] applied to each value before storing
     epilogue_nodes: list = field(default_factory=list)  # the FX nodes of the epilogue (for lookup tables)
     table: np.ndarray | None = None  # lut: the stored output for each stored input value qmin..qmax
+    float_weight: np.ndarray | None = None  # a conv/linear computed in float (a layer kept float): float32
     nodes: list = field(default_factory=list)  # FX nodes this layer computes (anchor first)
     shape: tuple = ()  # the full shape (batch 1) the layer computes, kept when later ops fuse into it
 
@@ -347,8 +355,6 @@ class _Lower:
         if a.op == "get_attr":
             return self.constant(a)
         if a not in self.val:
-            if a.op == "placeholder":
-                raise _Refuse("reads the float network input (the runner takes a quantized input)")
             raise _Refuse(f"reads {a.name}, which the runner does not compute")
         if self.val[a] is None:
             raise _Skip()
@@ -395,7 +401,15 @@ class _Lower:
     # --- the walk -------------------------------------------------------------------------------
 
     def visit(self, n) -> None:
-        if n.op in ("placeholder", "get_attr", "call_module"):
+        if n.op == "placeholder":
+            users = [u for u in n.users if u.op == "call_function"]
+            if len(users) != 1 or not op_name(users[0]).startswith("quantize_per_tensor"):
+                # read in float (an elementwise op before the first conv): the runner takes the float
+                # input as it is and quantizes it where the graph does
+                self.input_q = FLOAT_INPUT
+                self.val[n] = self.add_tensor(INPUT, "f", self.shape(n), node=n)
+            return
+        if n.op in ("get_attr", "call_module"):
             return
         if n.op == "output":
             out = n.args[0]
@@ -410,12 +424,28 @@ class _Lower:
         name = op_name(n)
         if name.startswith(SKIP) or (n not in self.shapes and name not in SPLITS + TUPLES):
             return  # weights (read by their conv/linear), sizes and asserts: no tensor to compute
+        inplace = name.endswith("_") and not name.startswith("_") and name[:-1] in INPLACE
         try:
-            self.lower(n, name)
-        except _Skip:
+            self.lower(n, name[:-1] if inplace else name)
+            if inplace and hasattr(n.args[0], "op"):
+                # relu_(x) returns x, changed: nodes after it that read x read the new value
+                self.val[n.args[0]] = self.val[n]
+        except _Skip:  # reads what an unsupported op makes: reported only when it is unsupported itself
             self.val[n] = None
+            if not self.implemented(name[:-1] if inplace else name):
+                self.refuse(n, "not implemented by the portable C runner")
         except _Refuse as e:
             self.refuse(n, e.reason)
+
+    def implemented(self, name: str) -> bool:
+        return (
+            name.startswith(("quantize_per_tensor", "dequantize_per_tensor"))
+            or name in ALIASES
+            or name in UNARY
+            or name in SCALAR
+            or name in BINARY
+            or hasattr(self, "op_" + name)
+        )
 
     def refuse(self, n, reason: str) -> None:
         self.unsupported.append((n, reason))
@@ -425,9 +455,7 @@ class _Lower:
         if name.startswith("quantize_per_tensor"):
             src = n.args[0]
             q = _qparams(n)
-            if src.op == "placeholder":
-                if self.input_q is not None:
-                    raise _Refuse("the network input is quantized twice")
+            if src.op == "placeholder" and src not in self.val:
                 self.input_q = q
                 self.val[n] = self.add_tensor(INPUT, "q", self.shape(n), q, node=n)
                 return
@@ -516,9 +544,12 @@ class _Lower:
 
     # --- conv, linear, matmul ---------------------------------------------------------------------
 
-    def weight(self, n, consumer):
+    def weight(self, n):
+        """(int8 weights, scales, zero points) of a per-channel quantized weight, or None for a float one."""
+        if hasattr(n, "op") and n.op == "get_attr":
+            return None
         if not hasattr(n, "op") or not op_name(n).startswith("dequantize_per_channel"):
-            raise _Refuse("has a float weight: a layer kept float is not implemented by the runner")
+            raise _Refuse("has a computed weight")
         q, s, zp, axis = n.args[:4]
         if int(axis) != 0:
             raise _Refuse(f"per-channel weights on axis {axis} (the runner takes axis 0)")
@@ -528,6 +559,18 @@ class _Lower:
             attr(self.gm, zp.target).detach().cpu().numpy().astype(np.int32),
         )
 
+    def float_weight(self, n) -> np.ndarray:
+        """A float weight (get_attr), or a quantized one dequantized as PyTorch does."""
+        import torch
+
+        if n.op == "get_attr":
+            return attr(self.gm, n.target).detach().float().cpu().numpy().astype(np.float32)
+        q, s, zp, axis, qmin, qmax, dtype = n.args[:7]
+        w = torch.ops.quantized_decomposed.dequantize_per_channel(
+            attr(self.gm, q.target), attr(self.gm, s.target), attr(self.gm, zp.target), axis, qmin, qmax, dtype
+        )
+        return w.float().numpy().astype(np.float32)
+
     def bias(self, n, count):
         b = _arg(n, 2, "bias", None)
         if b is None:
@@ -536,11 +579,20 @@ class _Lower:
             raise _Refuse("has a computed bias")
         return attr(self.gm, b.target).detach().float().cpu().numpy().astype(np.float32)
 
-    def quantized_input(self, n) -> str:
+    def anchor(self, n, kind) -> Layer:
+        """A conv/linear: int8 x int8 in int32 when its input and weight are quantized, else in float (a
+        layer the quantizer kept float, e.g. a classifier behind a dropout)."""
         x = self.value(n.args[0], n)
-        if self.tensors[x].kind != "q":
-            raise _Refuse("reads float activations: its input is not quantized (a layer kept float?)")
-        return x
+        w = self.weight(n.args[1])
+        if self.tensors[x].kind == "c":
+            raise _Refuse("computes on a constant input")
+        if w is not None and self.tensors[x].kind == "q":
+            wq, ws, wz = w
+            return self.layer(
+                n, kind, [x], weight=wq, weight_scale=ws, weight_zero_point=wz, bias=self.bias(n, wq.shape[0])
+            )
+        fw = self.float_weight(n.args[1])
+        return self.layer(n, kind, [x], float_weight=fw, bias=self.bias(n, fw.shape[0]))
 
     def op_conv2d(self, n) -> None:
         self.conv(n, 2)
@@ -549,47 +601,39 @@ class _Lower:
         self.conv(n, 1)
 
     def conv(self, n, dims) -> None:
-        x = self.quantized_input(n)
-        wq, ws, wz = self.weight(n.args[1], n)
+        la = self.anchor(n, "conv2d")
+        w = la.weight if la.weight is not None else la.float_weight
         args = list(n.args) + [None] * 7
         padding = args[4] if args[4] is not None else 0
         if isinstance(padding, str):
             if padding == "valid":
                 padding = 0
             else:
-                k = [int(d) for d in wq.shape[2:]]
                 dil = _pair(args[5] or 1, dims)
-                total = [d * (kk - 1) for d, kk in zip(dil, k)]
+                total = [d * (int(k) - 1) for d, k in zip(dil, w.shape[2:])]
                 if any(t % 2 for t in total):
                     raise _Refuse("padding='same' with an even kernel pads unevenly")
                 padding = [t // 2 for t in total]
         if dims == 1:  # conv1d as a conv2d of height 1
-            wq = wq[:, :, None, :]
+            if la.weight is not None:
+                la.weight = la.weight[:, :, None, :]
+            else:
+                la.float_weight = la.float_weight[:, :, None, :]
             stride, pad, dil = (1, *_pair(args[3] or 1, 1)), (0, *_pair(padding, 1)), (1, *_pair(args[5] or 1, 1))
         else:
             stride, pad, dil = _pair(args[3] or 1), _pair(padding), _pair(args[5] or 1)
-        la = self.layer(
-            n,
-            "conv2d",
-            [x],
-            weight=wq,
-            weight_scale=ws,
-            weight_zero_point=wz,
-            bias=self.bias(n, wq.shape[0]),
-        )
+        w = la.weight if la.weight is not None else la.float_weight
         la.attrs = {
             "stride": stride,
             "padding": pad,
             "dilation": dil,
             "groups": int(args[6] or 1),
-            "kernel": tuple(int(d) for d in wq.shape[2:]),
+            "kernel": tuple(int(d) for d in w.shape[2:]),
             "conv1d": dims == 1,
         }
 
     def op_linear(self, n) -> None:
-        x = self.quantized_input(n)
-        wq, ws, wz = self.weight(n.args[1], n)
-        self.layer(n, "linear", [x], weight=wq, weight_scale=ws, weight_zero_point=wz, bias=self.bias(n, wq.shape[0]))
+        self.anchor(n, "linear")
 
     def op_matmul(self, n) -> None:
         a, b = (self.value(v, n) for v in n.args[:2])
@@ -659,6 +703,34 @@ class _Lower:
             self.layer(n, "globalavgpool", [x]).attrs = {"op": "mean", "dims": (2, 3)}
         else:
             self.layer(n, "adaptiveavgpool2d", [x])
+
+    def op_upsample_nearest2d(self, n) -> None:
+        self.upsample(n, "nearest")
+
+    def op_upsample_bilinear2d(self, n) -> None:
+        self.upsample(n, "bilinear")
+
+    def upsample(self, n, mode) -> None:
+        """F.interpolate to N x C x H' x W': the source coordinate scale as PyTorch's CPU kernel takes it
+        (1 / scale_factor when one is given, else in / out, in float32)."""
+        x = self.spatial_input(n)
+        shape, out = self.tensors[x].shape, self.shape(n)
+        align = bool(_arg(n, 2, "align_corners", False)) if mode == "bilinear" else False
+        if len(n.args) > 1 and isinstance(n.args[-1], (list, tuple)) and n.args[-1]:
+            factors = list(n.args[-1])  # the .vec overload: scale_factors
+        else:
+            first = 3 if mode == "bilinear" else 2
+            factors = [_arg(n, first, "scales_h", None), _arg(n, first + 1, "scales_w", None)]
+        scales = []
+        for size_in, size_out, factor in zip(shape[2:], out[2:], factors):
+            if align:
+                scales.append(np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0))
+            elif factor is not None and float(factor) > 0:
+                scales.append(np.float32(1.0 / float(factor)))
+            else:
+                scales.append(np.float32(size_in) / np.float32(size_out))
+        la = self.layer(n, "upsample", [x])
+        la.attrs = {"mode": mode, "align_corners": align, "scales": [float(v) for v in scales]}
 
     def op_mean(self, n) -> None:
         self.reduce(n, "mean")
@@ -1103,7 +1175,7 @@ def extract(gm, example, workspace: str | None = None) -> tuple[QParams, Network
     if low.unsupported:
         _refuse_all(low, gm, workspace)
     if low.input_q is None:
-        raise UnsupportedForC("The portable C runner needs a quantized network input; the graph input is not quantized")
+        raise UnsupportedForC("The graph has no input the portable C runner reads")
     if low.output is None:
         raise UnsupportedForC("The graph has no output the portable C runner computes")
     _Fuser(low).run()

@@ -174,6 +174,39 @@ static float conv_value(const qat_layer *L, int oc, int32_t acc, long i)
     return y;
 }
 
+/* conv2d with float weights (a layer the quantizer kept float): float products summed in order. */
+static void conv2d_float(const qat_layer *L)
+{
+    const qat_tensor *X = &L->in[0];
+    const long in_c = X->shape[1], in_h = X->shape[2], in_w = X->shape[3];
+    const long out_c = L->shape[1], out_h = L->shape[2], out_w = L->shape[3];
+    const long kern_h = L->p[0], kern_w = L->p[1], groups = L->p[8];
+    const long cin = in_c / groups, cout = out_c / groups;
+    long oc, oh, ow, ic, kh, kw;
+    for (oc = 0; oc < out_c; ++oc)
+        for (oh = 0; oh < out_h; ++oh)
+            for (ow = 0; ow < out_w; ++ow) {
+                const long i = (oc * out_h + oh) * out_w + ow;
+                float acc = 0.0f;
+                for (ic = 0; ic < cin; ++ic) {
+                    const long c = (oc / cout) * cin + ic;
+                    for (kh = 0; kh < kern_h; ++kh) {
+                        const long ih = oh * L->p[2] - L->p[4] + kh * L->p[6];
+                        if (ih < 0 || ih >= in_h) continue;
+                        for (kw = 0; kw < kern_w; ++kw) {
+                            const long iw = ow * L->p[3] - L->p[5] + kw * L->p[7];
+                            if (iw < 0 || iw >= in_w) continue;
+                            acc += value(X, (c * in_h + ih) * in_w + iw) *
+                                   L->float_weight[((oc * cin + ic) * kern_h + kh) * kern_w + kw];
+                        }
+                    }
+                }
+                acc = acc + L->bias[oc];
+                if (L->n_inputs > 1) acc = acc + value(&L->in[1], i);
+                store(L, i, acc);
+            }
+}
+
 /* conv2d (conv1d as height 1), grouped and depthwise included (groups = in_c: one input channel per
  * output channel). p: kernel h, w, stride h, w, padding h, w, dilation h, w, groups. */
 static void conv2d(const qat_layer *L)
@@ -221,6 +254,17 @@ static void linear(const qat_layer *L)
     const qat_tensor *X = &L->in[0];
     const long k_in = L->p[0], n_out = L->shape[L->rank - 1], rows = L->out_size / n_out;
     long r, o, i;
+    if (L->float_weight) { /* a linear the quantizer kept float */
+        for (r = 0; r < rows; ++r)
+            for (o = 0; o < n_out; ++o) {
+                float acc = 0.0f;
+                for (i = 0; i < k_in; ++i) acc += value(X, r * k_in + i) * L->float_weight[o * k_in + i];
+                acc = acc + L->bias[o];
+                if (L->n_inputs > 1) acc = acc + value(&L->in[1], r * n_out + o);
+                store(L, r * n_out + o, acc);
+            }
+        return;
+    }
     for (r = 0; r < rows; ++r) {
         const qat_cell *x = arena + X->offset + r * k_in;
         for (o = 0; o < n_out; ++o) {
@@ -463,7 +507,7 @@ static void layernorm(const qat_layer *L)
             var = sq / (double)size;
         }
         if (var < 0.0) var = 0.0;
-        rstd = 1.0f / sqrtf((float)var + L->eps);
+        rstd = 1.0f / sqrtf((float)var + L->f[0]);
         shift = -rstd * (float)mean;
         for (j = 0; j < size; ++j) {
             float y = value(X, at + j) * rstd + shift;
@@ -539,6 +583,51 @@ static void matmul(const qat_layer *L)
     }
 }
 
+/* Nearest or bilinear (p0: 0, 1; p1: align_corners) upsampling of N x C x H x W, as PyTorch's CPU
+ * kernel: the source coordinate scale in f[0], f[1] (height, width); bilinear sums the row pair's
+ * width interpolations weighted by height. */
+static long source_index(const qat_layer *L, int dim, long dst, long in_size, float *lambda)
+{
+    const float scale = L->f[dim];
+    float real;
+    long i0;
+    if (L->p[0] == 0) { /* nearest: floor(dst x scale) */
+        i0 = (long)floorf((float)dst * scale);
+        return i0 < in_size - 1 ? i0 : in_size - 1;
+    }
+    real = L->p[1] ? scale * (float)dst : scale * ((float)dst + 0.5f) - 0.5f;
+    if (real < 0.0f) real = 0.0f;
+    i0 = (long)real;
+    *lambda = real - (float)i0;
+    if (*lambda < 0.0f) *lambda = 0.0f;
+    if (*lambda > 1.0f) *lambda = 1.0f;
+    return i0;
+}
+
+static void upsample(const qat_layer *L)
+{
+    const qat_tensor *X = &L->in[0];
+    const long c_n = L->shape[1], out_h = L->shape[2], out_w = L->shape[3], in_h = X->shape[2], in_w = X->shape[3];
+    long c, oh, ow;
+    for (c = 0; c < c_n; ++c)
+        for (oh = 0; oh < out_h; ++oh) {
+            float lh = 0.0f, lw = 0.0f;
+            const long h0 = source_index(L, 0, oh, in_h, &lh), h1 = h0 + (h0 < in_h - 1 ? 1 : 0);
+            const long row0 = (c * in_h + h0) * in_w, row1 = (c * in_h + h1) * in_w;
+            for (ow = 0; ow < out_w; ++ow) {
+                const long w0 = source_index(L, 1, ow, in_w, &lw), w1 = w0 + (w0 < in_w - 1 ? 1 : 0);
+                const long i = (c * out_h + oh) * out_w + ow;
+                if (L->p[0] == 0) {
+                    store(L, i, value(X, row0 + w0));
+                } else {
+                    const float top = value(X, row0 + w0) * (1.0f - lw) + value(X, row0 + w1) * lw;
+                    const float bottom = value(X, row1 + w0) * (1.0f - lw) + value(X, row1 + w1) * lw;
+                    store(L, i, top * (1.0f - lh) + bottom * lh);
+                }
+            }
+        }
+}
+
 /* scaled_dot_product_attention without a mask: softmax(q k^T x scale) v per batch and head (p: L, S,
  * E, Ev, batch x heads; eps holds the scale). The scores of one query row live on the stack. */
 #define QAT_ATTENTION_MAX_KEYS 4096
@@ -554,7 +643,7 @@ static void attention(const qat_layer *L)
             for (s = 0; s < sk && s < QAT_ATTENTION_MAX_KEYS; ++s) {
                 float dot = 0.0f;
                 for (j = 0; j < e; ++j) dot += value(Q, (h * lq + l) * e + j) * value(K, (h * sk + s) * e + j);
-                score[s] = dot * L->eps;
+                score[s] = dot * L->f[0];
                 if (score[s] > mx) mx = score[s];
             }
             for (s = 0; s < sk; ++s) {
@@ -604,13 +693,18 @@ int main(int argc, char **argv)
     for (s = 0; s < n; ++s) {
         long i;
         if (fread(x, sizeof x, 1, in) != 1) { fprintf(stderr, "%s: short read\n", argv[1]); return 1; }
-        for (i = 0; i < QAT_INPUT_SIZE; ++i)
-            arena[QAT_INPUT_OFFSET + i].q =
+        for (i = 0; i < QAT_INPUT_SIZE; ++i) {
+            if (QAT_INPUT_TYPE == QAT_F) arena[QAT_INPUT_OFFSET + i].f = x[i];
+            else arena[QAT_INPUT_OFFSET + i].q =
                 quantize(x[i], QAT_INPUT_INV_SCALE, QAT_INPUT_ZERO_POINT, QAT_INPUT_QMIN, QAT_INPUT_QMAX);
+        }
         for (l = 0; l < QAT_NUM_LAYERS; ++l) {
             const qat_layer *L = &qat_layers[l];
             switch (L->kind) {
-            case QAT_KIND_CONV2D: conv2d(L); break;
+            case QAT_KIND_CONV2D:
+                if (L->float_weight) conv2d_float(L);
+                else conv2d(L);
+                break;
             case QAT_KIND_LINEAR: linear(L); break;
             case QAT_KIND_BINARY: binary(L); break;
             case QAT_KIND_UNARY: unary(L); break;
@@ -625,6 +719,7 @@ int main(int argc, char **argv)
             case QAT_KIND_SOFTMAX: softmax(L); break;
             case QAT_KIND_MATMUL: matmul(L); break;
             case QAT_KIND_ATTENTION: attention(L); break;
+            case QAT_KIND_UPSAMPLE: upsample(L); break;
             default: fprintf(stderr, "layer %s: unknown kind %d\n", L->name, L->kind); return 1;
             }
             if (L->traced) {
