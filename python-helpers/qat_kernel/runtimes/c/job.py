@@ -3,9 +3,9 @@
   <stem>_qparams.h     each quantized layer's input/output scales and zero points, int8 weights, float
                        and int32 biases, from the converted PT2E model (deploy/layers, deploy/cgen)
   <stem>_runner.c      a portable C99 program (no TVM) that runs that network: int8 conv/linear
-                       (grouped, depthwise) with int32 accumulation and requantization, fused residual
-                       add, relu/relu6/hardtanh, add, max/avg/global average pool, flatten, concat
-                       (deploy/runner.c), every tensor in one static arena
+                       with int32 accumulation and requantization, lookup tables, and the ops PyTorch
+                       keeps float between quantize nodes computed in float (runtimes/c/layers.py lists
+                       them), every tensor in one static arena
   bin/<stem>_runner    it, compiled for the target (cross-compiled and static for another architecture)
   samples/             16 real validation inputs (input.f32) and PyTorch INT8's logits for them
                        (expected.f32), to check the runner on the board

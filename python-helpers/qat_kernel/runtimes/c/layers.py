@@ -245,6 +245,8 @@ class Layer:
                 weightScaleMin=float(self.weight_scale.min()),
                 weightScaleMax=float(self.weight_scale.max()),
             )
+        elif self.float_weight is not None:
+            row.update(weightShape=list(self.float_weight.shape), floatWeight=True)
         return row
 
 
@@ -1165,13 +1167,34 @@ def _refuse_all(low: _Lower, gm, workspace) -> None:
     raise UnsupportedForC(message, rows, host_part, location)
 
 
+def _needed(gm) -> set:
+    """The nodes the graph's output depends on: a QAT graph can keep ops that change nothing the model
+    returns (timm's BatchNormAct2d counts num_batches_tracked with an in-place add)."""
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    needed, todo = set(), [out]
+    while todo:
+        while todo:
+            n = todo.pop()
+            if n not in needed:
+                needed.add(n)
+                todo.extend(n.all_input_nodes)
+        # an in-place op changing a needed tensor is needed even when nothing reads its result
+        for n in gm.graph.nodes:
+            name = op_name(n)
+            if n not in needed and name.endswith("_") and n.args and n.args[0] in needed:
+                todo.append(n)
+    return needed
+
+
 def extract(gm, example, workspace: str | None = None) -> tuple[QParams, Network]:
     """(input quantization, the network). `example`: an input batch, for shapes. `workspace`: the
     config's folder, to name the user's source line of an op the runner cannot compute."""
     shapes, batch = _propagate(gm, example)
     low = _Lower(gm, shapes, batch, workspace)
+    needed = _needed(gm)
     for n in gm.graph.nodes:
-        low.visit(n)
+        if n in needed:
+            low.visit(n)
     if low.unsupported:
         _refuse_all(low, gm, workspace)
     if low.input_q is None:
