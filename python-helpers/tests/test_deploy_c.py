@@ -49,6 +49,7 @@ def test_runner_matches_torch_int8_on_real_digits(x86_deploy):
         # a value may land one step away where PyTorch's float conv rounds a .5 tie the other way (measured:
         # at most 4 of fc1's 34,560 values, on an Intel Xeon with AMX)
         assert row["maxDiffSteps"] <= 1 and row["valuesDiffering"] <= row["values"] * 1e-3, row
+        assert row["replayMaxDiffSteps"] <= 1 and row["replayValuesDiffering"] <= row["valuesDiffering"], row
 
 
 def test_header_layers_and_files(x86_deploy):

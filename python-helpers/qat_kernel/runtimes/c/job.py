@@ -118,7 +118,6 @@ def _verify(
 ) -> dict:
     import numpy as np
 
-    from qat_kernel.analysis import fused_groups
     from qat_kernel.runtimes.c import toolchain
 
     started = time.monotonic()
@@ -147,28 +146,13 @@ def _verify(
             "runner": float((logits.argmax(-1) == labels).mean()),
             "torch": float((torch_out.argmax(-1) == labels).mean()),
         }
-    import torch
-
+    from qat_kernel.runtimes.c import check
     from qat_kernel.runtimes.c.layers import traced
 
     quantized = traced(header_layers)
-    nodes = {n.name: n for n in converted.graph.nodes}
-    values = fused_groups.capture(converted, [torch.from_numpy(x)], [nodes[la.node] for la in quantized])
-    rows, offset = [], 0
-    for la in quantized:
-        size = int(np.prod(la.out_shape))
-        mine = trace[:, offset : offset + size].astype(np.int64)
-        offset += size
-        theirs = values[la.node].reshape(len(x), -1).numpy().astype(np.int64)
-        diff = np.abs(mine - theirs)
-        rows.append(
-            {
-                "name": la.name,
-                "values": int(diff.size),
-                "maxDiffSteps": int(diff.max()),
-                "valuesDiffering": int((diff > 0).sum()),
-            }
-        )
+    ref = check.reference(converted, quantized, x)
+    replayed = check.replay(Path(binary["path"]), x, torch_out.shape[-1], work / "replay", arch, ref)
+    rows = check.rows(quantized, trace, ref, replayed)
     result["layers"] = rows
     result["seconds"] = round(time.monotonic() - started, 2)
     ctx.progress("verify", "runner checked against PyTorch INT8", 1.0)
@@ -199,15 +183,9 @@ def summary(result: dict) -> list[str]:
             f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: "
             + parity.describe(m, v["outputKind"])
         )
-        worst = max(v["layers"], key=lambda r: r["maxDiffSteps"])
-        lines.append(
-            "Per layer (quantized outputs): "
-            + ", ".join(
-                f"{r['name']} max {r['maxDiffSteps']} step(s), {r['valuesDiffering']} of {r['values']:,} differ"
-                for r in v["layers"]
-            )
-            + f"; worst {worst['name']}"
-        )
+        from qat_kernel.runtimes.c import check
+
+        lines.append("Per layer (quantized outputs): " + check.describe(v["layers"]))
     tvm = result.get("tvm")
     if tvm:
         if tvm.get("library"):
