@@ -318,8 +318,9 @@ class _Refuse(Exception):
 
 
 class _Lower:
-    def __init__(self, gm, shapes: dict, batch: dict, workspace: str | None):
+    def __init__(self, gm, shapes: dict, batch: dict, workspace: str | None, needed: set):
         self.gm = gm
+        self.needed = needed  # the nodes the output depends on
         self.shapes = shapes  # node -> full shape with batch 1 (tuple), or a list of them
         self.batch = batch  # node -> the batch axis (None: none found)
         self.workspace = workspace
@@ -404,7 +405,7 @@ class _Lower:
 
     def visit(self, n) -> None:
         if n.op == "placeholder":
-            users = [u for u in n.users if u.op == "call_function"]
+            users = [u for u in n.users if u in self.needed and u in self.shapes]  # not sym_size, asserts
             if len(users) != 1 or not op_name(users[0]).startswith("quantize_per_tensor"):
                 # read in float (an elementwise op before the first conv): the runner takes the float
                 # input as it is and quantizes it where the graph does
@@ -494,11 +495,13 @@ class _Lower:
         src = n.args[0]
         if name in ("dropout", "feature_dropout") and _arg(n, 2, "train", False):
             raise _Refuse("dropout in training mode")
-        if name in ("_to_copy", "to") and str(n.kwargs.get("dtype", "torch.float32")) not in (
-            "torch.float32",
-            "None",
-        ):
-            raise _Refuse(f"casts to {n.kwargs.get('dtype')}")
+        if name in ("_to_copy", "to", "type_as"):
+            import torch
+
+            dtypes = [v for v in list(n.args[1:]) + list(n.kwargs.values()) if isinstance(v, torch.dtype)]
+            meta = n.meta.get("tensor_meta")
+            if any(d != torch.float32 for d in dtypes) or (meta is not None and meta.dtype != torch.float32):
+                raise _Refuse(f"casts to {dtypes[0] if dtypes else meta.dtype}")
         t = self.tensors[self.value(src, n)]
         shape = self.shape(n)
         if _size(shape) != _size(t.shape):
@@ -718,10 +721,10 @@ class _Lower:
         x = self.spatial_input(n)
         shape, out = self.tensors[x].shape, self.shape(n)
         align = bool(_arg(n, 2, "align_corners", False)) if mode == "bilinear" else False
-        if len(n.args) > 1 and isinstance(n.args[-1], (list, tuple)) and n.args[-1]:
-            factors = list(n.args[-1])  # the .vec overload: scale_factors
-        else:
-            first = 3 if mode == "bilinear" else 2
+        first = 3 if mode == "bilinear" else 2
+        if getattr(n.target, "_overloadname", "") == "vec":  # (input, output_size, [align_corners,] scale_factors)
+            factors = _arg(n, first, "scale_factors", None) or [None, None]
+        else:  # (input, output_size, [align_corners,] scales_h, scales_w)
             factors = [_arg(n, first, "scales_h", None), _arg(n, first + 1, "scales_w", None)]
         scales = []
         for size_in, size_out, factor in zip(shape[2:], out[2:], factors):
@@ -749,7 +752,7 @@ class _Lower:
         dims = _arg(n, 1, "dim", None)
         if n.kwargs.get("dtype") is not None:
             raise _Refuse(f"{op} with a dtype")
-        dims = range(len(shape)) if dims is None or dims == [] else dims
+        dims = list(range(len(shape))) if dims is None or dims == [] else dims
         dims = tuple(sorted({int(d) % len(shape) for d in (dims if isinstance(dims, (list, tuple)) else [dims])}))
         self.not_batch(n, n.args[0], dims)
         kind = "globalavgpool" if op == "mean" and len(shape) == 4 and dims == (2, 3) else op
@@ -827,9 +830,19 @@ class _Lower:
     # --- data movement ----------------------------------------------------------------------------
 
     def view(self, n, src: str, strides: list, base: int, kind: str) -> None:
+        """Output element (i0, i1, ...) is input element base + sum(i_d x strides[d])."""
         t = self.tensors[src]
-        if t.kind == "c":
-            raise _Refuse("moves a constant (fold it)")
+        out = self.shape(n)
+        if tuple(out) == tuple(t.shape) and base == 0 and list(strides) == _strides(out):
+            self.val[n] = self.add_tensor(n.name, t.kind, out, t.q, t.data, buffer=t.buffer, node=n)
+            return  # the identity (a permute of size-1 dimensions, a full slice)
+        if t.kind == "c":  # a constant moved (pos_embed[:, :T]): moved here
+            flat = t.data.reshape(-1)
+            data = np.lib.stride_tricks.as_strided(
+                flat[base:], shape=out, strides=[int(s) * flat.itemsize for s in strides], writeable=False
+            )
+            self.val[n] = self.add_tensor(n.name, "c", out, data=np.ascontiguousarray(data), node=n)
+            return
         la = self.layer(n, kind, [src])
         la.attrs = {"strides": [int(s) for s in strides], "base": int(base)}
         if t.kind == "q":  # data movement keeps the quantization
@@ -924,7 +937,12 @@ class _Lower:
     op_chunk = op_split
     op_unbind = op_split
     op_tensor_split = op_split
-    op_native_dropout = op_split
+
+    def op_native_dropout(self, n) -> None:
+        """(output, mask): in eval mode the output is the input (getitem 0 reads it)."""
+        if _arg(n, 2, "train", False):
+            raise _Refuse("dropout in training mode")
+        self.val[n] = self.value(n.args[0], n)
 
     def op_cat(self, n) -> None:
         items = list(n.args[0])
@@ -1190,8 +1208,8 @@ def extract(gm, example, workspace: str | None = None) -> tuple[QParams, Network
     """(input quantization, the network). `example`: an input batch, for shapes. `workspace`: the
     config's folder, to name the user's source line of an op the runner cannot compute."""
     shapes, batch = _propagate(gm, example)
-    low = _Lower(gm, shapes, batch, workspace)
     needed = _needed(gm)
+    low = _Lower(gm, shapes, batch, workspace, needed)
     for n in gm.graph.nodes:
         if n in needed:
             low.visit(n)
