@@ -3,9 +3,9 @@
   <stem>_qparams.h     each quantized layer's input/output scales and zero points, int8 weights, float
                        and int32 biases, from the converted PT2E model (deploy/layers, deploy/cgen)
   <stem>_runner.c      a portable C99 program (no TVM) that runs that network: int8 conv/linear
-                       (grouped, depthwise) with int32 accumulation and requantization, fused residual
-                       add, relu/relu6/hardtanh, add, max/avg/global average pool, flatten, concat
-                       (deploy/runner.c), every tensor in one static arena
+                       with int32 accumulation and requantization, lookup tables, and the ops PyTorch
+                       keeps float between quantize nodes computed in float (runtimes/c/layers.py lists
+                       them), every tensor in one static arena
   bin/<stem>_runner    it, compiled for the target (cross-compiled and static for another architecture)
   samples/             16 real validation inputs (input.f32) and PyTorch INT8's logits for them
                        (expected.f32), to check the runner on the board
@@ -48,32 +48,7 @@ def stem_of(cfg) -> str:
 
 
 def _layer_json(layer) -> dict:
-    row = {
-        "name": layer.name,
-        "kind": layer.kind,
-        "inShape": list(layer.in_shape),
-        "outShape": list(layer.out_shape),
-        "relu": layer.relu,
-        "inScale": layer.input.scale,
-        "inZeroPoint": layer.input.zero_point,
-    }
-    if layer.output is not None:
-        row.update(outScale=layer.output.scale, outZeroPoint=layer.output.zero_point, outDtype=layer.output.dtype)
-        row["output"] = layer.output_name
-    row["inputs"] = [name for name, _q, _s in layer.inputs]
-    if layer.act is not None and not layer.relu:
-        row["act"] = [float(v) for v in layer.act]
-    if layer.kind == "conv2d":
-        row["groups"] = int(layer.attrs["groups"])
-        if layer.attrs.get("global_pool"):
-            row["globalPool"] = True
-    if layer.weight is not None:
-        row.update(
-            weightShape=list(layer.weight.shape),
-            weightScaleMin=float(layer.weight_scale.min()),
-            weightScaleMax=float(layer.weight_scale.max()),
-        )
-    return row
+    return layer.to_json()
 
 
 def readme(stem: str, arch: str, binary: dict | None, tvm: dict | None) -> str:
@@ -117,7 +92,6 @@ def _verify(
 ) -> dict:
     import numpy as np
 
-    from qat_kernel.pipeline import fused_groups
     from qat_kernel.runtimes.c import toolchain
 
     started = time.monotonic()
@@ -146,26 +120,13 @@ def _verify(
             "runner": float((logits.argmax(-1) == labels).mean()),
             "torch": float((torch_out.argmax(-1) == labels).mean()),
         }
-    import torch
+    from qat_kernel.runtimes.c import check
+    from qat_kernel.runtimes.c.layers import traced
 
-    quantized = [la for la in header_layers if la.output is not None]
-    nodes = {n.name: n for n in converted.graph.nodes}
-    values = fused_groups.capture(converted, [torch.from_numpy(x)], [nodes[la.node] for la in quantized])
-    rows, offset = [], 0
-    for la in quantized:
-        size = int(np.prod(la.out_shape))
-        mine = trace[:, offset : offset + size].astype(np.int64)
-        offset += size
-        theirs = values[la.node].reshape(len(x), -1).numpy().astype(np.int64)
-        diff = np.abs(mine - theirs)
-        rows.append(
-            {
-                "name": la.name,
-                "values": int(diff.size),
-                "maxDiffSteps": int(diff.max()),
-                "valuesDiffering": int((diff > 0).sum()),
-            }
-        )
+    quantized = traced(header_layers)
+    ref = check.reference(converted, quantized, x)
+    replayed = check.replay(Path(binary["path"]), x, torch_out.shape[-1], work / "replay", arch, ref)
+    rows = check.rows(quantized, trace, ref, replayed)
     result["layers"] = rows
     result["seconds"] = round(time.monotonic() - started, 2)
     ctx.progress("verify", "runner checked against PyTorch INT8", 1.0)
@@ -196,15 +157,9 @@ def summary(result: dict) -> list[str]:
             f"Runner vs PyTorch INT8 on {v['samples']} validation samples, {where}: "
             + parity.describe(m, v["outputKind"])
         )
-        worst = max(v["layers"], key=lambda r: r["maxDiffSteps"])
-        lines.append(
-            "Per layer (quantized outputs): "
-            + ", ".join(
-                f"{r['name']} max {r['maxDiffSteps']} step(s), {r['valuesDiffering']} of {r['values']:,} differ"
-                for r in v["layers"]
-            )
-            + f"; worst {worst['name']}"
-        )
+        from qat_kernel.runtimes.c import check
+
+        lines.append("Per layer (quantized outputs): " + check.describe(v["layers"]))
     tvm = result.get("tvm")
     if tvm:
         if tvm.get("library"):
@@ -268,7 +223,7 @@ def deploy(
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
     example = _one_float_input(trained)
     ctx.progress("generate", "reading the layers of the converted model")
-    input_q, layers = layers_mod.extract(converted, example)
+    input_q, layers = layers_mod.extract(converted, example, str(cfg.folder))
     stem = stem_of(cfg)
     out_dir = out_dir_for(cfg, name)
     out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,13 @@ class NonFinite(KernelError):
     kind = "nonFinite"
 
 
+class Unsupported(KernelError):
+    """The model has something the target cannot run (data.unsupported lists it, data.location points at the
+    user's line when there is one)."""
+
+    kind = "unsupported"
+
+
 class InternalError(KernelError):
     kind = "internal"
 

@@ -1,6 +1,6 @@
-"""C text for the portable runner: <stem>_qparams.h (the layers, their scales, zero points, int8
-weights, float and int32 biases, where each tensor lives in one static arena) and <stem>_runner.c
-(runner.c with the stem filled in)."""
+"""C text for the portable runner: <stem>_qparams.h (the layers, the tensors each reads and writes, their
+scales and zero points, int8 weights, float and int32 biases, lookup tables, constants, where each
+tensor lives in one static arena) and <stem>_runner.c (runner.c with the stem filled in)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,62 @@ from pathlib import Path
 
 import numpy as np
 
-from qat_kernel.runtimes.c.layers import INPUT, Layer, QParams, UnsupportedForC
+from qat_kernel.runtimes.c.layers import FUNCTIONS, INPUT, Layer, Network, QParams, UnsupportedForC, _size, _strides
 
 KINDS = {
     "conv2d": 1,
     "linear": 2,
     "maxpool2d": 3,
-    "flatten": 4,
-    "add": 5,
+    "view": 4,
+    "binary": 5,
     "avgpool2d": 6,
-    "globalavgpool": 7,
+    "reduce": 7,
     "concat": 8,
+    "unary": 9,
+    "adaptiveavgpool2d": 10,
+    "layernorm": 11,
+    "softmax": 12,
+    "matmul": 13,
+    "batchnorm": 14,
+    "attention": 15,
+    "upsample": 16,
 }
+# The report's kind -> the runner's.
+RUNNER_KIND = {
+    "conv2d": "conv2d",
+    "linear": "linear",
+    "maxpool2d": "maxpool2d",
+    "avgpool2d": "avgpool2d",
+    "adaptiveavgpool2d": "adaptiveavgpool2d",
+    "globalavgpool": "reduce",
+    "mean": "reduce",
+    "sum": "reduce",
+    "amax": "reduce",
+    "permute": "view",
+    "slice": "view",
+    "expand": "view",
+    "add": "binary",
+    "sub": "binary",
+    "mul": "binary",
+    "div": "binary",
+    "concat": "concat",
+    "elementwise": "unary",
+    "quantize": "unary",
+    "lut": "unary",
+    "layernorm": "layernorm",
+    "softmax": "softmax",
+    "matmul": "matmul",
+    "batchnorm": "batchnorm",
+    "attention": "attention",
+    "upsample": "upsample",
+}
+BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+REDUCE_OPS = {"mean": 0, "sum": 1, "amax": 2}
+TYPES = {"q": "QAT_Q", "f": "QAT_F", "c": "QAT_C"}
 RUNNER_TEMPLATE = Path(__file__).with_name("runner.c")
 FLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra"]
 FLT_MAX = "3.402823466e+38f"
+NUM_PARAMS = 12
 
 
 def c_stem(stem: str) -> str:
@@ -43,46 +84,35 @@ def _f(v) -> str:
 def _array(ctype: str, name: str, values, fmt, per_line: int = 16) -> str:
     values = list(np.asarray(values).reshape(-1))
     lines = [", ".join(fmt(v) for v in values[i : i + per_line]) for i in range(0, len(values), per_line)]
-    return f"static const {ctype} {name}[{len(values)}] = {{\n    " + ",\n    ".join(lines) + "\n};\n"
-
-
-def _shape3(shape: tuple) -> tuple:
-    return tuple(shape) if len(shape) == 3 else (int(np.prod(shape)), 1, 1)
+    return f"static const {ctype} {name}[{max(1, len(values))}] = {{\n    " + ",\n    ".join(lines or ["0"]) + "\n};\n"
 
 
 def _ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
-def _quantize(y: float, q: QParams) -> int:
-    """runner.c's quantize() in float32: rint(y * (1/scale)) + zero point, clamped."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = np.float32(np.rint(np.float32(y) * np.float32(1.0 / q.scale))) + np.float32(q.zero_point)
-    return int(min(max(r, q.qmin), q.qmax)) if np.isfinite(r) else (q.qmax if r > 0 else q.qmin)
-
-
-def output_range(layer: Layer) -> tuple[int, int]:
-    """The quantized output's [qmin, qmax] with the layer's relu/hardtanh folded in: quantize is
-    monotonic, so quantize(clamp(y, lo, hi)) == clamp(quantize(y), quantize(lo), quantize(hi))."""
-    q = layer.output
-    if layer.act is None:
-        return q.qmin, q.qmax
-    lo, hi = layer.act
-    return max(q.qmin, _quantize(lo, q)), min(q.qmax, _quantize(hi, q))
+def _int(v) -> str:
+    return str(int(v))
 
 
 def arena(input_shape: tuple, layers: list[Layer]) -> tuple[dict, int]:
-    """Offsets (int32 elements) of every quantized tensor in one static arena, and its size: a tensor
-    lives from the layer that writes it to the last layer that reads it, and two tensors share space
-    only when their lives do not overlap (first fit, largest first)."""
-    size = {INPUT: int(np.prod(input_shape))}
+    """Offsets (4-byte cells) of every arena buffer, by buffer name, and the arena's size: a buffer
+    lives from the layer that writes it to the last layer that reads it (the network output to the
+    end), and two buffers share space only when their lives do not overlap (first fit, largest first).
+    Each tensor is at its buffer's offset (an alias shares its source's buffer)."""
+    tensors = layers.tensors
+    size = {INPUT: _size(tensors[INPUT].shape)}
     start, end = {INPUT: -1}, {INPUT: -1}
     for i, layer in enumerate(layers):
         for name, _q, _s in layer.inputs:
-            end[name] = i
-        if layer.output is not None:
-            size[layer.output_name] = int(np.prod(layer.out_shape))
-            start[layer.output_name] = end[layer.output_name] = i
+            t = tensors[name]
+            if t.kind != "c":
+                end[t.buffer] = i
+        out = tensors[layer.output_name]
+        size[out.buffer] = _size(out.shape)
+        start[out.buffer] = i
+        end.setdefault(out.buffer, i)
+    end[tensors[layers.output].buffer] = len(layers)
     placed: list = []  # (offset, size, start, end)
     offsets: dict = {}
     for name in sorted(size, key=lambda t: (-size[t], start[t])):
@@ -94,17 +124,141 @@ def arena(input_shape: tuple, layers: list[Layer]) -> tuple[dict, int]:
             offset = max(offset, o + s)
         offsets[name] = offset
         placed.append((offset, size[name], start[name], end[name]))
+    offsets = {name: offsets[t.buffer] for name, t in tensors.items() if t.buffer in offsets}
     return offsets, max(o + s for o, s, _a, _b in placed)
 
 
-def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers: list[Layer]) -> str:
-    for layer in layers[:-1]:
-        if layer.output is None:
-            raise UnsupportedForC(f"layer {layer.name} has a float output but is not the last layer")
-    out_size = int(np.prod(layers[-1].out_shape))
+def _tensor_init(t, offset, rank, shape, stride, base=0, kstride=0, const_name="0") -> str:
+    def pad(v):
+        v = [int(x) for x in v]
+        return "{" + ", ".join(str(x) for x in v + [0] * (rank - len(v))) + "}"
+
+    q = t.q if t.kind == "q" else None
+    return (
+        f"{{{TYPES[t.kind]}, {offset if t.kind != 'c' else 0}, {const_name if t.kind == 'c' else '0'}, "
+        f"{_f(q.scale) if q else _f(1.0)}, {q.zero_point if q else 0}, {q.qmin if q else 0}, "
+        f"{len(shape)}, {pad(shape)}, {pad(stride)}, {int(base)}, {int(kstride)}}}"
+    )
+
+
+def _layer_inputs(layer: Layer, tensors: dict, shape: tuple) -> list:
+    """(tensor, shape, stride, base, kstride) per input, as the layer's kernel walks it (runner.c)."""
+    kind = RUNNER_KIND[layer.kind]
+    a = layer.attrs
+    rows = []
+    ins = [tensors[name] for name, _q, _s in layer.inputs]
+    if kind == "view":
+        rows.append((ins[0], ins[0].shape, a["strides"], a["base"], 0))
+    elif kind == "binary":
+        for t in ins:
+            rows.append((t, t.shape, _broadcast(t.shape, shape), 0, 0))
+    elif kind == "matmul":
+        a_, b_ = ins
+        sa, sb = a_.shape, b_.shape
+        m, k, n = sa[-2], sa[-1], sb[-1]
+        batch = tuple(shape[:-2])
+        st_a = _broadcast(tuple(sa[:-2]), batch, m * k) + [k if m > 1 else 0, 0]
+        st_b = _broadcast(tuple(sb[:-2]), batch, k * n) + [0, 1 if n > 1 else 0]
+        rows += [(a_, sa, st_a, 0, 1), (b_, sb, st_b, 0, n)]
+    elif kind == "concat":
+        dim = a["dim"]
+        out_st = _strides(shape)
+        at = 0
+        for t in ins:
+            if a.get("stack"):
+                st = [s for d, s in enumerate(out_st) if d != dim]
+                rows.append((t, t.shape, st, at * out_st[dim], 0))
+                at += 1
+            else:
+                rows.append((t, t.shape, out_st, at * out_st[dim], 0))
+                at += t.shape[dim]
+    elif kind == "reduce":
+        t = ins[0]
+        dims = a["dims"]
+        st = _strides(t.shape)
+        kept = [d for d in range(len(t.shape)) if d not in dims]
+        order = kept + list(dims)
+        rows.append((t, [t.shape[d] for d in order], [st[d] for d in order], 0, 0))
+    elif kind == "conv2d" and a.get("conv1d"):
+        t = ins[0]
+        rows.append((t, (t.shape[0], t.shape[1], 1, t.shape[2]), [], 0, 0))
+        rows += [(t2, t2.shape, _strides(t2.shape), 0, 0) for t2 in ins[1:]]
+    else:
+        rows += [(t, t.shape, _strides(t.shape), 0, 0) for t in ins]
+    return rows
+
+
+def _broadcast(shape, out, inner: int = 1) -> list:
+    """Element strides of a tensor of `shape` (times `inner` values per element) over `out`'s dimensions,
+    0 where it is broadcast."""
+    strides = [s * inner for s in _strides(shape)]
+    lead = len(out) - len(shape)
+    return [0] * lead + [strides[d] if size == out[lead + d] and size > 1 else 0 for d, size in enumerate(shape)]
+
+
+def _params(layer: Layer, tensors: dict) -> list:
+    kind = RUNNER_KIND[layer.kind]
+    a = layer.attrs
+    if kind == "conv2d":
+        return [*a["kernel"], *a["stride"], *a["padding"], *a["dilation"], a["groups"]]
+    if kind in ("maxpool2d", "avgpool2d"):
+        d = a.get("dilation", (1, 1))
+        return [
+            *a["kernel"],
+            *a["stride"],
+            *a["padding"],
+            *d,
+            int(a.get("count_include_pad", True)),
+            a.get("divisor", 0),
+        ]
+    if kind == "linear":
+        return [(layer.weight if layer.weight is not None else layer.float_weight).shape[1]]
+    if kind == "binary":
+        return [BINARY_OPS[layer.kind]]
+    if kind == "reduce":
+        t = tensors[layer.inputs[0][0]]
+        dims = a["dims"]
+        kept = len(t.shape) - len(dims)
+        # PyTorch sums a contiguous innermost block in vector lanes, anything else in order
+        inner = list(dims) == list(range(len(t.shape) - len(dims), len(t.shape)))
+        return [REDUCE_OPS[a["op"]], kept, int(inner)]
+    if kind == "layernorm":
+        return [a["size"]]
+    if kind == "batchnorm":
+        return [a["channels"], a["inner"]]
+    if kind == "softmax":
+        t = tensors[layer.inputs[0][0]]
+        return [t.shape[a["dim"]], _size(t.shape[a["dim"] + 1 :])]
+    if kind == "matmul":
+        return [a["k"]]
+    if kind == "attention":
+        q, k, v = (tensors[name].shape for name, _q, _s in layer.inputs)
+        return [q[-2], k[-2], q[-1], v[-1], _size(q[:-2])]
+    if kind == "upsample":
+        return [int(a["mode"] == "bilinear"), int(a["align_corners"])]
+    return []
+
+
+def _fparams(layer: Layer) -> list:
+    """Kind-specific floats: layernorm/batchnorm epsilon, attention scale, upsample source scales."""
+    a = layer.attrs
+    if layer.kind == "upsample":
+        return list(a["scales"])
+    if "eps" in a:
+        return [a["eps"]]
+    if "scale" in a:
+        return [a["scale"]]
+    return []
+
+
+def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers: Network) -> str:
+    tensors = layers.tensors
     offsets, arena_size = arena(input_shape, layers)
-    max_inputs = max(2, max(len(la.inputs) for la in layers))
-    c, h, w = _shape3(input_shape)
+    out_t = tensors[layers.output]
+    if out_t.kind == "c":
+        raise UnsupportedForC("The network output is a constant")
+    shapes = [tensors[la.output_name].shape for la in layers] + [tensors[INPUT].shape]
+    rank = max(4, max(len(s) for s in shapes), *(len(tensors[n].shape) for la in layers for n, _q, _s in la.inputs))
     guard = f"QAT_{c_stem(stem).upper()}_QPARAMS_H"
     out = [
         f"/* {stem}_qparams.h: the INT8 network of {source} (torchao PT2E, converted), for {stem}_runner.c.",
@@ -112,123 +266,102 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         " * real = scale * (q - zero_point). Weights are int8 per output channel (axis 0), row-major",
         " * [out][in/groups][kh][kw]; bias is float (what PyTorch adds), bias_int32 = round(bias / acc_scale)",
         " * (what integer-only kernels add); acc_scale = input scale x weight scale, one unit of the int32",
-        " * accumulator. Every quantized tensor lives in one int32 arena at the offset its layer names. */",
+        " * accumulator. Tensors are N-d, batch 1, row-major: quantized (QAT_Q, int32 cells of the arena),",
+        " * float (QAT_F, float cells of the arena, where PyTorch computes in float between quantize nodes)",
+        " * or constant (QAT_C, const float arrays here). Every arena tensor lives at the offset its layer names. */",
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
         "#include <stdint.h>",
         "",
         *[f"#define QAT_KIND_{k.upper()} {v}" for k, v in KINDS.items()],
-        f"#define QAT_MAX_INPUTS {max_inputs}",
+        *[f"#define QAT_FN_{k.upper()} {v}" for k, v in FUNCTIONS.items()],
+        "#define QAT_Q 0 /* quantized values in the arena */",
+        "#define QAT_F 1 /* float values in the arena */",
+        "#define QAT_C 2 /* constant floats in this header */",
+        f"#define QAT_MAX_RANK {rank}",
+        f"#define QAT_NUM_PARAMS {NUM_PARAMS}",
+        "",
+        "typedef struct {",
+        "    int type;                      /* QAT_Q, QAT_F or QAT_C */",
+        "    long offset;                   /* arena offset (QAT_Q, QAT_F) */",
+        "    const float *data;             /* QAT_C */",
+        "    float scale;                   /* QAT_Q: real = scale x (q - zero_point) */",
+        "    int32_t zero_point, qmin;",
+        "    int rank;",
+        "    long shape[QAT_MAX_RANK];      /* the shape the kernel walks it in (batch 1) */",
+        "    long stride[QAT_MAX_RANK];     /* element step per dimension of the layer's walk (0: broadcast) */",
+        "    long base;                     /* first element read (a slice), or written (a concat input) */",
+        "    long kstride;                  /* matmul: element step along the contracted dimension */",
+        "} qat_tensor;",
+        "",
+        "typedef struct {",
+        "    int fn;                        /* QAT_FN_* */",
+        "    float a, b;                    /* its parameters (clamp: min, max; add_scalar: the scalar; ...) */",
+        "} qat_fn;",
         "",
         "typedef struct {",
         "    const char *name;",
         "    int kind;",
-        "    int n_inputs;                        /* conv2d/linear: 2 with a fused residual add (input 1) */",
-        "    long input[QAT_MAX_INPUTS];          /* arena offsets of the inputs */",
-        "    long output;                         /* arena offset of the output (-1: the float logits) */",
-        "    int in_c, in_h, in_w;                /* input 0; linear: in_c features, in_h = in_w = 1 */",
-        "    int in_channels[QAT_MAX_INPUTS];     /* concat: channels of each input */",
-        "    int out_c, out_h, out_w;",
-        "    int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;",
-        "    int count_include_pad;               /* avgpool2d */",
-        "    int global_pool;                     /* conv2d: its float output average-pooled to 1x1 */",
-        "    long out_size;                       /* values written (out_c x out_h x out_w, or out_c pooled) */",
-        "    float act_min, act_max;              /* relu/hardtanh in float: float or pooled outputs */",
-        "    float in_scale[QAT_MAX_INPUTS];",
-        "    int32_t in_zero_point[QAT_MAX_INPUTS];",
-        "    int quantized_output;                /* 0: float output (the network's logits) */",
+        "    int n_inputs;",
+        "    const qat_tensor *in;",
+        "    int out_type;                  /* QAT_Q or QAT_F */",
+        "    long output;                   /* arena offset of the output */",
+        "    int rank;",
+        "    long shape[QAT_MAX_RANK];      /* the output's shape (batch 1) as the kernel computes it */",
+        "    long out_size;",
         "    float out_scale, out_inv_scale;",
-        "    int32_t out_zero_point, out_qmin, out_qmax; /* the activation's clamp folded into qmin/qmax */",
+        "    int32_t out_zero_point, out_qmin, out_qmax;",
+        "    int traced;                    /* its quantized output is a quantize node's (TRACE/REPLAY) */",
+        "    int n_fns;",
+        "    const qat_fn *fns;             /* applied in turn to each float value before it is stored */",
+        "    long p[QAT_NUM_PARAMS];        /* kind-specific integers (runner.c) */",
+        "    float f[4];                    /* kind-specific floats (runner.c) */",
         "    const int8_t *weight;",
         "    const float *weight_scale;",
         "    const int32_t *weight_zero_point;",
         "    const float *bias;",
         "    const int32_t *bias_int32;",
         "    const float *acc_scale;",
+        "    const float *float_weight;      /* conv2d/linear computed in float (a layer kept float) */",
+        "    const int32_t *table;          /* lut: the stored output per stored input value - qmin */",
+        "    const float *gamma, *beta;     /* layernorm weight and bias; batchnorm per-channel alpha, beta */",
         "} qat_layer;",
         "",
-        f"#define QAT_INPUT_C {c}",
-        f"#define QAT_INPUT_H {h}",
-        f"#define QAT_INPUT_W {w}",
-        f"#define QAT_INPUT_SIZE {c * h * w}",
+        f"#define QAT_INPUT_SIZE {_size(tensors[INPUT].shape)}",
+        f"#define QAT_INPUT_TYPE {TYPES[tensors[INPUT].kind]} /* QAT_F: the graph reads the input in float */",
         f"#define QAT_INPUT_OFFSET {offsets[INPUT]}",
         f"#define QAT_INPUT_SCALE {_f(input_q.scale)}",
         f"#define QAT_INPUT_INV_SCALE {_f(1.0 / input_q.scale)}",
         f"#define QAT_INPUT_ZERO_POINT {input_q.zero_point}",
         f"#define QAT_INPUT_QMIN {input_q.qmin}",
         f"#define QAT_INPUT_QMAX {input_q.qmax}",
-        f"#define QAT_OUTPUT_SIZE {out_size}",
-        f"#define QAT_ARENA_SIZE {arena_size} /* int32 values: {arena_size * 4} bytes */",
+        f"#define QAT_OUTPUT_SIZE {_size(out_t.shape)}",
+        f"#define QAT_OUTPUT_OFFSET {offsets[layers.output]}",
+        f"#define QAT_OUTPUT_TYPE {TYPES[out_t.kind]}",
+        f"#define QAT_OUTPUT_SCALE {_f(out_t.q.scale if out_t.q else 1.0)}",
+        f"#define QAT_OUTPUT_ZERO_POINT {out_t.q.zero_point if out_t.q else 0}",
+        f"#define QAT_ARENA_SIZE {arena_size} /* 4-byte cells: {arena_size * 4} bytes */",
         f"#define QAT_NUM_LAYERS {len(layers)}",
         "",
     ]
+    consts: dict = {}
+    for la in layers:
+        for name, _q, _s in la.inputs:
+            t = tensors[name]
+            if t.kind == "c" and name not in consts:
+                consts[name] = f"qat_const_{_ident(name)}"
+                out.append(f"/* constant {name}: {'x'.join(map(str, t.shape)) or 'scalar'} */")
+                out.append(_array("float", consts[name], t.data, _f, 4))
+    seen: dict = {}
     entries = []
-    for layer in layers:
-        ic, ih, iw = _shape3(layer.in_shape)
-        oc, oh, ow = _shape3(layer.attrs.get("conv_out", layer.out_shape))  # a pooled conv: the conv's
-        out_size = int(np.prod(layer.out_shape))
-        name = "qat_" + _ident(layer.name)
-        a = layer.attrs
-        desc = f"{layer.name}: {layer.kind} "
-        desc += " + ".join("x".join(map(str, s)) for _n, _q, s in layer.inputs)
-        desc += f" -> {'x'.join(map(str, layer.out_shape))}"
-        if layer.kind == "conv2d":
-            desc += (
-                f", kernel {a['kernel'][0]}x{a['kernel'][1]}, stride {a['stride'][0]}, padding {a['padding'][0]}"
-                f", groups {a['groups']}"
-            )
-        if layer.kind in ("conv2d", "linear") and len(layer.inputs) > 1:
-            desc += ", + residual"
-        pool = bool(a.get("global_pool"))
-        if layer.act is not None:
-            desc += ", relu" if layer.relu else f", clamp [{layer.act[0]:g}, {layer.act[1]:g}]"
-        if pool:
-            desc += ", global average pool"
-        desc += "; input " + ", ".join(f"scale {q.scale:.6g} zp {q.zero_point}" for _n, q, _s in layer.inputs)
-        desc += (
-            f"; output scale {layer.output.scale:.6g} zp {layer.output.zero_point} ({layer.output.dtype})"
-            if layer.output
-            else "; float output"
-        )
-        out.append(f"/* {desc} */")
-        ptrs = {k: "0" for k in ("weight", "weight_scale", "weight_zero_point", "bias", "bias_int32", "acc_scale")}
-        if layer.weight is not None:
-            acc_scale = np.float64(layer.input.scale) * layer.weight_scale.astype(np.float64)
-            out.append(_array("int8_t", f"{name}_weight", layer.weight, lambda v: str(int(v))))
-            out.append(_array("float", f"{name}_weight_scale", layer.weight_scale, _f, 4))
-            out.append(_array("int32_t", f"{name}_weight_zero_point", layer.weight_zero_point, lambda v: str(int(v))))
-            out.append(_array("float", f"{name}_bias", layer.bias, _f, 4))
-            out.append(_array("int32_t", f"{name}_bias_int32", layer.bias_int32(), lambda v: str(int(v)), 8))
-            out.append(_array("float", f"{name}_acc_scale", acc_scale, _f, 4))
-            ptrs = {k: f"{name}_{k}" for k in ptrs}
-        kh, kw = a.get("kernel", (1, 1))
-        sh, sw = a.get("stride", (1, 1))
-        ph, pw = a.get("padding", (0, 0))
-        dh, dw = a.get("dilation", (1, 1))
-        q = layer.output
-        pad = [0] * (max_inputs - len(layer.inputs))
-        ins = [offsets[n] for n, _q, _s in layer.inputs] + pad
-        chans = [int(np.prod(s)) // (oh * ow) for _n, _q, s in layer.inputs] + pad  # per input, NCHW
-        scales = [_f(iq.scale) for _n, iq, _s in layer.inputs] + [_f(1.0)] * len(pad)
-        zps = [iq.zero_point for _n, iq, _s in layer.inputs] + pad
-        qmin, qmax = output_range(layer) if q else (0, 0)
-        lo, hi = layer.act if (layer.act and (q is None or pool)) else (-np.inf, np.inf)
-
-        def brace(values) -> str:
-            return "{" + ", ".join(str(v) for v in values) + "}"
-
-        entries.append(
-            f'    {{"{layer.name}", QAT_KIND_{layer.kind.upper()}, {len(layer.inputs)}, {brace(ins)}, '
-            f"{offsets[layer.output_name] if q else -1},\n     {ic}, {ih}, {iw}, {brace(chans)}, {oc}, {oh}, {ow}, "
-            f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {a.get('groups', 1)}, "
-            f"{int(a.get('count_include_pad', True))}, {int(pool)}, {out_size}, {_f(lo)}, {_f(hi)},\n     "
-            f"{brace(scales)}, {brace(zps)}, "
-            f"{int(q is not None)}, {_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, "
-            f"{q.zero_point if q else 0}, {qmin}, {qmax},\n     "
-            f"{ptrs['weight']}, {ptrs['weight_scale']}, {ptrs['weight_zero_point']}, {ptrs['bias']}, "
-            f"{ptrs['bias_int32']}, {ptrs['acc_scale']}}}"
-        )
+    for la in layers:
+        ident = "qat_" + _ident(la.name)
+        seen[ident] = seen.get(ident, 0) + 1
+        if seen[ident] > 1:  # several layers of one module (an attention block's matmuls, softmax, ...)
+            ident = f"{ident}_{seen[ident]}"
+        out += _layer_arrays(la, tensors, ident, offsets, rank)
+        entries.append(_layer_entry(la, tensors, ident, offsets, rank))
     out += [
         "static const qat_layer qat_layers[QAT_NUM_LAYERS] = {",
         ",\n".join(entries),
@@ -238,6 +371,120 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         "",
     ]
     return "\n".join(out)
+
+
+def _shape_of(la: Layer, tensors: dict) -> tuple:
+    """The shape the layer's kernel computes (its own, kept through fusions; a conv1d as height 1)."""
+    shape = la.shape or tensors[la.output_name].shape
+    if la.kind == "conv2d" and la.attrs.get("conv1d"):
+        shape = (shape[0], shape[1], 1, shape[2])
+    return tuple(shape)
+
+
+def _describe(la: Layer, tensors: dict) -> str:
+    a = la.attrs
+    desc = f"{la.name}: {la.kind} "
+    desc += " + ".join(
+        ("x".join(map(str, tensors[n].shape)) or "scalar") + (" (float)" if q is None else "") for n, q, _s in la.inputs
+    )
+    desc += f" -> {'x'.join(map(str, tensors[la.output_name].shape))}"
+    if la.kind == "conv2d":
+        desc += (
+            f", kernel {a['kernel'][0]}x{a['kernel'][1]}, stride {a['stride'][0]}, padding {a['padding'][0]}"
+            f", groups {a['groups']}"
+        )
+    if la.kind in ("conv2d", "linear") and len(la.inputs) > 1:
+        desc += ", + residual"
+    if la.epilogue:
+        desc += ", then " + ", ".join(
+            "relu"
+            if fn == ("clamp", 0.0, float("inf"))
+            else fn[0] + (f"({', '.join(f'{v:g}' for v in fn[1:])})" if len(fn) > 1 else "")
+            for fn in la.epilogue
+        )
+    if la.table is not None:
+        desc += ", as a lookup table"
+    desc += "; input " + ", ".join(
+        f"scale {q.scale:.6g} zp {q.zero_point}" if q else "float" for _n, q, _s in la.inputs
+    )
+    desc += (
+        f"; output scale {la.output.scale:.6g} zp {la.output.zero_point} ({la.output.dtype})"
+        if la.output
+        else "; float output"
+    )
+    return f"/* {desc} */"
+
+
+def _layer_arrays(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int) -> list:
+    out = [_describe(la, tensors)]
+    if la.weight is not None:
+        acc_scale = np.float64(la.input.scale) * la.weight_scale.astype(np.float64)
+        out.append(_array("int8_t", f"{ident}_weight", la.weight, _int))
+        out.append(_array("float", f"{ident}_weight_scale", la.weight_scale, _f, 4))
+        out.append(_array("int32_t", f"{ident}_weight_zero_point", la.weight_zero_point, _int))
+        out.append(_array("float", f"{ident}_bias", la.bias, _f, 4))
+        out.append(_array("int32_t", f"{ident}_bias_int32", la.bias_int32(), _int, 8))
+        out.append(_array("float", f"{ident}_acc_scale", acc_scale, _f, 4))
+    if la.float_weight is not None:
+        out.append(_array("float", f"{ident}_float_weight", la.float_weight, _f, 4))
+        out.append(_array("float", f"{ident}_bias", la.bias, _f, 4))
+    if la.table is not None:
+        out.append(_array("int32_t", f"{ident}_table", la.table, _int))
+    for key in ("gamma", "beta"):
+        if la.attrs.get(key) is not None:
+            out.append(_array("float", f"{ident}_{key}", la.attrs[key], _f, 4))
+    if la.epilogue:
+        fns = [
+            f"{{QAT_FN_{fn[0].upper()}, {_f(fn[1] if len(fn) > 1 else 0.0)}, {_f(fn[2] if len(fn) > 2 else 0.0)}}}"
+            for fn in la.epilogue
+        ]
+        out.append(f"static const qat_fn {ident}_fns[{len(fns)}] = {{{', '.join(fns)}}};\n")
+    shape = _shape_of(la, tensors)
+    rows = []
+    consts = {name: f"qat_const_{_ident(name)}" for name, _q, _s in la.inputs if tensors[name].kind == "c"}
+    for t, tshape, stride, base, kstride in _layer_inputs(la, tensors, shape):
+        rows.append(
+            "    "
+            + _tensor_init(t, offsets.get(t.name, 0), rank, tshape, stride, base, kstride, consts.get(t.name, "0"))
+        )
+    out.append(
+        f"static const qat_tensor {ident}_in[{max(1, len(rows))}] = {{\n" + ",\n".join(rows or ["    {0}"]) + "\n};\n"
+    )
+    return out
+
+
+def _layer_entry(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int) -> str:
+    shape = _shape_of(la, tensors)
+    out_t = tensors[la.output_name]
+    q = out_t.q if out_t.kind == "q" else None
+    params = [int(v) for v in _params(la, tensors)]
+    params += [0] * (NUM_PARAMS - len(params))
+    ptrs = {k: "0" for k in ("weight", "weight_scale", "weight_zero_point", "bias", "bias_int32", "acc_scale")}
+    if la.weight is not None:
+        ptrs = {k: f"{ident}_{k}" for k in ptrs}
+    elif la.float_weight is not None:
+        ptrs["bias"] = f"{ident}_bias"
+    float_weight = f"{ident}_float_weight" if la.float_weight is not None else "0"
+    table = f"{ident}_table" if la.table is not None else "0"
+    floats = [_f(v) for v in _fparams(la)]
+    floats += [_f(0.0)] * (4 - len(floats))
+    gamma = f"{ident}_gamma" if la.attrs.get("gamma") is not None else "0"
+    beta = f"{ident}_beta" if la.attrs.get("beta") is not None else "0"
+
+    def brace(values) -> str:
+        return "{" + ", ".join(str(int(v)) for v in list(values) + [0] * (rank - len(values))) + "}"
+
+    return (
+        f'    {{"{la.name}", QAT_KIND_{RUNNER_KIND[la.kind].upper()}, {len(la.inputs)}, {ident}_in, '
+        f"{TYPES[out_t.kind]}, {offsets[la.output_name]}, {len(shape)}, {brace(shape)}, {_size(shape)},\n     "
+        f"{_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, {q.zero_point if q else 0}, "
+        f"{q.qmin if q else 0}, {q.qmax if q else 0}, {int(bool(la.attrs.get('quantize_node')) and q is not None)}, "
+        f"{len(la.epilogue)}, {ident + '_fns' if la.epilogue else '0'},\n     "
+        f"{{{', '.join(map(str, params))}}}, {{{', '.join(floats)}}},\n     "
+        f"{ptrs['weight']}, {ptrs['weight_scale']}, {ptrs['weight_zero_point']}, {ptrs['bias']}, "
+        f"{ptrs['bias_int32']}, {ptrs['acc_scale']}, {float_weight}, {table}, "
+        f"{gamma}, {beta}}}"
+    )
 
 
 def runner(stem: str) -> str:
