@@ -6,4 +6,4 @@ from qat_kernel.rpc.context import RequestContext
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return evaluate.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"])
+    return evaluate.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"], model=p.get("model"))

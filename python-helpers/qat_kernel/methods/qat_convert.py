@@ -6,4 +6,4 @@ from qat_kernel.rpc.context import RequestContext
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return convert.save_int8(ctx, config=p["config"], path=p.get("path"), steps=p.get("steps"))
+    return convert.save_int8(ctx, config=p["config"], path=p.get("path"), steps=p.get("steps"), model=p.get("model"))
