@@ -1,9 +1,10 @@
 // Owns every lifetime: the output channel, the language client, the kernel and the registrations.
+import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
-import { applyFix } from './commands/applyFix';
+import { applyFix, retrainFix } from './commands/applyFix';
 import { searchMixedPrecision } from './commands/searchMixedPrecision';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
@@ -28,6 +29,14 @@ import { LayersView, revealLayer } from './views/layersView';
 import { layoutCache } from './editors/layoutCache';
 import { ArtifactsView, openArtifact, revealArtifact } from './views/artifactsView';
 
+export interface TrackOptions {
+  /** What the run was for (shown after its kind). */
+  detail?: string;
+  /** What the record holds from the start (the config text is read from the file when not given). */
+  holds?: Pick<RunRecord, 'configText' | 'model' | 'basedOn'>;
+  onRecord?: (run: RunRecord) => void;
+}
+
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly kernel: Kernel;
@@ -51,16 +60,23 @@ export class Ctx implements vscode.Disposable {
     this.artifactsView = this.track(new ArtifactsView());
   }
 
-  /** Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. */
-  trackRun<T>(
+  /**
+   * Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. The record holds
+   * the config's text as the run read it (unless `options.holds` says otherwise) and the model its result names.
+   */
+  async trackRun<T>(
     kind: RunKind,
     config: string,
     work: () => PromiseLike<T>,
     describe: (result: T) => RunSummary,
-    detail?: string,
+    options: string | TrackOptions = {},
   ): Promise<T> {
+    const o = typeof options === 'string' ? { detail: options } : options;
+    const configText = o.holds?.configText ?? (await readFile(config, 'utf8').catch(() => undefined));
     return this.runs.track(kind, config, work, describe, {
-      ...(detail ? { detail } : {}),
+      ...(o.detail ? { detail: o.detail } : {}),
+      holds: { ...o.holds, configText },
+      ...(o.onRecord ? { onRecord: o.onRecord } : {}),
       isCancel: (err) => err instanceof KernelError && err.code === KernelErrorCode.cancelled,
     });
   }
@@ -80,6 +96,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.compareLayer': compareLayer,
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
       'qatStudio.applyFix': applyFix,
+      'qatStudio.retrainFix': retrainFix,
       'qatStudio.searchMixedPrecision': searchMixedPrecision,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,

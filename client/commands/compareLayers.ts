@@ -51,6 +51,7 @@ export function compareLayers(ctx: Ctx) {
       return undefined;
     }
     ctx.log.info(`compare/layers ${config.fsPath}`);
+    let run: string | undefined;
     try {
       const result = await ctx.trackRun(
         'compare',
@@ -76,6 +77,7 @@ export function compareLayers(ctx: Ctx) {
             },
           ),
         compareFigures,
+        { onRecord: (r) => (run = r.id) },
       );
       ctx.log.info(
         `compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`,
@@ -84,7 +86,7 @@ export function compareLayers(ctx: Ctx) {
         ctx.log.info(`  ${l.module.padEnd(16)} cos ${l.cosine.toFixed(5)}  SQNR ${l.sqnr.toFixed(2)} dB`);
       const title = `Layers: ${path.basename(config.fsPath)}`;
       const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
-      ctx.layersView.show({ config: config.fsPath, threshold: result.threshold, layers: result.layers, panel });
+      ctx.layersView.show({ config: config.fsPath, threshold: result.threshold, layers: result.layers, panel, run });
       if (result.onnx.path) {
         ctx.onnxEditor.overlays.set(result.onnx.path, {
           layers: result.layers,
