@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult, HistogramsResult, QatTrainResult } from '../../protocol/kernel';
 import { niceTicks, tickLabel } from '../../webview/view/axes';
-import { repoRoot } from '../support/paths';
+import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness } from '../support/webviewPage';
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
@@ -65,6 +65,7 @@ test('a layer histogram has a value axis and a count axis, with round ticks and 
       .map((t) => t.textContent);
   });
   assert.deepEqual(outside, [], 'labels cut off by the chart');
+  await svg.screenshot({ path: path.join(artifactsDir, 'browser-histogram-axes.png') });
   assert.deepEqual(violations, []);
 });
 
@@ -100,5 +101,8 @@ test('the drift chart labels its value axis and draws a 1.2 % change as a small 
     numbers,
     'ticks from bottom to top are listed low to high',
   );
+  await page
+    .locator('#props section.observer-drift')
+    .screenshot({ path: path.join(artifactsDir, 'browser-drift-axis.png') });
   assert.deepEqual(violations, []);
 });
