@@ -1,9 +1,10 @@
 // Owns every lifetime: the output channel, the language client, the kernel and the registrations.
+import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayer, compareLayers } from './commands/compareLayers';
 import { analyzeSensitivity } from './commands/sensitivity';
-import { applyFix } from './commands/applyFix';
+import { applyFix, retrainFix } from './commands/applyFix';
 import { searchMixedPrecision } from './commands/searchMixedPrecision';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
@@ -27,6 +28,15 @@ import { showCompareRuns } from './views/compareRunsPanel';
 import { LayersView, revealLayer } from './views/layersView';
 import { layoutCache } from './editors/layoutCache';
 import { ArtifactsView, openArtifact, revealArtifact } from './views/artifactsView';
+import { WalkthroughSteps, onActivation, openWalkthrough } from './onboarding/walkthrough';
+
+export interface TrackOptions {
+  /** What the run was for (shown after its kind). */
+  detail?: string;
+  /** What the record holds from the start (the config text is read from the file when not given). */
+  holds?: Pick<RunRecord, 'configText' | 'model' | 'basedOn'>;
+  onRecord?: (run: RunRecord) => void;
+}
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
@@ -38,6 +48,10 @@ export class Ctx implements vscode.Disposable {
   readonly artifactsView: ArtifactsView;
   /** Graph layouts kept per file content for every graph view of the session (editors/layoutCache.ts). */
   readonly layoutCache = layoutCache;
+  /** The walkthrough steps done in this window (their context keys set). */
+  steps?: WalkthroughSteps;
+  /** What activation opened: the example's config and the walkthrough, or the walkthrough on a first run. */
+  onboarding?: Promise<'example' | 'walkthrough' | undefined>;
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -51,16 +65,23 @@ export class Ctx implements vscode.Disposable {
     this.artifactsView = this.track(new ArtifactsView());
   }
 
-  /** Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. */
-  trackRun<T>(
+  /**
+   * Runs `work` as a recorded run: the Runs view shows it going, then its status and figures. The record holds
+   * the config's text as the run read it (unless `options.holds` says otherwise) and the model its result names.
+   */
+  async trackRun<T>(
     kind: RunKind,
     config: string,
     work: () => PromiseLike<T>,
     describe: (result: T) => RunSummary,
-    detail?: string,
+    options: string | TrackOptions = {},
   ): Promise<T> {
+    const o = typeof options === 'string' ? { detail: options } : options;
+    const configText = o.holds?.configText ?? (await readFile(config, 'utf8').catch(() => undefined));
     return this.runs.track(kind, config, work, describe, {
-      ...(detail ? { detail } : {}),
+      ...(o.detail ? { detail: o.detail } : {}),
+      holds: { ...o.holds, configText },
+      ...(o.onRecord ? { onRecord: o.onRecord } : {}),
       isCancel: (err) => err instanceof KernelError && err.code === KernelErrorCode.cancelled,
     });
   }
@@ -80,6 +101,7 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.compareLayer': compareLayer,
       'qatStudio.analyzeSensitivity': analyzeSensitivity,
       'qatStudio.applyFix': applyFix,
+      'qatStudio.retrainFix': retrainFix,
       'qatStudio.searchMixedPrecision': searchMixedPrecision,
       'qatStudio.showKernelInfo': showKernelInfo,
       'qatStudio.restartKernel': restartKernel,
@@ -87,20 +109,27 @@ export class Ctx implements vscode.Disposable {
       'qatStudio.createKernelEnvironment': createKernelEnvironment,
     };
     for (const [id, factory] of Object.entries(commands))
-      this.track(vscode.commands.registerCommand(id, requireTrust(factory(this))));
+      this.track(vscode.commands.registerCommand(id, requireTrust(id, factory(this))));
     // Editing text and opening files run no user code: allowed in Restricted Mode too.
     this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
     this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
     this.track(vscode.commands.registerCommand('qatStudio.openGraphsSideBySide', openGraphsSideBySide()));
     this.track(vscode.commands.registerCommand('qatStudio.openConfig', openConfig()));
-    this.track(vscode.commands.registerCommand('qatStudio.openExample', openExample(this.context.extensionPath)));
+    this.track(vscode.commands.registerCommand('qatStudio.openExample', openExample(this.context)));
+    this.track(vscode.commands.registerCommand('qatStudio.openWalkthrough', openWalkthrough));
     this.track(this.onnxEditor.register());
     const tasks = new QatTaskProvider(this);
     this.track(tasks.register());
-    this.track(vscode.commands.registerCommand('qatStudio.buildForTarget', requireTrust(buildForTarget(this, tasks))));
+    this.track(
+      vscode.commands.registerCommand(
+        'qatStudio.buildForTarget',
+        requireTrust('qatStudio.buildForTarget', buildForTarget(this, tasks)),
+      ),
+    );
     this.track(kernelStatusBar(this.kernel));
     this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
     await this.runs.load();
+    this.steps = this.track(new WalkthroughSteps(this.runs, this.kernel));
     const runsView = this.track(new RunsView(this.runs));
     this.track(vscode.commands.registerCommand('qatStudio.openRun', openRun));
     this.track(
@@ -130,6 +159,10 @@ export class Ctx implements vscode.Disposable {
     );
     this.client = createLanguageClient(this.context, this.log);
     await this.client.start();
+    this.onboarding = onActivation(this.context).catch((err: Error) => {
+      this.log.warn(`walkthrough: ${err.message}`);
+      return undefined;
+    });
   }
 
   async dispose(): Promise<void> {
@@ -138,16 +171,32 @@ export class Ctx implements vscode.Disposable {
   }
 }
 
-/** Kernel commands run user code, so in Restricted Mode they explain why they cannot run instead. */
-function requireTrust<A extends unknown[], R>(run: (...args: A) => R) {
+/** Kernel commands run user code, so in Restricted Mode they say why they cannot run, and what still works. */
+function requireTrust<A extends unknown[], R>(id: string, run: (...args: A) => R) {
   return async (...args: A): Promise<Awaited<R> | undefined> => {
     if (vscode.workspace.isTrusted) return await run(...args);
-    const manage = 'Manage Workspace Trust';
-    const pick = await vscode.window.showWarningMessage(
-      'QAT Studio runs your model and data code only in a trusted workspace. Trust this folder to compare layers or start the kernel.',
-      manage,
-    );
-    if (pick === manage) await vscode.commands.executeCommand('workbench.trust.manage');
+    await explainRestricted(commandTitle(id));
     return undefined;
   };
+}
+
+function commandTitle(id: string): string {
+  const commands = (
+    vscode.extensions.getExtension('qat-studio.qat-studio')?.packageJSON as {
+      contributes?: { commands?: Array<{ command: string; title: string }> };
+    }
+  )?.contributes?.commands;
+  return commands?.find((c) => c.command === id)?.title ?? id;
+}
+
+/** The Restricted Mode message for a refused command, with the action that lifts it. */
+export async function explainRestricted(what: string): Promise<void> {
+  const manage = 'Manage Workspace Trust';
+  const pick = await vscode.window.showWarningMessage(
+    `${what} needs a trusted folder: QAT Studio runs your model and data code (the Python kernel, training, ` +
+      'comparisons, builds) only in a trusted workspace. In Restricted Mode it still checks configs and scripts ' +
+      'and edits overrides. Trust this folder to run it.',
+    manage,
+  );
+  if (pick === manage) await vscode.commands.executeCommand('workbench.trust.manage');
 }

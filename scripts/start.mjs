@@ -26,7 +26,6 @@ writeFileSync(
   JSON.stringify(
     {
       'qatStudio.pythonPath': path.join(cache, 'venv', 'bin', 'python'),
-      'workbench.startupEditor': 'none',
       'telemetry.telemetryLevel': 'off',
     },
     null,

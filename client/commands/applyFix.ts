@@ -7,7 +7,10 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import { addOverride } from '../config/overrides';
 import type { Ctx } from '../ctx';
-import { verifyFix, type LoopOutcome } from '../fix/closedLoop';
+import { latestFix, recordFix, verifyFix, type LoopOutcome } from '../fix/closedLoop';
+import { comparisonOf } from '../fix/fixRecord';
+import type { RunRecord } from '../runs/runStore';
+import { configFor } from './configPick';
 import { fixEntry, suggestFix, type FixSuggestion } from '../fix/suggestFix';
 import { compareLayers } from './compareLayers';
 import { reportKernelError } from './errors';
@@ -27,6 +30,8 @@ export interface ApplyFixResult {
   modules: string[];
   /** Where the override went in the config, and its text. */
   edit: { config: string; offset: number; text: string };
+  /** The fix run: it holds the config text and the comparison (and model) before the fix. */
+  fix: RunRecord;
   loop?: LoopOutcome;
 }
 
@@ -51,7 +56,8 @@ async function pickModules(s: FixSuggestion, layers: LayerResult[]): Promise<str
     {
       canPickMany: true,
       title: `Apply Fix: ${s.label} for ${s.culprit}`,
-      placeHolder: s.reason,
+      // The reason is long: it is shown in full in the notification after the edit and in the fix run.
+      placeHolder: `Layers to give ${s.label} (the suggested ones are checked)`,
       ignoreFocusOut: true,
     },
   );
@@ -77,8 +83,12 @@ export function applyFix(ctx: Ctx) {
       );
       return undefined;
     }
-    // The suggestion rests on this config's comparison; compare first if the last one is of another config.
-    if (ctx.layersView.last?.config !== t.config && !(await compareLayers(ctx)(uri))) return undefined;
+    // The suggestion, and the state before the fix, rest on a comparison of this very text: compare first when the
+    // last one is of another config or of other text.
+    const text = doc.getText();
+    const runOf = (c = ctx.layersView.last) => (c?.config === t.config && c.run ? ctx.runs.get(c.run) : undefined);
+    if (!comparisonOf(runOf(), t.config, text) && !(await compareLayers(ctx)(uri))) return undefined;
+    const basis = comparisonOf(runOf(), t.config, doc.getText());
     const layers = ctx.layersView.last!.layers;
     let suggestion: FixSuggestion;
     try {
@@ -101,12 +111,16 @@ export function applyFix(ctx: Ctx) {
     }
     const edit = new vscode.WorkspaceEdit();
     edit.insert(uri, doc.positionAt(insert.offset), insert.text);
-    if (!(await vscode.workspace.applyEdit(edit))) return undefined;
+    const what = `${suggestion.label} for ${modules.length === 1 ? modules[0] : `${modules.length} layers`}`;
+    const before = { configText: doc.getText(), basis };
+    const fix = await recordFix(ctx, t.config, before, what, insert.text, suggestion.reason, () =>
+      vscode.workspace.applyEdit(edit),
+    );
+    if (!fix) return undefined;
     const line = doc.positionAt(insert.offset).line;
     await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, line, 0), preview: false });
-    const what = `${suggestion.label} for ${modules.length === 1 ? modules[0] : `${modules.length} layers`}`;
     ctx.log.info(`apply fix: ${what} in ${t.config}: ${insert.text.trim()}`);
-    const result: ApplyFixResult = { suggestion, modules, edit: { config: t.config, ...insert } };
+    const result: ApplyFixResult = { suggestion, modules, edit: { config: t.config, ...insert }, fix };
 
     const mode =
       options.retrain ?? vscode.workspace.getConfiguration('qatStudio').get<RetrainMode>('applyFix.retrain', 'ask');
@@ -115,17 +129,43 @@ export function applyFix(ctx: Ctx) {
       const retrain = 'Retrain and Compare';
       go =
         (await vscode.window.showInformationMessage(
-          `Override written: ${what}. Retrain with it, compare the layers again and show before and after? (Undo removes it.)`,
+          `Override written: ${what}. ${suggestion.reason} Retrain with it, compare the layers again and show before and after? (Undo removes it.)`,
           retrain,
           'Not Now',
         )) === retrain;
     }
     if (!go) return result;
     try {
-      result.loop = await verifyFix(ctx, doc, what);
+      result.loop = await verifyFix(ctx, fix);
     } catch (err) {
       await reportKernelError(err, 'Apply Fix', ctx.log);
     }
     return result;
+  };
+}
+
+/**
+ * QAT: Retrain and Show Before / After — for the latest fix of a config (or a fix run picked in the Runs view): the
+ * loop that Apply Fix offers, for when it was declined then.
+ */
+export function retrainFix(ctx: Ctx) {
+  return async (arg?: unknown): Promise<LoopOutcome | undefined> => {
+    let fix = arg && typeof arg === 'object' && (arg as RunRecord).kind === 'fix' ? (arg as RunRecord) : undefined;
+    if (!fix) {
+      const config = await configFor(arg instanceof vscode.Uri ? arg : undefined);
+      fix = config ? latestFix(ctx, config.fsPath) : undefined;
+      if (!fix) {
+        void vscode.window.showInformationMessage(
+          'No fix to retrain with: Apply Fix on a layer of Compare Layers first.',
+        );
+        return undefined;
+      }
+    }
+    try {
+      return await verifyFix(ctx, fix);
+    } catch (err) {
+      await reportKernelError(err, 'Retrain with the fix', ctx.log);
+      return undefined;
+    }
   };
 }

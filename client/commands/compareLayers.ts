@@ -53,6 +53,7 @@ export function compareLayers(ctx: Ctx) {
       return undefined;
     }
     ctx.log.info(`compare/layers ${config.fsPath}`);
+    let run: string | undefined;
     try {
       const result = await ctx.trackRun(
         'compare',
@@ -78,6 +79,7 @@ export function compareLayers(ctx: Ctx) {
             },
           ),
         compareFigures,
+        { onRecord: (r) => (run = r.id) },
       );
       ctx.log.info(
         `compare/layers done in ${result.seconds?.toFixed(1)} s: FP32 ${(result.accuracy.fp32 * 100).toFixed(2)} %, INT8 ${(result.accuracy.int8 * 100).toFixed(2)} %`,
@@ -95,6 +97,7 @@ export function compareLayers(ctx: Ctx) {
         layers: result.layers,
         accuracy: result.accuracy,
         results,
+        run,
       });
       if (result.onnx.path) {
         ctx.onnxEditor.overlays.set(result.onnx.path, {

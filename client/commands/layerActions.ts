@@ -3,6 +3,8 @@
 import * as vscode from 'vscode';
 import { addPrecisionOverride } from '../config/overrides';
 import type { Ctx } from '../ctx';
+import { recordFix } from '../fix/closedLoop';
+import { comparisonOf } from '../fix/fixRecord';
 
 /** What the webview puts in `data-vscode-context` on a layer node. */
 export interface LayerContext {
@@ -29,7 +31,24 @@ export function keepLayerFp16(ctx: Ctx) {
     }
     const edit = new vscode.WorkspaceEdit();
     edit.insert(uri, doc.positionAt(insert.offset), insert.text);
-    const ok = await vscode.workspace.applyEdit(edit);
+    // A fix like Apply Fix's: recorded with the state before it (the comparison of this text, when there is one).
+    const text = doc.getText();
+    const last = ctx.layersView.last;
+    const basis = comparisonOf(
+      last?.config === c.config && last.run ? ctx.runs.get(last.run) : undefined,
+      c.config,
+      text,
+    );
+    const fix = await recordFix(
+      ctx,
+      c.config,
+      { configText: text, basis },
+      `FP16 for ${c.module}`,
+      insert.text,
+      undefined,
+      () => vscode.workspace.applyEdit(edit),
+    );
+    const ok = !!fix;
     if (ok) {
       ctx.log.info(`overrides: ${c.module} -> fp16 in ${c.config}`);
       const line = doc.positionAt(insert.offset).line;

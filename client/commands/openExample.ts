@@ -1,10 +1,11 @@
 // QAT: Open an Example — the walkthrough's example step: a copy of one of the examples shipped with the extension
 // (examples/digits: a small CNN that quantizes cleanly; examples/cifar: ResNet-18 and MobileNetV2 on 32×32×3,
-// whose 4-bit per-tensor config loses accuracy) in a folder the user picks, then opened. A workspace that already
-// is that example opens its config instead.
+// whose 4-bit per-tensor config loses accuracy) in a folder the user picks, then opened with its config in an
+// editor and the walkthrough beside it. A workspace that already is that example opens its config instead.
 import { cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
+import { expectExample } from '../onboarding/walkthrough';
 
 export interface Example {
   name: 'digits' | 'cifar';
@@ -53,14 +54,15 @@ async function freeFolder(parent: string, name: string): Promise<string> {
   }
 }
 
-export function openExample(extensionPath: string) {
+export function openExample(context: vscode.ExtensionContext) {
+  const extensionPath = context.extensionPath;
   return async (optionsArg?: OpenExampleOptions): Promise<string | undefined> => {
     const options = optionsArg && typeof optionsArg === 'object' && !Array.isArray(optionsArg) ? optionsArg : {};
     const example =
       EXAMPLES.find((e) => e.name === options.name) ??
       (await vscode.window.showQuickPick(
         EXAMPLES.map((e) => ({ ...e, description: `examples/${e.name}` })),
-        { title: 'QAT: Open an Example', placeHolder: 'Which example?' },
+        { title: 'QAT: Open an Example', placeHolder: 'Which example?', ignoreFocusOut: true },
       ));
     if (!example) return undefined;
     // Already open (e.g. the repository's examples folder): open its config.
@@ -99,7 +101,11 @@ export function openExample(extensionPath: string) {
       void vscode.window.showErrorMessage(`Could not copy the example to ${dest}: ${(err as Error).message}`);
       return undefined;
     }
-    if (options.open !== false) await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(dest));
+    if (options.open !== false) {
+      // The window that opens the folder opens the config and continues the walkthrough (onboarding/walkthrough.ts).
+      await expectExample(context, { folder: dest, config: example.config });
+      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(dest));
+    }
     return dest;
   };
 }

@@ -1,14 +1,20 @@
-// The closed loop after a fix: the model before it measured, the fix saved, QAT again, Compare Layers again, the
-// model after it measured, and both side by side in the run comparison. Each step is a recorded run.
+// The closed loop after a fix. The fix is a recorded run that holds the state before it: the config text, the
+// compare run the fix was suggested from and the kernel's id of the model that run compared. Before / After reads
+// the "before" from there (the figures of that compare run, and the same model measured again by its id), never
+// from the config file, which the editor may have saved with the fix already (files.autoSave). Then QAT with the
+// fix, Compare Layers again, the new model measured, and both side by side in the run comparison.
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { CompareLayersResult, EvalAccuracyResult, QatConvertResult, QatTrainResult } from '../../protocol/kernel';
+import { KernelErrorCode } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 import { compareLayers } from '../commands/compareLayers';
+import { KernelError } from '../kernel/kernel';
 import { trainFigures, verifyFigures } from '../runs/figures';
 import type { RunColumn } from '../runs/present';
 import type { RunRecord } from '../runs/runStore';
 import { showCompareRuns } from '../views/compareRunsPanel';
+import { beforeColumnRuns, fixProblem } from './fixRecord';
 
 export interface Measured {
   accuracy: EvalAccuracyResult;
@@ -16,7 +22,10 @@ export interface Measured {
 }
 
 export interface LoopOutcome {
-  before: Measured;
+  fix: RunRecord;
+  /** The model before the fix, measured again by its id; undefined when the kernel no longer holds it (then the
+   * before column has the figures of the compare run before the fix only). */
+  before?: Measured;
   after: Measured;
   train: QatTrainResult;
   compare: CompareLayersResult;
@@ -40,37 +49,101 @@ function step<R>(
   );
 }
 
-/** Accuracy at every stage (FP32, QAT float, fake-quant, INT8) and INT8 size of the config's trained model
- * (the kernel reuses the one it trained for this config text), recorded as an evaluate run. */
-export function measure(ctx: Ctx, config: string, detail: string): Promise<Measured> {
+/**
+ * Accuracy at every stage (FP32, QAT float, fake-quant, INT8) and INT8 size of a trained model, recorded as an
+ * evaluate run: the model `of.model` (a kernel id) when given, else the config's (the kernel reuses the one it
+ * trained for the config file as it is now).
+ */
+export function measure(
+  ctx: Ctx,
+  config: string,
+  detail: string,
+  of: { model?: string; configText?: string } = {},
+  onRecord?: (run: RunRecord) => void,
+): Promise<Measured> {
+  const params = { config, ...(of.model ? { model: of.model } : {}) };
   return ctx.trackRun(
     'evaluate',
     config,
     () =>
       step(ctx, `QAT: Measure the model ${detail}`, async (onProgress, token) => ({
-        accuracy: await ctx.kernel.request('eval/accuracy', { config }, { token, onProgress }),
-        convert: await ctx.kernel.request('qat/convert', { config }, { token, onProgress }),
+        accuracy: await ctx.kernel.request('eval/accuracy', params, { token, onProgress }),
+        convert: await ctx.kernel.request('qat/convert', params, { token, onProgress }),
       })),
     verifyFigures,
-    detail,
+    { detail, holds: { model: of.model, configText: of.configText }, ...(onRecord ? { onRecord } : {}) },
   );
 }
 
-const latest = (ctx: Ctx, kind: RunRecord['kind'], config: string, detail?: string) =>
-  ctx.runs
-    .list()
-    .find((r) => r.kind === kind && r.config === config && r.status === 'done' && (!detail || r.detail === detail));
+/** The latest fix run of `config` that went through. */
+export function latestFix(ctx: Ctx, config: string): RunRecord | undefined {
+  return ctx.runs.list().find((r) => r.kind === 'fix' && r.config === config && r.status === 'done');
+}
 
 /**
- * After the fix is in the editor but not yet saved: measures the model before it (from the saved config), saves
- * the config, trains with it, compares the layers again and measures it, then opens the run comparison.
+ * Records a fix: `apply` makes the edit; the record holds the config text before it and, from `basis` (the
+ * compare run of that text), the run and the model the fix was suggested from; `why` in full.
  */
-export async function verifyFix(ctx: Ctx, doc: vscode.TextDocument, title: string): Promise<LoopOutcome | undefined> {
-  const config = doc.uri.fsPath;
-  const beforeCompare = latest(ctx, 'compare', config);
-  const before = await measure(ctx, config, 'before fix');
-  const beforeRun = latest(ctx, 'evaluate', config, 'before fix');
-  if (!(await doc.save())) throw new Error(`${path.basename(config)} could not be saved.`);
+export async function recordFix(
+  ctx: Ctx,
+  config: string,
+  before: { configText: string; basis?: RunRecord },
+  what: string,
+  override: string,
+  why: string | undefined,
+  apply: () => Thenable<boolean>,
+): Promise<RunRecord | undefined> {
+  let record: RunRecord | undefined;
+  const ok = await ctx
+    .trackRun(
+      'fix',
+      config,
+      async () => apply(),
+      () => ({
+        figures: [['fix', what], ...(why ? [['why', why]] : []), ['override', override.trim()]] as Array<
+          [string, string]
+        >,
+      }),
+      {
+        detail: what,
+        holds: { configText: before.configText, model: before.basis?.model, basedOn: before.basis?.id },
+        onRecord: (r) => (record = r),
+      },
+    )
+    .catch(() => false);
+  if (!ok && record) {
+    record.status = 'failed';
+    record.error = 'the edit was not applied';
+    await ctx.runs.save();
+  }
+  return ok ? record : undefined;
+}
+
+/**
+ * Before / After for the fix run `fix`: the model before it measured by id (and the figures of the compare run
+ * before it), the config saved, trained with the fix, compared again and measured, then the run comparison.
+ */
+export async function verifyFix(ctx: Ctx, fix: RunRecord): Promise<LoopOutcome | undefined> {
+  const config = fix.config;
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(config));
+  const basis = fix.basedOn ? ctx.runs.get(fix.basedOn) : undefined;
+  const problem = fixProblem(fix, basis, doc.getText());
+  if (problem) throw new Error(problem);
+  let before: Measured | undefined;
+  let beforeRun: RunRecord | undefined;
+  if (fix.model) {
+    try {
+      before = await measure(ctx, config, 'before fix', { model: fix.model, configText: fix.configText }, (r) => {
+        beforeRun = r;
+      });
+    } catch (err) {
+      if (!(err instanceof KernelError && err.code === KernelErrorCode.modelGone)) throw err;
+      ctx.log.warn(`before fix: ${err.message}; the before column has the figures of the comparison before the fix`);
+      beforeRun = undefined;
+    }
+  }
+  if (doc.isDirty && !(await doc.save())) throw new Error(`${path.basename(config)} could not be saved.`);
+  let trainRun: RunRecord | undefined;
   const train = await ctx.trackRun(
     'train',
     config,
@@ -79,18 +152,20 @@ export async function verifyFix(ctx: Ctx, doc: vscode.TextDocument, title: strin
         ctx.kernel.request('qat/train', { config }, { token, onProgress }),
       ),
     trainFigures,
-    'after fix',
+    { detail: 'after fix', onRecord: (r) => (trainRun = r) },
   );
-  const trainRun = latest(ctx, 'train', config, 'after fix');
   const compare = await compareLayers(ctx)(doc.uri);
   if (!compare) return undefined;
-  const afterCompare = latest(ctx, 'compare', config);
-  const after = await measure(ctx, config, 'after fix');
-  const afterRun = latest(ctx, 'evaluate', config, 'after fix');
+  const afterCompare = ctx.layersView.last?.run ? ctx.runs.get(ctx.layersView.last.run) : undefined;
+  let afterRun: RunRecord | undefined;
+  const after = await measure(ctx, config, 'after fix', { model: train.model }, (r) => (afterRun = r));
   const columns: RunColumn[] = [
-    { title: 'before fix', runs: [beforeRun, beforeCompare].filter((r): r is RunRecord => !!r) },
-    { title: `after fix (${title})`, runs: [afterRun, afterCompare, trainRun].filter((r): r is RunRecord => !!r) },
+    { title: 'before fix', runs: beforeColumnRuns(basis!, beforeRun) },
+    {
+      title: `after fix (${fix.detail ?? 'fix'})`,
+      runs: [afterCompare, afterRun, trainRun].filter((r): r is RunRecord => r?.status === 'done'),
+    },
   ];
   const panel = showCompareRuns(columns, `Before / After: ${path.basename(config)}`);
-  return { before, after, train, compare, columns, panel };
+  return { fix, before, after, train, compare, columns, panel };
 }

@@ -16,7 +16,11 @@ export interface RunSummary {
   report?: string;
   detail?: string;
   layers?: RunLayer[];
+  /** The kernel's id of the trained model the result is about. */
+  model?: string;
 }
+
+const modelOf = (id: string | undefined) => (id ? { model: id } : {});
 
 const pct = (v: number | undefined) => (v === undefined ? '-' : `${(v * 100).toFixed(2)} %`);
 
@@ -31,6 +35,7 @@ export function compareFigures(r: CompareLayersResult): RunSummary {
       ...(worst ? ([['worst', `${worst.module} (cos ${worst.cosine.toFixed(4)})`]] as Array<[string, string]>) : []),
     ],
     ...(r.onnx.path ? { report: r.onnx.path } : {}),
+    ...modelOf(r.model),
     layers: r.layers.map((l) => ({
       module: l.module,
       cosine: l.cosine,
@@ -49,6 +54,7 @@ export function trainFigures(r: QatTrainResult): RunSummary {
       ['steps', String(r.steps)],
     ],
     ...(r.checkpoint ? { report: r.checkpoint } : {}),
+    ...modelOf(r.model),
   };
 }
 
@@ -108,6 +114,7 @@ export function evaluateFigures(r: EvalAccuracyResult): RunSummary {
       ['fake-quant', pct(r.fakeQuant)],
       ['INT8', pct(r.int8)],
     ],
+    ...modelOf(r.model),
   };
 }
 
@@ -126,6 +133,7 @@ export function verifyFigures(r: { accuracy: EvalAccuracyResult; convert: QatCon
       ['INT8 size', kib(c.size.int8Bytes)],
       ['INT8 file', kib(c.size.fileBytes)],
     ],
+    ...modelOf(a.model ?? c.model),
   };
 }
 

@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export type RunKind =
-  'train' | 'compare' | 'sensitivity' | 'search' | 'build' | 'evaluate' | 'convert' | 'export' | 'job';
+  'train' | 'compare' | 'sensitivity' | 'search' | 'build' | 'evaluate' | 'convert' | 'export' | 'job' | 'fix';
 export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
 
 export interface RunRecord {
@@ -25,6 +25,12 @@ export interface RunRecord {
   error?: string;
   /** A compare run's per-layer metrics (propagated, and local where measured), for the run comparison. */
   layers?: RunLayer[];
+  /** The config's text as the run read it (a fix run: the text before the fix). */
+  configText?: string;
+  /** The kernel's id of the trained model the run used (its result's `model`; a fix run: the model before it). */
+  model?: string;
+  /** A fix run: the compare run of the config before the fix, which the fix was suggested from. */
+  basedOn?: string;
 }
 
 export interface RunLayer {
@@ -94,8 +100,17 @@ export class RunStore {
       report?: string;
       detail?: string;
       layers?: RunLayer[];
+      model?: string;
     },
-    options: { detail?: string; isCancel?: (err: unknown) => boolean; now?: () => Date } = {},
+    options: {
+      detail?: string;
+      /** What the record holds from the start: the config text, the model, the run it is based on. */
+      holds?: Pick<RunRecord, 'configText' | 'model' | 'basedOn'>;
+      /** Called with the record as soon as it exists (e.g. to keep its id). */
+      onRecord?: (run: RunRecord) => void;
+      isCancel?: (err: unknown) => boolean;
+      now?: () => Date;
+    } = {},
   ): Promise<T> {
     const now = options.now ?? (() => new Date());
     const start = now();
@@ -107,8 +122,10 @@ export class RunStore {
       status: 'running',
       figures: [],
       ...(options.detail ? { detail: options.detail } : {}),
+      ...Object.fromEntries(Object.entries(options.holds ?? {}).filter(([, v]) => v !== undefined)),
     };
     this.runs.push(run);
+    options.onRecord?.(run);
     if (this.runs.length > MAX_RUNS) this.runs.splice(0, this.runs.length - MAX_RUNS);
     await this.save();
     try {
@@ -117,6 +134,7 @@ export class RunStore {
       Object.assign(run, { status: 'done', figures: d.figures }, d.report ? { report: d.report } : {});
       if (d.layers) run.layers = d.layers;
       if (d.detail) run.detail = d.detail;
+      if (d.model) run.model = d.model;
       return result;
     } catch (err) {
       run.status = options.isCancel?.(err) ? 'cancelled' : 'failed';

@@ -53,7 +53,9 @@ class JobTerminal implements vscode.Pseudoterminal {
       return;
     }
     if (!vscode.workspace.isTrusted) {
-      this.line('qat: error: QAT Studio runs model code only in a trusted workspace.');
+      this.line(
+        'qat: error: this folder is in Restricted Mode: QAT Studio runs model code only in a trusted workspace (Workspaces: Manage Workspace Trust).',
+      );
       this.done.fire(1);
       return;
     }

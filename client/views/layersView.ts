@@ -1,10 +1,12 @@
 // The Layers view: the last comparison's layers, worst first; a click selects the layer in the results view
-// and reveals its definition in the source.
+// and reveals its definition in the source; the wrench applies the fix, and hovering a row says which and why.
+import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { ModelAccuracy, ToWebview } from '../../protocol/webview';
 import type { ReopeningPanel } from '../editors/panelLife';
 import { bandOf } from '../../webview/view/metrics';
+import { suggestFix } from '../fix/suggestFix';
 
 export interface Comparison {
   config: string;
@@ -13,6 +15,8 @@ export interface Comparison {
   accuracy?: ModelAccuracy;
   /** The results view: reopened with the same results when a layer is clicked after its tab was closed. */
   results?: Pick<ReopeningPanel<unknown, ToWebview>, 'post'>;
+  /** The id of the compare run it came from (its record holds the config text and the model). */
+  run?: string;
 }
 
 export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.Disposable {
@@ -54,12 +58,38 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
       'circle-filled',
       new vscode.ThemeColor(bandColour(l.cosine, this.last?.threshold ?? 0.99)),
     );
-    item.tooltip = `${l.module} (${l.group.join('+')}): cosine ${l.cosine.toFixed(5)}, SQNR ${l.sqnr.toFixed(2)} dB, MSE ${l.mse.toExponential(2)}${l.source ? `\n${l.source.file}:${l.source.line}` : ''}`;
+    // The tooltip (with the fix Apply Fix would write, in full) is made on hover: resolveTreeItem.
     item.contextValue = 'layer';
     item.command = { command: 'qatStudio.revealLayer', title: 'Reveal Layer', arguments: [l] };
     return item;
   }
 
+  /** On hover: the layer's figures, then the fix Apply Fix would write for it and why, in full. */
+  async resolveTreeItem(item: vscode.TreeItem, l: LayerResult): Promise<vscode.TreeItem> {
+    const tip = new vscode.MarkdownString('', true);
+    tip.appendMarkdown(`**${l.module}** (${l.group.join('+')})\n\n`);
+    tip.appendText(
+      `cosine ${l.cosine.toFixed(5)}, SQNR ${l.sqnr.toFixed(2)} dB` +
+        `${l.local ? `, local SQNR ${l.local.sqnr.toFixed(2)} dB` : ''}, MSE ${l.mse.toExponential(2)}` +
+        `${l.source ? `\n${l.source.file}:${l.source.line}` : ''}`,
+    );
+    const last = this.last;
+    if (last) {
+      try {
+        const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === last.config);
+        const s = suggestFix(open?.getText() ?? (await readFile(last.config, 'utf8')), last.layers, l.module);
+        const others = s.modules.length - 1;
+        tip.appendMarkdown(
+          `\n\n---\n\n$(wrench) **Apply Fix**: ${s.label}${others ? ` (with ${others} more layers that lose as much)` : ''}\n\n`,
+        );
+        tip.appendText(s.reason);
+      } catch {
+        // No fix to describe (the config is gone or no longer has this layer): the figures alone.
+      }
+    }
+    item.tooltip = tip;
+    return item;
+  }
   dispose(): void {
     this.tree.dispose();
     this.changed.dispose();

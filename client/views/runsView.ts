@@ -47,7 +47,7 @@ export class RunsView implements vscode.TreeDataProvider<RunRecord>, vscode.Disp
     if (r.error) tip.appendText(`error: ${r.error}\n`);
     item.tooltip = tip;
     item.iconPath = STATUS_ICON[r.status];
-    item.contextValue = r.report ? 'run.withReport' : 'run';
+    item.contextValue = r.kind === 'fix' ? 'run.fix' : r.report ? 'run.withReport' : 'run';
     item.command = { command: 'qatStudio.openRun', title: 'Open Run', arguments: [r] };
     return item;
   }

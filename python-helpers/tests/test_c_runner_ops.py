@@ -150,7 +150,7 @@ def test_unsupported_ops_are_listed_with_module_and_line(validate):
         assert r["file"] == ops.__file__ and text in source[r["line"] - 1], r
         assert r["reason"] and r["op"] in err.value.message
     rpc = from_exception(err.value, None).to_rpc()
-    assert rpc["code"] == -32005 and rpc["data"]["kind"] == "unsupported"
+    assert rpc["code"] == -32006 and rpc["data"]["kind"] == "unsupported"
     assert rpc["data"]["location"] == {"file": ops.__file__, "line": rows[0]["line"]}
     host = rpc["data"]["hostPart"]
     assert host["ops"] < host["totalOps"] and "fc" in host["modules"]  # the conv runs in C, the rest on the host

@@ -4,6 +4,7 @@ checkpoints, cancel keeps the last one, and later methods reuse the trained mode
 import pytest
 import torch
 from conftest import copy_example, edit_config
+from rpc_client import RpcError
 
 from qat_kernel import tbevents
 
@@ -75,6 +76,35 @@ def test_compare_after_train_reuses_the_model(train_run, kernel, validate):
     validate("CompareLayersResult", result)
     assert result["reused"] is True
     assert "qat" not in {p["stage"] for p in kernel.progress(request_id)}
+
+
+def test_a_model_is_measured_by_its_id_after_its_config_changed(kernel, tmp_path, validate):
+    """Before / After measures the model a fix was suggested from by its id: the config file may already hold the
+    fix (an editor's auto-save), and the model it names is still the one trained before it."""
+    config = copy_example(tmp_path / "digits")
+    first = kernel.request("eval/accuracy", {"config": str(config)})
+    validate("EvalAccuracyResult", first)
+    model = first["model"]
+    edit_config(config, lambda d: d.update(overrides=[{"match": "fc2", "precision": "fp32"}]))
+    request_id = kernel.request_async("eval/accuracy", {"config": str(config), "model": model})
+    again = kernel.result(request_id)
+    validate("EvalAccuracyResult", again)
+    assert (again["model"], again["reused"]) == (model, True)
+    assert {k: again[k] for k in ("fp32", "qatFloat", "fakeQuant", "int8")} == {
+        k: first[k] for k in ("fp32", "qatFloat", "fakeQuant", "int8")
+    }
+    assert "qat" not in {p["stage"] for p in kernel.progress(request_id)}
+    converted = kernel.request("qat/convert", {"config": str(config), "model": model})
+    validate("QatConvertResult", converted)
+    assert (converted["model"], converted["accuracy"]["int8"]) == (model, first["int8"])
+    # The config as it is now is another model.
+    fixed = kernel.request("eval/accuracy", {"config": str(config)})
+    assert fixed["model"] != model and fixed["reused"] is False
+    with pytest.raises(RpcError) as err:
+        kernel.request("eval/accuracy", {"config": str(config), "model": "000000-1"})
+    assert err.value.code == -32007, err.value.message
+    validate("KernelErrorData", err.value.data)
+    assert err.value.data["kind"] == "modelGone"
 
 
 def test_cancel_keeps_the_last_checkpoint(kernel, tmp_path):

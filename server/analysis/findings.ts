@@ -101,5 +101,13 @@ export function finalize(
     title: fix.title.includes('\u0001') ? resolveLines(fix.title, unitStart, line) : fix.title,
     edits: fix.edits.map(({ start, end, newText }) => ({ start, end, newText })),
   }));
-  return { code: f.code, severity: f.severity, start: f.start, end: f.end, message, ...(fixes ? { fixes } : {}) };
+  return {
+    code: f.code,
+    severity: f.severity,
+    start: f.start,
+    end: f.end,
+    message,
+    ...(fixes ? { fixes } : {}),
+    ...(f.detail ? { detail: f.detail } : {}),
+  };
 }

@@ -9,6 +9,7 @@ import type { Settings } from '../services/settings';
 import { yamlCompletion } from '../services/yamlCompletion';
 import { yamlHover } from '../services/yamlHover';
 import { pythonHover } from '../services/pythonHover';
+import { findingHover, mergeHovers } from '../services/findingHover';
 import { configTokens, pythonTokens } from '../services/semanticTokens';
 import { yamlSymbols } from '../services/yamlSymbols';
 
@@ -39,7 +40,10 @@ export function registerFeatures(
     const doc = config(p.textDocument.uri);
     if (doc) return safe('hover', null, () => yamlHover(doc, p.position, modelIndex.forConfig(doc.uri)));
     const py = documents.get(p.textDocument.uri);
-    return py?.languageId === 'python' ? safe('hover', null, () => pythonHover(py, p.position, openText)) : null;
+    if (py?.languageId !== 'python') return null;
+    return safe('hover', null, () =>
+      mergeHovers(findingHover(py, p.position, settings()), pythonHover(py, p.position, openText)),
+    );
   });
   connection.languages.semanticTokens.on((p) => {
     const doc = documents.get(p.textDocument.uri);

@@ -22,4 +22,6 @@ export interface Finding {
   start: number;
   end: number;
   fixes?: Fix[];
+  /** More than the one-sentence message (markdown): shown on hover over the finding. */
+  detail?: string;
 }

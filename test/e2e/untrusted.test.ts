@@ -1,4 +1,6 @@
-// Workspace Trust: in Restricted Mode diagnostics still work, but no command starts the kernel or runs code.
+// Workspace Trust: in Restricted Mode diagnostics still work, but no command starts the kernel or runs code; the
+// QAT Studio views say what is limited, a refused command says why, and the walkthrough (opened on the
+// extension's first activation) ticks nothing for a refused command.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -16,7 +18,11 @@ let page: Page;
 before(async () => {
   mkdirSync(artifactsDir, { recursive: true });
   const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML });
-  cs = await startCodeServer(workspace, { smokeTestDriver: true, workspaceTrust: true });
+  cs = await startCodeServer(workspace, {
+    smokeTestDriver: true,
+    workspaceTrust: true,
+    settings: { 'workbench.welcomePage.walkthroughs.openOnInstall': true },
+  });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(devUrl(cs, workspace));
@@ -27,6 +33,14 @@ after(async () => {
   if (page) await page.screenshot({ path: path.join(artifactsDir, 'e2e-untrusted.png') }).catch(() => undefined);
   await browser?.close();
   await cs?.stop();
+});
+
+const step = (id: string) =>
+  page.locator(`[data-step-id="qat-studio.qat-studio#qatStudio.gettingStarted#${id}"]`).first();
+
+test('the walkthrough opens on the first activation, kept open', { timeout: 120_000 }, async () => {
+  await step('compare').waitFor({ state: 'visible', timeout: 90_000 });
+  assert.equal(await page.locator('.tabs-container .tab.preview', { hasText: /Walkthrough|Welcome/ }).count(), 0);
 });
 
 test(
@@ -56,15 +70,47 @@ test(
     await item.hover();
     await page.keyboard.press('Enter');
     // A headless window has no focus, so VS Code may file the message in the notification center instead of a toast.
-    const message = page.locator('.notification-list-item-message', { hasText: 'only in a trusted workspace' });
+    const message = page.locator('.notification-list-item-message', {
+      hasText: 'Compare Layers needs a trusted folder',
+    });
     await page.locator('.statusbar-item[id="status.notifications"] .codicon-bell-dot').waitFor({ timeout: 30_000 });
     if (!(await message.first().isVisible())) await page.locator('.statusbar-item[id="status.notifications"]').click();
     await message.first().waitFor({ timeout: 30_000 });
+    assert.match((await message.first().textContent()) ?? '', /In Restricted Mode it still checks configs/);
+    await page
+      .locator('.notification-list-item', { has: message.first() })
+      .getByRole('button', { name: 'Manage Workspace Trust' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     // The kernel never started: its status bar item still shows the stopped icon.
     assert.equal(
       await page.locator('.statusbar-item', { hasText: 'QAT kernel' }).locator('.codicon-circle-outline').count(),
       1,
     );
     await page.screenshot({ path: path.join(artifactsDir, 'e2e-untrusted-toast.png') });
+  },
+);
+
+test('the refused Compare Layers ticked none of the walkthrough steps', { timeout: 120_000 }, async () => {
+  const tab = page.locator('.tabs-container .tab', { hasText: /Walkthrough|Welcome/ }).first();
+  await tab.waitFor({ timeout: 30_000 });
+  await tab.click();
+  // Still open beside the files opened since: the walkthrough's own page, its steps shown.
+  await step('compare').waitFor({ state: 'visible', timeout: 30_000 });
+  for (const id of ['kernel', 'compare', 'fix', 'build'])
+    assert.equal(await step(id).getAttribute('aria-checked'), 'false', id);
+  await page.screenshot({ path: path.join(artifactsDir, 'e2e-untrusted-walkthrough.png') });
+});
+
+test(
+  'the QAT Studio views say what Restricted Mode limits and offer Manage Workspace Trust',
+  { timeout: 120_000 },
+  async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="QAT Studio"]').first().click();
+    const welcome = page.locator('.welcome-view-content', { hasText: 'Restricted Mode: this folder is not trusted' });
+    await welcome.first().waitFor({ timeout: 30_000 });
+    assert.match((await welcome.first().textContent()) ?? '', /does not start the Python kernel/);
+    await welcome.first().getByRole('button', { name: 'Manage Workspace Trust' }).waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-untrusted-views.png') });
   },
 );

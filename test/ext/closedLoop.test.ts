@@ -1,7 +1,9 @@
 // The closed loop on examples/cifar in a real VS Code extension host with a real kernel (see
 // test/e2e/closedLoop.test.ts): Compare Layers shows the broken layers of the 4-bit per-tensor MobileNetV2,
 // Apply Fix writes the per-channel override (undo restores the config), retrains, compares again, and the
-// run comparison shows the accuracy back. It prints `CLOSED-LOOP {json}` with the measured points.
+// run comparison shows the accuracy back. The editor saves by itself (files.autoSave afterDelay, code-server's
+// default): the fix is on disk before the loop runs, and the "before" must still be the model before the fix.
+// It prints `CLOSED-LOOP {json}` with the measured points.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { parse } from 'yaml';
@@ -17,19 +19,62 @@ interface Layer {
   local?: { sqnr: number; cosine: number };
 }
 interface Measured {
-  accuracy: { fp32: number; qatFloat: number; fakeQuant: number; int8: number };
+  accuracy: { fp32: number; qatFloat: number; fakeQuant: number; int8: number; model?: string };
   convert: { size: { fp32Bytes: number; int8Bytes: number } };
+}
+interface Run {
+  id: string;
+  kind: string;
+  status: string;
+  configText?: string;
+  model?: string;
+  basedOn?: string;
+}
+interface Loop {
+  fix: Run;
+  before?: Measured;
+  after: Measured;
+  compare: { accuracy: { fp32: number; int8: number }; layers: Layer[] };
+  panel: vscode.WebviewPanel;
 }
 interface FixResult {
   suggestion: { kind: string; modules: string[]; reason: string };
   modules: string[];
   edit: { config: string; offset: number; text: string };
-  loop?: {
-    before: Measured;
-    after: Measured;
-    compare: { accuracy: { fp32: number; int8: number }; layers: Layer[] };
-    panel: vscode.WebviewPanel;
-  };
+  fix: Run;
+  loop?: Loop;
+}
+
+const read = async (uri: vscode.Uri) => new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+
+/** Resolves once the file holds `text` and its editor is clean (auto-save wrote it), within `ms`. */
+function savedAs(uri: vscode.Uri, text: string, ms = 30_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = async () => {
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+      if ((await read(uri)) === text && !doc?.isDirty) {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      }
+    };
+    const sub = vscode.workspace.onDidSaveTextDocument((d) => {
+      if (d.uri.toString() === uri.toString()) void check();
+    });
+    const timer = setTimeout(() => {
+      sub.dispose();
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+      void read(uri).then((disk) =>
+        reject(
+          new Error(
+            `${uri.fsPath} was not saved as expected within ${ms} ms: on disk ${disk === text ? 'as expected' : 'other'}, ` +
+              `editor ${doc?.getText() === text ? 'as expected' : 'other'}, ${doc?.isDirty ? 'dirty' : 'clean'}`,
+          ),
+        ),
+      );
+    }, ms);
+    void check();
+  });
 }
 
 describe('the closed loop on examples/cifar', () => {
@@ -37,6 +82,7 @@ describe('the closed loop on examples/cifar', () => {
   const localSqnr = (l: Layer) => l.local?.sqnr ?? l.sqnr;
   let worst: Layer;
   let original: string;
+  let broken: { accuracy: { fp32: number; int8: number }; model: string };
   let brokenInt8: number;
 
   it('Compare Layers on the 4-bit per-tensor config shows the broken layers: depthwise convs among the worst', async () => {
@@ -46,9 +92,12 @@ describe('the closed loop on examples/cifar', () => {
       accuracy: { fp32: number; int8: number };
       threshold: number;
       layers: Layer[];
+      model: string;
     }>('qatStudio.compareLayers', config());
     assert.ok(result, 'no compare result');
+    broken = result;
     brokenInt8 = result.accuracy.int8;
+    assert.ok(result.model, 'the kernel names the model it compared');
     assert.ok(result.accuracy.int8 < result.accuracy.fp32 - 0.3, JSON.stringify(result.accuracy));
     const byLocal = [...result.layers].sort((a, b) => localSqnr(a) - localSqnr(b));
     worst = byLocal[0];
@@ -63,8 +112,16 @@ describe('the closed loop on examples/cifar', () => {
     );
     // The Layers view lists them worst first, flagged below the cosine threshold.
     const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as {
-      layersView: { getChildren(): Layer[]; getTreeItem(l: Layer): vscode.TreeItem };
+      layersView: {
+        getChildren(): Layer[];
+        getTreeItem(l: Layer): vscode.TreeItem;
+        resolveTreeItem(item: vscode.TreeItem, l: Layer): Promise<vscode.TreeItem>;
+      };
     };
+    // The compare run's record holds the config text it read and the model it compared.
+    const runs = (vscode.extensions.getExtension(EXTENSION_ID)!.exports as { runs: { list(): Run[] } }).runs.list();
+    const run = runs.find((r) => r.kind === 'compare' && r.status === 'done')!;
+    assert.deepEqual({ configText: run.configText, model: run.model }, { configText: original, model: result.model });
     const rows = api.layersView.getChildren();
     assert.equal(rows.length, result.layers.length);
     const flagged = rows.filter((l) => (api.layersView.getTreeItem(l).iconPath as vscode.ThemeIcon).id === 'warning');
@@ -72,6 +129,14 @@ describe('the closed loop on examples/cifar', () => {
       flagged.some((l) => DEPTHWISE.test(l.module)),
       'no depthwise conv flagged in the Layers view',
     );
+    // Hovering the worst layer's row tells the fix Apply Fix (its wrench) would write, and why, in full.
+    const row = rows.find((l) => l.module === worst.module)!;
+    const tip = (await api.layersView.resolveTreeItem(api.layersView.getTreeItem(row), row))
+      .tooltip as vscode.MarkdownString;
+    // (MarkdownString.appendText escapes the text and keeps its spaces as &nbsp;.)
+    const shown = tip.value.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
+    assert.match(shown, /Apply Fix\*\*: per-channel weights/);
+    assert.match(shown, /weights have one scale for the whole tensor .*One scale per output channel keeps the bits/s);
   });
 
   it('Apply Fix writes per-channel weights for the depthwise convs as one edit, and Undo restores the config', async () => {
@@ -96,22 +161,41 @@ describe('the closed loop on examples/cifar', () => {
       r.modules.filter((m) => !re.test(m)),
       [],
     );
-    assert.ok(doc.isDirty, 'the fix is an edit in the editor, not yet saved');
+    // The fix run holds the state before the fix: the config text, the comparison and its model.
+    assert.equal(r.fix.kind, 'fix');
+    assert.deepEqual(
+      { configText: r.fix.configText, model: r.fix.model },
+      { configText: original, model: broken.model },
+    );
+    assert.ok(r.fix.basedOn, 'the fix names the comparison it was suggested from');
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), doc.uri.toString());
+    // The editor saves the fix by itself (auto-save); Undo then takes it out of the file too.
+    await savedAs(config(), text);
     await vscode.window.showTextDocument(doc);
     await vscode.commands.executeCommand('undo');
     assert.equal(doc.getText(), original);
-    assert.equal(new TextDecoder().decode(await vscode.workspace.fs.readFile(config())), original, 'nothing saved');
+    await savedAs(config(), original);
   });
 
-  it('Apply Fix with retrain: trains, compares again, and Before / After shows the accuracy back', async () => {
+  it('Apply Fix, auto-saved, then Retrain: Before / After shows the model before the fix, then the accuracy back', async () => {
     const r = await vscode.commands.executeCommand<FixResult>(
       'qatStudio.applyFix',
       { module: worst.module, config: config().fsPath },
-      { modules: 'suggested', retrain: 'always' },
+      { modules: 'suggested', retrain: 'never' },
     );
-    assert.ok(r?.loop, 'the loop did not complete');
-    const { before, after, compare, panel } = r.loop;
+    assert.ok(r, 'Apply Fix did nothing');
+    // The editor saved the fix by itself before the user chose to retrain.
+    const withFix = original.slice(0, r.edit.offset) + r.edit.text + original.slice(r.edit.offset);
+    await savedAs(config(), withFix);
+    const loop = await vscode.commands.executeCommand<Loop>('qatStudio.retrainFix', r.fix);
+    assert.ok(loop, 'the loop did not complete');
+    assert.equal(loop.fix.id, r.fix.id);
+    const { before, after, compare, panel } = loop;
+    assert.ok(before, 'the model before the fix was not measured');
+    // The before numbers are those of the run before the fix: the same model, not one trained with the fix.
+    assert.equal(before.accuracy.model, broken.model);
+    assert.equal(before.accuracy.int8, broken.accuracy.int8);
+    assert.equal(before.accuracy.fp32, broken.accuracy.fp32);
     const points = {
       fixed: r.modules,
       before: { ...before.accuracy, int8Bytes: before.convert.size.int8Bytes },
@@ -121,7 +205,7 @@ describe('the closed loop on examples/cifar', () => {
     console.log(`CLOSED-LOOP ${JSON.stringify(points)}`);
     // The saved config carries the fix; the model before it is the broken one.
     const saved = new TextDecoder().decode(await vscode.workspace.fs.readFile(config()));
-    assert.equal(saved, original.slice(0, r.edit.offset) + r.edit.text + original.slice(r.edit.offset));
+    assert.equal(saved, withFix);
     assert.equal(after.accuracy.fp32, before.accuracy.fp32, 'the same FP32 model on both sides');
     assert.ok(before.accuracy.int8 < before.accuracy.fp32 - 0.3, JSON.stringify(points));
     // Before < after, measured on both sides in this run (the full-size recovery is test_example_cifar.py's).

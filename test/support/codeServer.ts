@@ -35,6 +35,8 @@ export const userSettings = {
   'update.mode': 'none',
   'chat.disableAIFeatures': true,
   'security.workspace.trust.enabled': false,
+  // QAT Studio opens its walkthrough on first activation unless this says no: only the tests of that ask for it.
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
 };
 
 /** A fresh copy of examples/<example> (so runs never write into the repo), plus any extra files. */
@@ -48,16 +50,21 @@ export function exampleWorkspace(extra: Record<string, string> = {}, example = '
   return ws;
 }
 
-/** `workspaceTrust: true` keeps VS Code's Workspace Trust on, so the folder opens in Restricted Mode. */
+/** `workspaceTrust: true` keeps VS Code's Workspace Trust on, so the folder opens in Restricted Mode; `settings`
+ * go over userSettings. */
 export async function startCodeServer(
   workspace: string,
-  opts: { smokeTestDriver?: boolean; workspaceTrust?: boolean } = {},
+  opts: { smokeTestDriver?: boolean; workspaceTrust?: boolean; settings?: Record<string, unknown> } = {},
 ): Promise<CodeServer> {
   const port = await freePort();
   const home = mkdtempSync(path.join(tmpdir(), 'qat-cs-'));
   const userData = path.join(home, 'user-data');
   mkdirSync(path.join(userData, 'User'), { recursive: true });
-  const settings = opts.workspaceTrust ? { ...userSettings, 'security.workspace.trust.enabled': true } : userSettings;
+  const settings = {
+    ...userSettings,
+    ...(opts.workspaceTrust ? { 'security.workspace.trust.enabled': true } : {}),
+    ...opts.settings,
+  };
   writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   const args = [
     codeServerEntry,

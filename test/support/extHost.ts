@@ -11,9 +11,15 @@ export interface ExtSuiteResult {
   lines: string[];
 }
 
-/** `runner`: the compiled runner under out/test/ext (e.g. index.js); `limitMs`: how long until its exit code. */
-export async function runExtensionSuite(workspace: string, runner: string, limitMs: number): Promise<ExtSuiteResult> {
-  const cs = await startCodeServer(workspace, { smokeTestDriver: true });
+/** `runner`: the compiled runner under out/test/ext (e.g. index.js); `limitMs`: how long until its exit code;
+ * `settings`: user settings over the tests' own. */
+export async function runExtensionSuite(
+  workspace: string,
+  runner: string,
+  limitMs: number,
+  settings: Record<string, unknown> = {},
+): Promise<ExtSuiteResult> {
+  const cs = await startCodeServer(workspace, { smokeTestDriver: true, settings });
   const browser = await launchChromium();
   const lines: string[] = [];
   try {

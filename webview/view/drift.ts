@@ -1,6 +1,9 @@
 // Observer drift of one layer during QAT: its fake quantizers' scale (per-channel weights as a min–max band
-// around the mean) and zero point over the sampled training steps, with the epoch boundaries marked.
+// around the mean) and zero point over the sampled training steps, with the epoch boundaries marked. The value
+// axis is labelled and spans at least a tenth of the first value (axes.ts driftDomain), with the first value
+// drawn as the no-change baseline: a 1 % drift looks like 1 %, not like the whole height.
 import type { ObserverDrift } from '../../protocol/kernel';
+import { driftDomain, niceTicks, tickLabel } from './axes';
 
 type Series = ObserverDrift['layers'][number];
 
@@ -32,6 +35,8 @@ export function change(values: number[]): string {
 const NS = 'http://www.w3.org/2000/svg';
 const W = 240;
 const H = 60;
+/** Left of the plot: the value axis's labels. */
+const LEFT = 34;
 
 function el<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string>): SVGElementTagNameMap[K] {
   const e = document.createElementNS(NS, tag);
@@ -54,18 +59,35 @@ export function driftPlot(
     role: 'img',
     'aria-label': `${label}: ${change(line)} over steps ${steps[0]}–${steps[steps.length - 1]}`,
   });
-  const all = [...line, ...(low ?? []), ...(high ?? [])];
-  let min = Math.min(...all);
-  let max = Math.max(...all);
-  if (max - min < Math.abs(max) * 1e-6 || max === min) {
-    const pad = Math.abs(max) * 0.05 || 1;
-    min -= pad;
-    max += pad;
-  }
+  const [min, max] = driftDomain([...line, ...(low ?? []), ...(high ?? [])], line[0]);
+  svg.setAttribute('data-domain', `${min} ${max}`);
   const s0 = steps[0];
   const s1 = steps[steps.length - 1];
-  const x = (s: number) => (s1 > s0 ? ((s - s0) / (s1 - s0)) * W : W / 2);
+  const x = (s: number) => LEFT + (s1 > s0 ? ((s - s0) / (s1 - s0)) * (W - LEFT) : (W - LEFT) / 2);
   const y = (v: number) => H - 2 - ((v - min) / (max - min)) * (H - 4);
+  // The value axis: round ticks with their labels, and the first value as the no-change baseline.
+  // Presentation attributes in the panel's text colour (the webview allows no inline styles; html.ts styles text).
+  const axis = el('g', { class: 'axis', stroke: 'currentColor', 'stroke-opacity': '0.45' });
+  axis.append(el('line', { class: 'y-axis', x1: String(LEFT), x2: String(LEFT), y1: '0', y2: String(H) }));
+  const { ticks, step } = niceTicks(min, max, 3);
+  for (const v of ticks) {
+    const at = y(v).toFixed(1);
+    axis.append(el('line', { class: 'tick', x1: String(LEFT - 3), x2: String(LEFT), y1: at, y2: at }));
+    const t = el('text', {
+      class: 'y-tick',
+      x: String(LEFT - 4),
+      y: (y(v) + 3).toFixed(1),
+      'text-anchor': 'end',
+      stroke: 'none',
+    });
+    t.textContent = tickLabel(v, step);
+    axis.append(t);
+  }
+  const base = y(line[0]).toFixed(1);
+  axis.append(
+    el('line', { class: 'baseline', x1: String(LEFT), x2: String(W), y1: base, y2: base, 'stroke-dasharray': '1 2' }),
+  );
+  svg.append(axis);
   // Epoch boundaries: between the last sampled step of one epoch and the first of the next.
   for (let i = 1; i < epochs.length; i++) {
     if (epochs[i] !== epochs[i - 1]) {
@@ -86,7 +108,7 @@ export function driftPlot(
       points: steps.map((s, i) => `${x(s).toFixed(1)},${y(line[i]).toFixed(1)}`).join(' '),
     }),
   );
-  const caption = el('text', { x: '0', y: String(H + 9) });
+  const caption = el('text', { x: String(LEFT), y: String(H + 9) });
   caption.textContent = `step ${s0}`;
   const end = el('text', { x: String(W), y: String(H + 9), 'text-anchor': 'end' });
   end.textContent = `step ${s1}`;

@@ -2,6 +2,7 @@
 // the quantization parameters with the formula that maps stored integers back to real values.
 import type { Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
 import { driftSection, type LayerDrift } from './drift';
+import { histogramSvg } from './histogram';
 import { executedRows } from './executed';
 import { dimsText, isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
@@ -95,34 +96,6 @@ function weightSection(name: string, s: WeightStats, t: TensorInfo | undefined, 
   const all = allValues('values', t);
   if (all) sec.append(all);
   return sec;
-}
-
-/** Bars of the histogram as an inline SVG (no canvas: it scales with the panel and exports with it). */
-function histogramSvg(bins: number[], min: number, max: number): SVGSVGElement {
-  const NS = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(NS, 'svg');
-  const w = 240;
-  const h = 60;
-  svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
-  svg.setAttribute('class', 'histogram');
-  svg.setAttribute('role', 'img');
-  svg.setAttribute(
-    'aria-label',
-    `histogram of ${bins.reduce((a, b) => a + b, 0)} values from ${fmt(min)} to ${fmt(max)}`,
-  );
-  const top = Math.max(...bins, 1);
-  const bw = w / bins.length;
-  bins.forEach((count, i) => {
-    const r = document.createElementNS(NS, 'rect');
-    const bh = (count / top) * (h - 2);
-    r.setAttribute('x', String(i * bw + 0.5));
-    r.setAttribute('y', String(h - bh));
-    r.setAttribute('width', String(Math.max(bw - 1, 0.5)));
-    r.setAttribute('height', String(bh));
-    r.setAttribute('data-count', String(count));
-    svg.append(r);
-  });
-  return svg;
 }
 
 function layerHistogramSection(title: string, h: Histogram): HTMLElement {

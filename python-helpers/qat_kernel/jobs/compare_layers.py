@@ -82,6 +82,7 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
         "references": list(comparison.REFERENCES),
         "modes": list(comparison.MODES),
         "reused": reused,
+        "model": trained.id,
     }
     if cfg.get("compare.threshold.sqnr") is not None:
         result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")

@@ -1,7 +1,8 @@
 """eval/accuracy: top-1 accuracy on the whole validation set of the FP32 model, the QAT-trained model
 with fake quantization off (qatFloat) and on (fakeQuant), and the converted INT8 model. Reuses the
 model this kernel trained for the config, else trains it first. With `ptq: true` (pt2e), also the
-post-training-quantized FP32 model (same qconfig, calibrated on 512 training samples, no QAT)."""
+post-training-quantized FP32 model (same qconfig, calibrated on 512 training samples, no QAT). With `model`
+(an id an earlier result gave), that model instead of the config's current one."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 
 
-def accuracies(ctx: RequestContext, *, config: str, steps: int | None, ptq: bool) -> dict:
+def accuracies(ctx: RequestContext, *, config: str, steps: int | None, ptq: bool, model: str | None = None) -> dict:
     started = time.monotonic()
-    _, trained, reused, _ = opening.load_model(ctx, config, steps=steps)
+    _, trained, reused, _ = opening.load_model(ctx, config, steps=steps, model_id=model)
     ctx.progress("eval", "FP32, QAT float and fake-quant accuracy")
     result = {"flow": trained.flow, "samples": trained.val_samples}
     for kind in ("fp32", "qatFloat", "fakeQuant"):
@@ -26,5 +27,6 @@ def accuracies(ctx: RequestContext, *, config: str, steps: int | None, ptq: bool
         ctx.progress("eval", "PTQ: prepare_pt2e, calibrate, convert_pt2e")
         result["ptq"] = trained.accuracy("ptq", ctx)
     result["reused"] = reused
+    result["model"] = trained.id
     result["seconds"] = round(time.monotonic() - started, 2)
     return result

@@ -37,15 +37,24 @@ def load(ctx: RequestContext, config: str, *, pt2e: str | None = None, needs_dat
     return cfg
 
 
-def model(cfg: Config, ctx: RequestContext, *, steps: int | None = None, convert: bool = False) -> Opened:
-    """The config's trained model (the session's, else trained now with `steps`), and with `convert` its INT8
-    model (converted on first use)."""
-    trained, reused = session.get(cfg, ctx, steps=steps)
+def model(
+    cfg: Config, ctx: RequestContext, *, steps: int | None = None, convert: bool = False, model_id: str | None = None
+) -> Opened:
+    """The config's trained model (the session's, else trained now with `steps`), or with `model_id` (the
+    "model" an earlier result gave) that model whatever the config says now; with `convert` its INT8 model (converted on
+    first use)."""
+    trained, reused = session.get(cfg, ctx, steps=steps, model=model_id)
     return Opened(cfg, trained, reused, session.convert(trained, ctx) if convert else None)
 
 
 def load_model(
-    ctx: RequestContext, config: str, *, steps: int | None = None, pt2e: str | None = None, convert: bool = False
+    ctx: RequestContext,
+    config: str,
+    *,
+    steps: int | None = None,
+    pt2e: str | None = None,
+    convert: bool = False,
+    model_id: str | None = None,
 ) -> Opened:
     """`load` then `model`."""
-    return model(load(ctx, config, pt2e=pt2e), ctx, steps=steps, convert=convert)
+    return model(load(ctx, config, pt2e=pt2e), ctx, steps=steps, convert=convert, model_id=model_id)

@@ -21,12 +21,14 @@ def default_path(cfg, flow: str) -> Path:
     return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.int8.{'pt2' if flow == 'pt2e' else 'pt'}")
 
 
-def save_int8(ctx: RequestContext, *, config: str, path: str | None, steps: int | None) -> dict:
-    """The trained model converted to INT8 and saved, atomically."""
+def save_int8(
+    ctx: RequestContext, *, config: str, path: str | None, steps: int | None, model: str | None = None
+) -> dict:
+    """The trained model (`model`: that one, by id) converted to INT8 and saved, atomically."""
     import torch
 
     started = time.monotonic()
-    cfg, trained, reused, converted = opening.load_model(ctx, config, steps=steps, convert=True)
+    cfg, trained, reused, converted = opening.load_model(ctx, config, steps=steps, convert=True, model_id=model)
     path = Path(path) if path else default_path(cfg, trained.flow)
     if not path.is_absolute():
         path = cfg.resolve(str(path))
@@ -52,6 +54,7 @@ def save_int8(ctx: RequestContext, *, config: str, path: str | None, steps: int 
         "flow": trained.flow,
         "format": kind,
         "reused": reused,
+        "model": trained.id,
         "accuracy": {"fp32": trained.fp32_accuracy, "int8": int8_accuracy, "samples": trained.val_samples},
         "size": {
             "fp32Bytes": fp32_bytes,

@@ -64,7 +64,7 @@ def _run_distributed(
         args += ["--epochs", str(epochs)]
     try:
         result = distributed.launch(cfg, ctx, processes, backend, WORKER, args)
-        session.adopt(cfg, ctx, checkpoint, steps=steps, epochs=epochs)
+        result["model"] = session.adopt(cfg, ctx, checkpoint, steps=steps, epochs=epochs).id
     finally:
         if not write and checkpoint.exists():
             checkpoint.unlink()
@@ -146,6 +146,7 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
         "tensorboard": str(events.logdir) if events is not None else None,
         "seconds": round(time.monotonic() - started, 2),
+        "model": trained.id,
     }
     result.update(trained.report_fields())
     return result

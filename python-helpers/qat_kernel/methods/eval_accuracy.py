@@ -6,4 +6,4 @@ from qat_kernel.rpc.context import RequestContext
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return eval_accuracy.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"])
+    return eval_accuracy.accuracies(ctx, config=p["config"], steps=p.get("steps"), ptq=p["ptq"], model=p.get("model"))

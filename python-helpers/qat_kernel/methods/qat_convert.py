@@ -6,4 +6,6 @@ from qat_kernel.rpc.context import RequestContext
 
 def run(ctx: RequestContext) -> dict:
     p = ctx.params
-    return qat_convert.save_int8(ctx, config=p["config"], path=p.get("path"), steps=p.get("steps"))
+    return qat_convert.save_int8(
+        ctx, config=p["config"], path=p.get("path"), steps=p.get("steps"), model=p.get("model")
+    )

@@ -19,7 +19,7 @@ from qat_kernel.pipeline.config import Config, load_config
 from qat_kernel.pipeline.runner import run_pipeline
 from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.rpc.errors import ConfigInvalid
+from qat_kernel.rpc.errors import ConfigInvalid, ModelGone
 
 log = logging.getLogger("qat_kernel")
 
@@ -84,6 +84,16 @@ def adopt(
     return trained
 
 
+def by_id(model: str) -> Trained:
+    """The cached model with this id (a result's "model"), whatever its config file says now; ModelGone when
+    this kernel no longer holds it (restarted, or pushed out of the cache)."""
+    for key, trained in _CACHE.items():
+        if trained.id == model:
+            _CACHE.move_to_end(key)
+            return trained
+    raise ModelGone(f"model {model} is no longer held by this kernel (restarted, or other configs trained since)")
+
+
 def get(
     cfg: Config,
     ctx: RequestContext,
@@ -92,8 +102,13 @@ def get(
     retrain: bool = False,
     on_epoch_end: Callable | None = None,
     on_start: Callable | None = None,
+    model: str | None = None,
 ) -> tuple[Trained, bool]:
-    """(Trained, reused) for the config: from the cache unless `retrain`, else trained now."""
+    """(Trained, reused) for the config: the model `model` when given (see by_id), else from the cache unless
+    `retrain`, else trained now."""
+    if model is not None:
+        ctx.progress("load", f"reusing model {model}")
+        return by_id(model), True
     key = cache_key(cfg, steps, epochs)
     if not retrain:
         hit = cached(key)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +13,14 @@ from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 
 PTQ_CALIBRATION_SAMPLES = 512
+
+# Model ids: unique within this kernel process, and unlike those of another process (a restarted kernel).
+_PROCESS = secrets.token_hex(3)
+_SERIAL = itertools.count(1)
+
+
+def _new_id() -> str:
+    return f"{_PROCESS}-{next(_SERIAL)}"
 
 
 @dataclass
@@ -34,6 +44,8 @@ class Trained:
     history: list = field(default_factory=list)  # per epoch: {epoch, step, loss, accuracy?}
     drift: list = field(default_factory=list)  # [{step, epoch, observers: drift_state()}]
     seconds: float = 0.0
+    # What results call this model ("model"), so a later request can ask for it by id (session.get).
+    id: str = field(default_factory=_new_id)
     # QDQ ONNX files exported from this model: path -> (mtime_ns, size, opset) when written
     exports: dict = field(default_factory=dict)
     _converted: Any = None

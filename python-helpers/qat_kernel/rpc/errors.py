@@ -50,6 +50,12 @@ class ConfigInvalid(KernelError):
         super().__init__(message, path=path)
 
 
+class ModelGone(KernelError):
+    """A request named a trained model (params.model) this kernel no longer holds."""
+
+    kind = "modelGone"
+
+
 class UserCodeError(KernelError):
     kind = "userCode"
 
