@@ -110,7 +110,8 @@ describe('the closed loop on examples/cifar', () => {
       five.slice(0, 2).some((m) => DEPTHWISE.test(m)),
       `worst local SQNR: ${five}`,
     );
-    // The Layers view lists them worst first, flagged below the cosine threshold.
+    // The Layers view lists them lowest cosine first, each coloured by its band: below the cosine threshold is
+    // any colour but the green of the "at or above the threshold" band.
     const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as {
       layersView: {
         getChildren(): Layer[];
@@ -124,7 +125,12 @@ describe('the closed loop on examples/cifar', () => {
     assert.deepEqual({ configText: run.configText, model: run.model }, { configText: original, model: result.model });
     const rows = api.layersView.getChildren();
     assert.equal(rows.length, result.layers.length);
-    const flagged = rows.filter((l) => (api.layersView.getTreeItem(l).iconPath as vscode.ThemeIcon).id === 'warning');
+    const colour = (l: Layer) => (api.layersView.getTreeItem(l).iconPath as vscode.ThemeIcon).color?.id;
+    assert.ok(
+      rows.every((l) => (colour(l) === 'charts.green') === l.cosine >= result.threshold),
+      'a row coloured against its band',
+    );
+    const flagged = rows.filter((l) => colour(l) !== 'charts.green');
     assert.ok(
       flagged.some((l) => DEPTHWISE.test(l.module)),
       'no depthwise conv flagged in the Layers view',
