@@ -275,3 +275,41 @@ def test_the_handler_check_can_fail():
         assert _handler_faults() == [f"{HANDLERS}.build_ort does not call {JOBS}.build_ort"]
     finally:
         GRAPH[f"{HANDLERS}.build_ort"].add(f"{JOBS}.build_ort")
+
+
+def _unresolved(paths) -> list[str]:
+    """Imports of the kernel (top-level or inside a function, where a move shows only when that line runs) that
+    name a module or a name the kernel does not have."""
+    import importlib
+
+    bad = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("qat_kernel"):
+                wanted = [(node.module, a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                wanted = [(a.name, None) for a in node.names if a.name.startswith("qat_kernel")]
+            else:
+                continue
+            for module, name in wanted:
+                if module not in MODULES:
+                    bad.append(f"{path.name}:{node.lineno} {module}")
+                    continue
+                if name is None or f"{module}.{name}" in MODULES:
+                    continue
+                if name not in vars(importlib.import_module(module)):
+                    bad.append(f"{path.name}:{node.lineno} {module}.{name}")
+    return bad
+
+
+def test_every_import_of_the_kernel_resolves():
+    """Also the imports inside functions, for the kernel, its tests and benchmarks."""
+    helpers = PACKAGE_DIR.parent
+    paths = [*MODULES.values(), *(helpers / "tests").glob("*.py"), *(helpers / "benchmarks").glob("*.py")]
+    assert _unresolved(paths) == []
+
+
+def test_a_moved_module_imported_inside_a_function_is_found(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from qat_kernel.pipeline import userpaths\n", encoding="utf-8")
+    assert _unresolved([source]) == ["m.py:2 qat_kernel.pipeline.userpaths"]

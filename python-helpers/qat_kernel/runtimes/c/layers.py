@@ -294,7 +294,7 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 def source_line(node, workspace: str | None) -> dict | None:
     """{file, line} of the user's source line of `node` (the last frame of its stack trace in the
     workspace), else of the innermost frame (a library's model code, e.g. timm's), else None."""
-    from qat_kernel.pipeline import userpaths
+    from qat_kernel import userpaths
 
     trace = node.meta.get("stack_trace")
     if workspace:

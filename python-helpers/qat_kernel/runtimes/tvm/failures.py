@@ -94,7 +94,7 @@ def first_line(exc: BaseException) -> str:
 
 def build_failure(stage: str, exc: BaseException, node=None, workspace=None, tried: str = "") -> BuildFailure:
     """The typed error for `exc` raised in `stage` (a STAGES key), on ONNX `node` when known."""
-    from qat_kernel.pipeline import userpaths
+    from qat_kernel import userpaths
     from qat_kernel.rpc.errors import format_traceback
 
     where = ""
