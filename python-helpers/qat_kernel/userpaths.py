@@ -72,6 +72,16 @@ def exception_location(exc: BaseException, workspace: str) -> dict | None:
     return None
 
 
+def model_code_location(stack_trace: str | None) -> dict | None:
+    """{file, line} of the innermost frame of a torch.export stack trace outside this kernel: where a model
+    defined in a library (timm, transformers) made the node, when no frame is the user's."""
+    found = None
+    for match in _FRAME_RE.finditer(stack_trace or ""):
+        if not _inside(os.path.realpath(match.group("file")), _KERNEL_DIR):
+            found = {"file": match.group("file"), "line": int(match.group("line"))}
+    return found
+
+
 def stack_trace_location(stack_trace: str | None, workspace: str) -> dict | None:
     """{file, line} of the last user frame in a torch.export `node.meta["stack_trace"]`."""
     if not stack_trace:

@@ -396,4 +396,4 @@ def test_a_model_tvm_cannot_import_is_a_typed_error(tmp_path):
     assert not (tmp_path / "out").exists()
     rpc = from_exception(err, str(tmp_path)).to_rpc()
     assert not rpc["message"].startswith("Internal error:") and rpc["data"]["location"]["line"] == 31
-    assert not isinstance(err, InternalError)
+    assert not isinstance(err, InternalError) and rpc["data"]["kind"] == "unsupported"

@@ -372,3 +372,44 @@ def test_compare_backends_digits(tmp_path, digits_x):
     first_round = ctx.messages.index(next(m for m in ctx.messages if m.startswith("timing round 1 ")))
     assert sum(m.startswith("Building ") for m in ctx.messages[:first_round]) == len(rows)
     json.dumps(result)
+
+
+def test_a_symbolic_batch_the_importer_cannot_take_builds_for_batch_one(tmp_path, monkeypatch, int8_build, digits_x):
+    """Where TVM's importer fails with the symbolic batch (as on Hugging Face encoders' attention reshapes), the
+    library is built for batch 1, the report says so, and a batch of 7 runs sample by sample with the same
+    outputs as the symbolic-batch library."""
+    from qat_kernel.runtimes.tvm import build as build_mod
+    from qat_kernel.runtimes.tvm.failures import BuildFailure
+
+    real = build_mod.import_onnx
+    tried: list = []
+
+    def symbolic_fails(model, batch=None, workspace=None):
+        tried.append(batch)
+        if batch is None:
+            raise BuildFailure("build/tvm failed in TVM's ONNX importer on Reshape node r: InternalError: no shape.")
+        return real(model, batch, workspace)
+
+    monkeypatch.setattr(build_mod, "import_onnx", symbolic_fails)
+    report = build_tvm(DIGITS_QDQ, "x86-64", tmp_path / "b1")
+    assert tried == [None, 1] and report["batch"] == 1
+    assert any(n.startswith("built for batch 1") and "Reshape node r" in n for n in report["notes"]), report["notes"]
+    x = digits_x[:7]
+    got, want = run_tvm(report["artifact"], x), run_tvm(int8_build[0]["artifact"], x)
+    assert got.shape == want.shape == (7, 10)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_an_import_failure_without_a_symbolic_batch_is_raised(tmp_path, monkeypatch):
+    from qat_kernel.runtimes.tvm import build as build_mod
+    from qat_kernel.runtimes.tvm.failures import BuildFailure
+
+    def fails(model, batch=None, workspace=None):
+        raise BuildFailure(f"importer failed at batch {batch}")
+
+    monkeypatch.setattr(build_mod, "import_onnx", fails)
+    with pytest.raises(BuildFailure, match="at batch 1$"):
+        build_tvm(DIGITS_QDQ, "x86-64", tmp_path / "fixed", batch=1)
+    with pytest.raises(BuildFailure, match="at batch None$"):  # both fail: the symbolic batch's error is the one
+        build_tvm(DIGITS_QDQ, "x86-64", tmp_path / "dyn")
+    assert not (tmp_path / "fixed").exists() and not (tmp_path / "dyn").exists()

@@ -288,9 +288,6 @@ def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
 
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
 def source_line(node, workspace: str | None) -> dict | None:
     """{file, line} of the user's source line of `node` (the last frame of its stack trace in the
     workspace), else of the innermost frame (a library's model code, e.g. timm's), else None."""
@@ -301,10 +298,8 @@ def source_line(node, workspace: str | None) -> dict | None:
         found = userpaths.stack_trace_location(trace, workspace)
         if found:
             return {**found, "user": True}
-    frames = _FRAME.findall(trace or "")
-    if frames:
-        return {"file": frames[-1][0], "line": int(frames[-1][1]), "user": False}
-    return None
+    found = userpaths.model_code_location(trace)
+    return {**found, "user": False} if found else None
 
 
 class _Skip(Exception):

@@ -62,6 +62,21 @@ def _input_shapes(model, batch: int | None) -> dict:
     return shapes
 
 
+def _input_dtypes(model) -> dict:
+    """dtype_dict for the importer: each graph input's own element type (token ids are int64, an attention mask
+    int64 or bool). One dtype for all would make the importer read integer inputs as float32 and lose shapes
+    on the mask arithmetic behind them (a Reshape after attention then has no shape to infer -1 from)."""
+    import onnx.helper
+
+    inits = {t.name for t in model.graph.initializer}
+    out = {}
+    for inp in model.graph.input:
+        elem = inp.type.tensor_type.elem_type
+        if inp.name not in inits and elem:
+            out[inp.name] = str(onnx.helper.tensor_dtype_to_np_dtype(elem))
+    return out
+
+
 def import_onnx(onnx_path, batch: int | None = None, workspace=None):
     """(Relax module, {relax var: onnx node name}, onnx model). `onnx_path` may also be a loaded
     onnx.ModelProto.
@@ -81,7 +96,7 @@ def import_onnx(onnx_path, batch: int | None = None, workspace=None):
         try:
             from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
 
-            importer = ONNXGraphImporter(shapes, "float32", keep_params_in_input=False, sanitize=True)
+            importer = ONNXGraphImporter(shapes, _input_dtypes(model), keep_params_in_input=False, sanitize=True)
             try:
                 import onnx.checker
 
@@ -93,7 +108,7 @@ def import_onnx(onnx_path, batch: int | None = None, workspace=None):
         except (ImportError, AttributeError, TypeError):
             from tvm.relax.frontend.onnx import from_onnx
 
-            mod = from_onnx(model, shape_dict=shapes or None, opset=opset)
+            mod = from_onnx(model, shape_dict=shapes or None, dtype_dict=_input_dtypes(model), opset=opset)
             provenance = {}
     except KernelError:
         raise
@@ -101,6 +116,37 @@ def import_onnx(onnx_path, batch: int | None = None, workspace=None):
         node = failuresmod.failed_import_node(model, importer, exc)
         raise failuresmod.build_failure("import", exc, node, workspace) from exc
     return mod, provenance, model
+
+
+def _has_symbolic_inputs(model) -> bool:
+    inits = {t.name for t in model.graph.initializer}
+    return any(
+        not d.HasField("dim_value")
+        for inp in model.graph.input
+        if inp.name not in inits
+        for d in inp.type.tensor_type.shape.dim
+    )
+
+
+def _import_with_fallback(model, batch: int | None, workspace) -> tuple:
+    """(module, provenance, the batch built for, notes). The symbolic batch first; where TVM's importer cannot
+    infer a shape through it (TVM 0.27 loses the shape of an attention's matmul behind a Reshape with -1 over
+    the symbolic batch, in Hugging Face encoders), the batch is bound to 1 and the library runs one sample per
+    call (load_tvm splits larger batches)."""
+    try:
+        mod, provenance, _ = import_onnx(model, batch, workspace)
+        return mod, provenance, batch, []
+    except failuresmod.BuildFailure as exc:
+        if batch is not None or not _has_symbolic_inputs(model):
+            raise
+        first = exc
+    try:
+        mod, provenance, _ = import_onnx(model, 1, workspace)
+    except failuresmod.BuildFailure:
+        raise first from None
+    why = first.message.split(" What to do")[0].removeprefix("build/tvm failed ").rstrip(".")
+    note = f"built for batch 1: with a symbolic batch it failed {why[:400]}; larger batches run one sample per call"
+    return mod, provenance, 1, [note]
 
 
 def _provenance(mod, importer, model) -> dict:
@@ -349,19 +395,19 @@ def build_tvm(
     if matcher is not None:
         rewrite = fp16mod.convert_fp16_layers(model, matcher)
         fp16_nodes = rewrite.nodes
-        mod, provenance, _ = import_onnx(rewrite.model, batch, workspace)
+        mod, provenance, batch, import_notes = _import_with_fallback(rewrite.model, batch, workspace)
         provenance = {v: rewrite.owner.get(n, n) for v, n in provenance.items()}
         widened = 0
         if fp16_nodes:
             mod, widened = mixedmod.widen_accumulators(mod)
         fp16_section, fp16_notes = _fp16_report(rewrite, widened)
     else:
-        mod, provenance, _ = import_onnx(model, batch, workspace)
+        mod, provenance, batch, import_notes = _import_with_fallback(model, batch, workspace)
     import_s = time.perf_counter() - t0
     before = foldmod.count_ops(mod["main"])
     check_cancelled()
 
-    notes: list = []
+    notes: list = list(import_notes)
     imported = mod
     fold_report = None
     rows: list = []

@@ -37,7 +37,10 @@ ADVICE = {
 
 class BuildFailure(TvmBuildError):
     """build/tvm cannot build this model. data: location (the user's source line of the failing op, when known)
-    and traceback; `node` holds the ONNX node's name, op, module and class where known."""
+    and traceback; `node` holds the ONNX node's name, op, module and class where known. Of kind unsupported:
+    the model has something this target cannot build, which the message names with what to do."""
+
+    kind = "unsupported"
 
     def __init__(self, message: str, node: dict | None = None, location: dict | None = None, traceback: str = ""):
         super().__init__(message, location=location, traceback=traceback or None)
@@ -109,10 +112,9 @@ def build_failure(stage: str, exc: BaseException, node=None, workspace=None, tri
             where += f" of module {module}" + (f" ({cls.rsplit('.', 1)[-1]})" if cls else "")
         if workspace is not None:
             location = userpaths.stack_trace_location(info.get("stack_trace"), str(workspace))
-        if location is None and info.get("stack_trace"):
-            frames = [ln.strip() for ln in info["stack_trace"].splitlines() if ln.strip().startswith("File ")]
-            if frames:
-                where += f", called at {frames[0][5:]}"
+        library = userpaths.model_code_location(info.get("stack_trace")) if location is None else None
+        if library is not None:
+            where += f", made at {library['file']}:{library['line']}"
         elif location is not None:
             where += f" ({location['file']}:{location['line']})"
     tried_text = f" {tried}" if tried else ""

@@ -14,14 +14,24 @@ from qat_kernel.runtimes.targets import elf_machine, host_arch
 _VMS: dict = {}
 
 
-def _artifact_device(artifact: Path) -> str:
+def _artifact_report(artifact: Path) -> dict:
     report = artifact.with_name("build-report.json")
     if report.exists():
         try:
-            return json.loads(report.read_text(encoding="utf-8")).get("device", "cpu")
+            return json.loads(report.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             pass
-    return "cpu"
+    return {}
+
+
+def _artifact_device(artifact: Path) -> str:
+    return _artifact_report(artifact).get("device", "cpu")
+
+
+def _static_batch(artifact: Path) -> int | None:
+    """The batch a library was built for (build_tvm's batch), None for a symbolic batch."""
+    batch = _artifact_report(artifact).get("batch")
+    return batch if isinstance(batch, int) and batch > 0 else None
 
 
 def _default_threads() -> None:
@@ -63,13 +73,28 @@ def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
         _VMS[key] = (relax.VirtualMachine(lib, dev), dev)
     vm, dev = _VMS[key]
     fn = vm["main"]
+    static = _static_batch(artifact)
 
-    def run(inputs) -> np.ndarray:
-        arrays = inputs.numpy().values if hasattr(inputs, "names") else (np.ascontiguousarray(inputs),)
+    def call(arrays) -> np.ndarray:
         out = fn(*(tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in arrays))
         if isinstance(out, (list, tuple)) or hasattr(out, "__len__") and not hasattr(out, "numpy"):
             out = out[0]
         return out.numpy()
+
+    def run(inputs) -> np.ndarray:
+        arrays = inputs.numpy().values if hasattr(inputs, "names") else (np.ascontiguousarray(inputs),)
+        count = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
+        if static is None or count == static:
+            return call(arrays)
+        # a library built for a fixed batch: the samples in chunks of that size, the last one padded
+        outs = []
+        for start in range(0, count, static):
+            chunk = [a[start : start + static] for a in arrays]
+            short = static - len(chunk[0])
+            if short:
+                chunk = [np.concatenate([c, np.repeat(c[-1:], short, axis=0)]) for c in chunk]
+            outs.append(call(chunk)[: static - short])
+        return np.concatenate(outs)
 
     return run
 
