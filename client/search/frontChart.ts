@@ -138,8 +138,7 @@ export function frontHtml(result: MixedPrecisionResult, o: { nonce: string; titl
   // No images, fonts or frames: the plots are inline SVG, so nothing but the nonce is allowed.
   const csp = ["default-src 'none'", `style-src 'nonce-${o.nonce}'`, `script-src 'nonce-${o.nonce}'`].join('; ');
   const ordered = [...result.candidates].sort(
-    (a, b) =>
-      Number(b.onFront) - Number(a.onFront) || b.ortAccuracy - a.ortAccuracy || a.latencyMs - b.latencyMs,
+    (a, b) => Number(b.onFront) - Number(a.onFront) || b.ortAccuracy - a.ortAccuracy || a.latencyMs - b.latencyMs,
   );
   const b = result.backend;
   return `<!DOCTYPE html>

@@ -12,8 +12,7 @@ export interface Box {
   h: number;
 }
 
-export const overlaps = (a: Box, b: Box) =>
-  a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+export const overlaps = (a: Box, b: Box) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 
 /** An axis from round ticks: the domain runs from the tick at or below `lo` to the one at or above `hi`, so the
  * plot ends on labelled values; each tick with its label (as many decimals as the step needs). */
@@ -57,12 +56,7 @@ export interface PlacedLabel {
  * twice as far) whose box stays inside `bounds` and overlaps no label placed before it and no box in `avoid`
  * (the points, the axes' labels); where none is free, the one that overlaps least.
  */
-export function placeLabels(
-  labels: LabelRequest[],
-  avoid: Box[],
-  bounds: Box,
-  fontSize = 10,
-): PlacedLabel[] {
+export function placeLabels(labels: LabelRequest[], avoid: Box[], bounds: Box, fontSize = 10): PlacedLabel[] {
   const h = fontSize * 1.2;
   const placed: PlacedLabel[] = [];
   for (const l of labels) {
@@ -123,9 +117,17 @@ export function floatLayers(c: MixedPrecisionCandidate): { short: string; full: 
     .map(([p, k]) => `${k} ${p}`)
     .join(', ');
   if (floats.length === c.assignment.length)
-    return { short: `all ${c.assignment.length} (${counts})`, full: floats.map((a) => `${a.module} ${a.precision}`).join('\n') };
+    return {
+      short: `all ${c.assignment.length} (${counts})`,
+      full: floats.map((a) => `${a.module} ${a.precision}`).join('\n'),
+    };
   return {
-    short: `${counts}: ${shortList(floats.map((a) => a.module), 2).text}`,
+    short: `${counts}: ${
+      shortList(
+        floats.map((a) => a.module),
+        2,
+      ).text
+    }`,
     full: floats.map((a) => `${a.module} ${a.precision}`).join('\n'),
   };
 }
@@ -167,8 +169,10 @@ export function slowInt8(result: MixedPrecisionResult): SlowInt8 | undefined {
       lines.push(
         `${a.compute.int8} of ${computed} arithmetic ops run int8; ${a.compute.fp32} stayed fp32 between a DequantizeLinear and a QuantizeLinear (${ops})${a.fp32Ops[0] ? `: ${a.fp32Ops[0].reason}` : ''}.`,
       );
-    } else lines.push(`All ${computed} arithmetic ops run int8: the time goes to the conversions and calls around them.`);
-  } else lines.push("Precision as executed was not read for this search: run build/ort for ONNX Runtime's op-by-op view.");
+    } else
+      lines.push(`All ${computed} arithmetic ops run int8: the time goes to the conversions and calls around them.`);
+  } else
+    lines.push("Precision as executed was not read for this search: run build/ort for ONNX Runtime's op-by-op view.");
   const cpu = result.backend.cpu;
   if (!cpu.int8DotProducts.length)
     lines.push(
