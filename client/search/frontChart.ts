@@ -159,7 +159,7 @@ body { color: var(--vscode-foreground); background: var(--vscode-editor-backgrou
 .legend svg { vertical-align: middle; }
 .note { border-left: 3px solid var(--vscode-editorWarning-foreground, #bf8803); background: var(--vscode-textBlockQuote-background, transparent); padding: 4px 12px; margin: 8px 0; max-width: 1132px; }
 .note h3 { font-size: 1em; margin: 4px 0; }
-.num { font-variant-numeric: tabular-nums; text-align: right; }
+.num { font-variant-numeric: tabular-nums; text-align: right; white-space: nowrap; }
 .emulated-cell { color: var(--vscode-descriptionForeground); }
 td.floats { max-width: 320px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .axis { font-size: 11px; fill: var(--vscode-foreground); }
