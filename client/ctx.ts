@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { compareLayer, compareLayers } from './commands/compareLayers';
-import { analyzeSensitivity } from './commands/sensitivity';
+import { analyzeSensitivity, showSensitivityResult } from './commands/sensitivity';
 import { applyFix, retrainFix } from './commands/applyFix';
-import { searchMixedPrecision } from './commands/searchMixedPrecision';
+import { searchMixedPrecision, showSearchResult } from './commands/searchMixedPrecision';
 import { buildForTarget } from './commands/buildForTarget';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { createKernelEnvironment } from './commands/createKernelEnv';
@@ -19,7 +19,7 @@ import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
 import { createLanguageClient } from './languageClient';
 import { QatTaskProvider } from './tasks/qatTasks';
-import { KernelErrorCode } from '../protocol/kernel';
+import { KernelErrorCode, type MixedPrecisionResult, type SensitivityResult } from '../protocol/kernel';
 import { KernelError } from './kernel/kernel';
 import { RunStore, type RunKind, type RunRecord } from './runs/runStore';
 import type { RunSummary } from './runs/figures';
@@ -90,6 +90,17 @@ export class Ctx implements vscode.Disposable {
     return this.context.extensionUri;
   }
 
+  /** Opens again the page of a sensitivity or search run from the result it kept; false when it has none. */
+  async openRunPage(run: RunRecord): Promise<boolean> {
+    if (run.kind !== 'sensitivity' && run.kind !== 'search') return false;
+    const result = await this.runs.readResult<SensitivityResult & MixedPrecisionResult>(run);
+    if (!result) return false;
+    const config = vscode.Uri.file(run.config);
+    if (run.kind === 'sensitivity') showSensitivityResult(config, result);
+    else showSearchResult(this, config, result);
+    return true;
+  }
+
   track<T extends vscode.Disposable>(d: T): T {
     this.disposables.push(d);
     return d;
@@ -131,7 +142,11 @@ export class Ctx implements vscode.Disposable {
     await this.runs.load();
     this.steps = this.track(new WalkthroughSteps(this.runs, this.kernel));
     const runsView = this.track(new RunsView(this.runs));
-    this.track(vscode.commands.registerCommand('qatStudio.openRun', openRun));
+    this.track(
+      vscode.commands.registerCommand('qatStudio.openRun', (r?: RunRecord) =>
+        openRun(r, (run) => this.openRunPage(run)),
+      ),
+    );
     this.track(
       vscode.commands.registerCommand('qatStudio.compareRuns', (clicked?: RunRecord, selected?: RunRecord[]) => {
         const picked = selected?.length ? selected : runsView.selected();

@@ -187,3 +187,10 @@ export type SearchFrontFromWebview = { type: 'ready' } | { type: 'pick'; id: str
 
 /** The extension to the mixed-precision front page: what writing the picked point's overrides did. */
 export type SearchFrontToWebview = { type: 'picked'; id: string; message: string };
+
+/** The sensitivity page (client/search/sensitivityChart.ts) to the extension: loaded, write the suggestion, or
+ * Apply Fix on a layer. */
+export type SensitivityFromWebview = { type: 'ready' } | { type: 'write' } | { type: 'fix'; module: string };
+
+/** The extension to the sensitivity page: what writing the suggestion did. */
+export type SensitivityToWebview = { type: 'done'; message: string };

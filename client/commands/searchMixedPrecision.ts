@@ -7,6 +7,7 @@ import type { Ctx } from '../ctx';
 import { searchFigures } from '../runs/figures';
 import { describe } from '../search/frontChart';
 import { showSearchFront } from '../views/searchFrontPanel';
+import type { RunRecord } from '../runs/runStore';
 import { configFor } from './configPick';
 import { reportKernelError } from './errors';
 
@@ -42,6 +43,22 @@ export async function writeCandidate(config: vscode.Uri, result: MixedPrecisionR
   return ok;
 }
 
+/** The search's page: the fronts, and a "Write overrides" per candidate that writes it into `config`. */
+export function showSearchResult(ctx: Ctx, config: vscode.Uri, result: MixedPrecisionResult) {
+  const byId = new Map(result.candidates.map((c) => [c.id, c]));
+  const pick = async (id: string) => {
+    const c = byId.get(id)!;
+    const ok = await writeCandidate(config, result, c);
+    const message = ok
+      ? `Wrote ${c.overrides.length} override(s) for "${c.label}" into ${vscode.workspace.asRelativePath(config)} (undo with Ctrl+Z).`
+      : 'The config was not changed.';
+    ctx.log.info(message);
+    return message;
+  };
+  const panel = showSearchFront(result, `Mixed precision: ${vscode.workspace.asRelativePath(config)}`, pick);
+  return { panel, pick };
+}
+
 function isOptions(v: unknown): v is SearchOptions {
   return !!v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof vscode.Uri);
 }
@@ -58,6 +75,7 @@ export function searchMixedPrecision(ctx: Ctx) {
     if (options.budget) params.budget = options.budget;
     if (options.samples) params.samples = options.samples;
     let result: MixedPrecisionResult;
+    let record: RunRecord | undefined;
     try {
       result = await ctx.trackRun(
         'search',
@@ -75,23 +93,16 @@ export function searchMixedPrecision(ctx: Ctx) {
               }),
           ),
         searchFigures,
+        { onRecord: (r) => (record = r) },
       );
     } catch (err) {
       await reportKernelError(err, 'Search Mixed Precision', ctx.log);
       return undefined;
     }
+    if (record) await ctx.runs.keepResult(record, result).catch((e) => ctx.log.warn(`result not kept: ${e}`));
     const byId = new Map(result.candidates.map((c) => [c.id, c]));
     for (const id of result.front) ctx.log.info(`  front: ${describe(byId.get(id)!)}`);
-    const pick = async (id: string) => {
-      const c = byId.get(id)!;
-      const ok = await writeCandidate(config, result, c);
-      const message = ok
-        ? `Wrote ${c.overrides.length} override(s) for "${c.label}" into ${vscode.workspace.asRelativePath(config)} (undo with Ctrl+Z).`
-        : 'The config was not changed.';
-      ctx.log.info(message);
-      return message;
-    };
-    const panel = showSearchFront(result, `Mixed precision: ${vscode.workspace.asRelativePath(config)}`, pick);
+    const { panel, pick } = showSearchResult(ctx, config, result);
     if (options.pick === undefined) return { result, panel };
     const id = (result.ends as Record<string, string | undefined>)[options.pick] ?? options.pick;
     if (!byId.has(id)) throw new Error(`no candidate ${options.pick} in this search`);

@@ -1,17 +1,22 @@
-// QAT: Analyze Sensitivity — ranks layers by what quantizing them costs, then offers to keep the chosen
-// ones in FP16 through one undoable edit of the config's overrides, or Apply Fix on one of them.
+// QAT: Analyze Sensitivity — ranks layers by what quantizing them costs and shows them in a page that stays open
+// (and opens again from the Runs view): the suggested layers go into the config's overrides through one undoable
+// edit, or Apply Fix runs on one of them.
 import * as vscode from 'vscode';
 import { sensitivityFigures } from '../runs/figures';
 import type { SensitivityResult } from '../../protocol/kernel';
 import { withOverrides } from '../config/overrides';
 import type { Ctx } from '../ctx';
+import { suggestion } from '../search/shape';
+import { showSensitivity } from '../views/sensitivityPanel';
+import type { RunRecord } from '../runs/runStore';
 import { configFor } from './configPick';
 import { reportKernelError } from './errors';
 
 export interface SensitivityOptions {
   /** Allowed accuracy drop in points; asked for when left out. */
   budget?: number;
-  /** 'suggested' applies the kernel's suggestion without asking (automation, tests). */
+  /** 'ask' (the default) opens the result's page; 'suggested' applies the suggestion without asking, 'none'
+   * only returns the result (automation, tests). */
   apply?: 'ask' | 'suggested' | 'none';
 }
 
@@ -31,30 +36,23 @@ async function applyOverrides(
   return ok;
 }
 
-const FIX_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('wrench'), tooltip: 'Apply Fix' };
-
-/** The ranking as a multi-select; each row's wrench button asks for Apply Fix on that layer instead. */
-function pickLayers<T extends vscode.QuickPickItem & { module: string }>(
-  items: T[],
-  title: string,
-  placeholder: string,
-): Promise<{ picked: string[] } | { fix: string } | undefined> {
-  const qp = vscode.window.createQuickPick<T>();
-  Object.assign(qp, { title, placeholder, canSelectMany: true, ignoreFocusOut: true });
-  qp.items = items.map((i) => ({ ...i, buttons: [FIX_BUTTON] }));
-  qp.selectedItems = qp.items.filter((i) => i.picked);
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = (v: { picked: string[] } | { fix: string } | undefined) => {
-      if (done) return;
-      done = true;
-      resolve(v);
-      qp.dispose();
-    };
-    qp.onDidTriggerItemButton((e) => finish({ fix: e.item.module }));
-    qp.onDidAccept(() => finish({ picked: qp.selectedItems.map((i) => i.module) }));
-    qp.onDidHide(() => finish(undefined));
-    qp.show();
+/** The result's page, beside the config: the ranking as a chart, the baselines, and the suggestion with a button
+ * that writes it (one undoable edit) and one that applies the layer comparison's fix to the selected layer. */
+export function showSensitivityResult(config: vscode.Uri, result: SensitivityResult): vscode.WebviewPanel {
+  const s = suggestion(result);
+  return showSensitivity(result, `Sensitivity: ${vscode.workspace.asRelativePath(config)}`, {
+    write: async () => {
+      const ok = await applyOverrides(
+        config,
+        s.modules.map((module) => ({ match: module, precision: s.precision as 'fp16' | 'bf16' | 'fp32' })),
+      );
+      return ok
+        ? `Wrote ${s.modules.length} override(s) into ${vscode.workspace.asRelativePath(config)} (undo with Ctrl+Z).`
+        : 'The config was not changed.';
+    },
+    fix: async (module) => {
+      await vscode.commands.executeCommand('qatStudio.applyFix', { module, config: config.fsPath });
+    },
   });
 }
 
@@ -83,6 +81,7 @@ export function analyzeSensitivity(ctx: Ctx) {
       budget = Number(answer);
     }
     let result: SensitivityResult;
+    let record: RunRecord | undefined;
     try {
       result = await ctx.trackRun(
         'sensitivity',
@@ -104,6 +103,7 @@ export function analyzeSensitivity(ctx: Ctx) {
               ),
           ),
         sensitivityFigures,
+        { onRecord: (r) => (record = r) },
       );
     } catch (err) {
       await reportKernelError(err, 'Analyze Sensitivity', ctx.log);
@@ -113,32 +113,17 @@ export function analyzeSensitivity(ctx: Ctx) {
       ctx.log.info(
         `  #${l.rank} ${l.module}: quantized alone ${(l.quantizedAlone.accuracy * 100).toFixed(2)} %, kept float ${(l.keptFloat.accuracy * 100).toFixed(2)} %`,
       );
+    if (record) await ctx.runs.keepResult(record, result).catch((e) => ctx.log.warn(`result not kept: ${e}`));
     const mode = options.apply ?? 'ask';
-    if (mode === 'suggested' && result.suggestion.overrides.length)
-      await applyOverrides(config, result.suggestion.overrides);
-    if (mode !== 'ask') return result;
-
-    const suggested = new Set(result.suggestion.overrides.map((o) => o.match));
-    const precision = result.suggestion.overrides[0]?.precision ?? 'fp16';
-    const items = result.layers.map((l) => ({
-      label: `#${l.rank} ${l.module}`,
-      module: l.module,
-      picked: suggested.has(l.module),
-      description: l.op,
-      detail: `quantized alone: ${(l.quantizedAlone.accuracy * 100).toFixed(2)} %, ${l.quantizedAlone.sqnr.toFixed(1)} dB · kept float: ${(l.keptFloat.accuracy * 100).toFixed(2)} %, ${l.keptFloat.sqnr.toFixed(1)} dB`,
-    }));
-    const choice = await pickLayers(
-      items,
-      `Keep layers in ${precision.toUpperCase()} (suggested within ${budget} points: ${result.suggestion.overrides.map((o) => o.match).join(', ') || 'none'})`,
-      'Most sensitive first. The chosen layers become overrides in the config (undoable); the wrench applies the fix the layer comparison suggests.',
-    );
-    if (choice && 'fix' in choice)
-      await vscode.commands.executeCommand('qatStudio.applyFix', { module: choice.fix, config: config.fsPath });
-    else if (choice?.picked.length)
-      await applyOverrides(
-        config,
-        choice.picked.map((module) => ({ match: module, precision })),
-      );
+    if (mode === 'suggested') {
+      const s = suggestion(result);
+      if (s.modules.length)
+        await applyOverrides(
+          config,
+          s.modules.map((module) => ({ match: module, precision: s.precision as 'fp16' | 'bf16' | 'fp32' })),
+        );
+    }
+    if (mode === 'ask') showSensitivityResult(config, result);
     return result;
   };
 }

@@ -10,6 +10,7 @@ import type {
   SensitivityResult,
 } from '../../protocol/kernel';
 import type { RunKind, RunLayer } from './runStore';
+import { shortList, suggestion } from '../search/shape';
 
 export interface RunSummary {
   figures: Array<[string, string]>;
@@ -60,12 +61,14 @@ export function trainFigures(r: QatTrainResult): RunSummary {
 
 export function sensitivityFigures(r: SensitivityResult): RunSummary {
   const top = [...r.layers].sort((a, b) => a.rank - b.rank)[0];
+  const s = suggestion(r);
   return {
     figures: [
+      ['FP32', pct(r.accuracy.fp32)],
       ['fake-quant', pct(r.accuracy.fakeQuant)],
       ['budget', `${r.budget} points`],
       ...(top ? ([['most sensitive', top.module]] as Array<[string, string]>) : []),
-      ['suggested', r.suggestion.overrides.map((o) => `${o.match} ${o.precision}`).join(', ') || 'none'],
+      ['suggested', s.modules.length ? `${s.modules.length} ${s.precision}: ${shortList(s.modules, 2).text}` : 'none'],
     ],
   };
 }
@@ -73,7 +76,7 @@ export function sensitivityFigures(r: SensitivityResult): RunSummary {
 export function searchFigures(r: MixedPrecisionResult): RunSummary {
   const byId = new Map(r.candidates.map((c) => [c.id, c]));
   const front = r.front.map((id) => byId.get(id)!);
-  const best = front.reduce((a, b) => (b.accuracy > a.accuracy ? b : a), front[0]);
+  const best = front.reduce((a, b) => (b.ortAccuracy > a.ortAccuracy ? b : a), front[0]);
   const fastest = front.reduce((a, b) => (b.latencyMs < a.latencyMs ? b : a), front[0]);
   const int8 = byId.get(r.ends.int8);
   return {
@@ -81,9 +84,9 @@ export function searchFigures(r: MixedPrecisionResult): RunSummary {
       ['candidates', `${r.candidates.length} (budget ${r.budget.candidates})`],
       ['front', `${front.length} points`],
       ...(int8
-        ? ([['all int8', `${pct(int8.accuracy)}, ${int8.latencyMs.toFixed(3)} ms`]] as Array<[string, string]>)
+        ? ([['all int8', `${pct(int8.ortAccuracy)}, ${int8.latencyMs.toFixed(3)} ms`]] as Array<[string, string]>)
         : []),
-      ...(best ? ([['most accurate', `${best.label}: ${pct(best.accuracy)}`]] as Array<[string, string]>) : []),
+      ...(best ? ([['most accurate', `${best.label}: ${pct(best.ortAccuracy)}`]] as Array<[string, string]>) : []),
       ...(fastest
         ? ([['fastest', `${fastest.label}: ${fastest.latencyMs.toFixed(3)} ms`]] as Array<[string, string]>)
         : []),

@@ -31,6 +31,9 @@ export interface RunRecord {
   model?: string;
   /** A fix run: the compare run of the config before the fix, which the fix was suggested from. */
   basedOn?: string;
+  /** The file holding the run's whole result, for the runs whose page opens again from the Runs view
+   * (sensitivity, search). */
+  result?: string;
 }
 
 export interface RunLayer {
@@ -143,6 +146,25 @@ export class RunStore {
     } finally {
       run.seconds = Math.round((now().getTime() - start.getTime()) / 100) / 10;
       await this.save();
+    }
+  }
+
+  /** Keeps `result` beside the history (qat-runs/<id>.json) so the run's page can open again, and records where. */
+  async keepResult(run: RunRecord, result: unknown): Promise<void> {
+    const file = path.join(path.dirname(this.file), 'qat-runs', `${run.id}.json`);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify(result));
+    run.result = file;
+    await this.save();
+  }
+
+  /** The result `keepResult` kept for `run`, or undefined when there is none (or it is gone). */
+  async readResult<T>(run: RunRecord): Promise<T | undefined> {
+    if (!run.result) return undefined;
+    try {
+      return JSON.parse(await readFile(run.result, 'utf8')) as T;
+    } catch {
+      return undefined;
     }
   }
 

@@ -47,7 +47,7 @@ export class RunsView implements vscode.TreeDataProvider<RunRecord>, vscode.Disp
     if (r.error) tip.appendText(`error: ${r.error}\n`);
     item.tooltip = tip;
     item.iconPath = STATUS_ICON[r.status];
-    item.contextValue = r.kind === 'fix' ? 'run.fix' : r.report ? 'run.withReport' : 'run';
+    item.contextValue = r.kind === 'fix' ? 'run.fix' : r.report || r.result ? 'run.withReport' : 'run';
     item.command = { command: 'qatStudio.openRun', title: 'Open Run', arguments: [r] };
     return item;
   }
@@ -64,9 +64,11 @@ export class RunsView implements vscode.TreeDataProvider<RunRecord>, vscode.Disp
   }
 }
 
-/** Opens a run's results or report: .md in the Markdown preview, anything else with its editor (ONNX: the graph). */
-export async function openRun(r?: RunRecord): Promise<void> {
+/** Opens a run's results or report: its page where `openPage` has one for it (sensitivity, search), else its
+ * report (.md in the Markdown preview, anything else with its editor; ONNX: the graph). */
+export async function openRun(r?: RunRecord, openPage?: (r: RunRecord) => Promise<boolean>): Promise<void> {
   if (!r) return;
+  if (openPage && (await openPage(r))) return;
   if (!r.report) {
     void vscode.window.showInformationMessage(
       `${runLabel(r)} (${r.status}): ${r.figures.map(([k, v]) => `${k} ${v}`).join(', ') || r.error || 'no figures'}`,

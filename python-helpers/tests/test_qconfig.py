@@ -141,7 +141,20 @@ def test_suggestion_keeps_the_most_helpful_layers_float():
     ]
     gains = {"a": 0.0, "b": 0.04, "c": 0.02}
     measure = lambda off: {"accuracy": 0.90 + sum(gains[m] for m in off), "sqnr": 20}  # noqa: E731
-    chosen, last = suggest(rows, {"accuracy": 0.90, "sqnr": 10}, 0.955, measure)
+    steps = []
+    chosen, last = suggest(rows, {"accuracy": 0.90, "sqnr": 10}, 0.955, measure, steps)
     assert [r["module"] for r in chosen] == ["b", "c"] and last["accuracy"] == pytest.approx(0.96)
+    assert [s["module"] for s in steps] == ["b", "c"]
+    assert [s["accuracy"] for s in steps] == pytest.approx([0.94, 0.96])
     chosen, last = suggest(rows, {"accuracy": 0.97, "sqnr": 10}, 0.955, measure)
     assert chosen == [] and last["accuracy"] == 0.97
+
+
+def test_the_suggestion_aims_below_the_qat_float_model_when_fp32_is_out_of_reach():
+    from qat_kernel.analysis.sensitivity import target_for
+
+    # QAT float within the budget of FP32: the budget counts from FP32.
+    assert target_for(0.80, 0.795, 1.0) == (pytest.approx(0.79), "fp32")
+    # QAT float 3 points below FP32: keeping every layer float cannot reach FP32 - 1, so the budget counts from
+    # the QAT-float model instead of suggesting every layer.
+    assert target_for(0.80, 0.77, 1.0) == (pytest.approx(0.76), "qatFloat")

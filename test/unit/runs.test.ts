@@ -199,3 +199,26 @@ test('before/after columns: each reads its runs as one, and the layers table sho
     /<tr><th scope="row">features\.2\.conv\.3<\/th><td>0\.4<\/td><td>-1\.6<\/td><td>0\.5000<\/td><td>20\.2<\/td><td>18\.2<\/td><td>0\.5000<\/td><td>\+19\.8<\/td><\/tr>\n<tr><th scope="row">features\.2\.conv\.6<\/th>/,
   );
 });
+
+test('a sensitivity run keeps its result beside the history and reads it back after a reload', async () => {
+  const store = RunStore.forWorkspace(folder());
+  let record: Parameters<RunStore['keepResult']>[0] | undefined;
+  const result = { layers: [{ module: 'conv1' }], suggestion: { overrides: [] } };
+  await store.track(
+    'sensitivity',
+    '/w/a.qat.yaml',
+    async () => result,
+    () => ({ figures: [] }),
+    {
+      onRecord: (r) => (record = r),
+    },
+  );
+  await store.keepResult(record!, result);
+  assert.equal(path.dirname(record!.result!), path.join(path.dirname(store.file), 'qat-runs'));
+  const again = new RunStore(store.file);
+  await again.load();
+  assert.deepEqual(await again.readResult(again.get(record!.id)!), result);
+  // A run without a kept result (or whose file is gone) has nothing to open.
+  assert.equal(await again.readResult({ ...record!, result: undefined }), undefined);
+  assert.equal(await again.readResult({ ...record!, result: '/no/such/file.json' }), undefined);
+});

@@ -45,7 +45,7 @@ test('the axes go the right way: more accurate is higher, slower and bigger are 
     for (const b of result.candidates) {
       if (a.latencyMs < b.latencyMs) assert.ok(lat.get(a.id)!.x < lat.get(b.id)!.x);
       if (a.bytes < b.bytes) assert.ok(size.get(a.id)!.x < size.get(b.id)!.x);
-      if (a.accuracy > b.accuracy) assert.ok(lat.get(a.id)!.y < lat.get(b.id)!.y);
+      if (a.ortAccuracy > b.ortAccuracy) assert.ok(lat.get(a.id)!.y < lat.get(b.id)!.y);
     }
   assert.ok(byId.size > 2);
 });
@@ -69,7 +69,7 @@ test('a candidate reads with its accuracies, latency, size and layer counts', ()
   const c = result.candidates[0];
   assert.match(
     describe(c),
-    /^all int8: \d+\.\d\d % \(ONNX Runtime \d+\.\d\d %\), \d+\.\d{3} ms, [\d.]+ KiB · int8 4 \/ fp16 0 \/ fp32 0$/,
+    /^all int8: \d+\.\d\d % on ONNX Runtime \(fake-quant, emulated: \d+\.\d\d %\), \d+\.\d{3} ms, [\d.]+ KiB · int8 4 \/ fp16 0 \/ fp32 0$/,
   );
 });
 

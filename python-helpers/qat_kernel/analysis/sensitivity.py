@@ -18,9 +18,10 @@ def measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
     return {"accuracy": accuracy, "sqnr": metrics.sqnr(reference, logits)}
 
 
-def suggest(rows: list, everything: dict, target: float, measure) -> tuple[list, dict]:
+def suggest(rows: list, everything: dict, target: float, measure, steps: list | None = None) -> tuple[list, dict]:
     """Greedy mixed precision: keep layers float, largest keptFloat gain first, until the accuracy
-    reaches `target`. measure(set of fake-quant names off) -> {accuracy, sqnr}. (chosen rows, last)"""
+    reaches `target`. measure(set of fake-quant names off) -> {accuracy, sqnr}. (chosen rows, last);
+    `steps` gets {module, accuracy, sqnr} after each layer chosen (the accuracy with it and those before it float)."""
     helpful = sorted(rows, key=lambda r: (-r["keptFloat"]["accuracy"], -r["keptFloat"]["sqnr"]))
     chosen: list = []
     current = everything
@@ -29,4 +30,15 @@ def suggest(rows: list, everything: dict, target: float, measure) -> tuple[list,
             break
         chosen.append(row)
         current = measure({n for r in chosen for n in r["fakeQuants"]})
+        if steps is not None:
+            steps.append({"module": row["module"], "accuracy": current["accuracy"], "sqnr": current["sqnr"]})
     return chosen, current
+
+
+def target_for(fp32: float, qat_float: float, budget: float) -> tuple[float, str]:
+    """The accuracy the suggestion aims at and what it is measured from: `budget` points below the FP32 model,
+    or below the QAT-float model (every fake quantizer off) when that is already further down: no choice of
+    float layers gets above it, and aiming there would keep every layer float."""
+    if qat_float < fp32 - budget / 100.0:
+        return qat_float - budget / 100.0, "qatFloat"
+    return fp32 - budget / 100.0, "fp32"

@@ -10,15 +10,16 @@ QAT-float model), so it is the quantization error alone. Layers are ranked by qu
 lowest (most sensitive) first.
 
 The suggestion keeps layers float, most helpful first (largest keptFloat accuracy gain, then SQNR
-gain), until fake-quant accuracy is within `budget` points of the FP32 model's accuracy, and returns
-them as YAML overrides ({match, precision}) ready to paste under `overrides:`."""
+gain), until fake-quant accuracy is within `budget` points of the FP32 model's accuracy (of the QAT-float
+model's when that is lower still: no float layers get above it), and returns them as YAML overrides
+({match, precision}) ready to paste under `overrides:`, with the accuracy after each layer added (`steps`)."""
 
 from __future__ import annotations
 
 import re
 import time
 
-from qat_kernel.analysis.sensitivity import measure, suggest
+from qat_kernel.analysis.sensitivity import measure, suggest, target_for
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import session, trained_model
 from qat_kernel.rpc.context import RequestContext
@@ -82,12 +83,14 @@ def analyze(
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
 
-    target = trained.fp32_accuracy - budget / 100.0
+    target, reference_model = target_for(trained.fp32_accuracy, qat_float_accuracy, budget)
+    steps: list = []
     chosen, current = suggest(
         rows,
         everything,
         target,
         lambda off: measure(trained, {n: n not in off for n in names}, reference, targets, ctx, limit),
+        steps,
     )
     within = current["accuracy"] >= target
     for row in rows:
@@ -108,6 +111,9 @@ def analyze(
             "accuracy": current["accuracy"],
             "sqnr": current["sqnr"],
             "withinBudget": within,
+            "target": target,
+            "reference": reference_model,
+            "steps": steps,
         },
         "reused": reused,
         "seconds": round(time.monotonic() - started, 2),

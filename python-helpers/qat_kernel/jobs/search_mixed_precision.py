@@ -22,11 +22,14 @@ layer, in the highest float precision searched: accuracy only) ranks the layers 
 float recovers (accuracy, then output SQNR), and the k most sensitive layers go fp16 (one path) or fp32
 (the other), for k on a schedule that is dense at the sensitive end and reaches L-1 within the budget.
 
-The front is the non-dominated candidates on (accuracy max, latency min, size min), equal top-1 ordered
-by the logits' SQNR against the QAT-float model (identical logits: best); `latencyFront` and `sizeFront`
+The front is the non-dominated candidates on (accuracy max, latency min, size min), accuracy as measured on
+ONNX Runtime, equal top-1 ordered by the emulated top-1 then the logits' SQNR against the QAT-float model
+(identical logits: best); `latencyFront` and `sizeFront`
 are the two-objective fronts the plots draw. The all-int8 end is always on the front (the smallest);
 the all-fp32 end is whenever no candidate is more accurate (its SQNR is the best), else only if no
-more accurate candidate is also as fast. Every candidate carries the overrides that
+more accurate candidate is also as fast. The two ends carry `executed`: what ORT's CPU EP runs for them
+(runtimes/ort/as_executed.executed_summary), which tells why all int8 is slower than all fp32 where it is.
+Every candidate carries the overrides that
 select it (most specific module first, so the first match wins) for the config's `overrides:`."""
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ def search(
     from qat_kernel.pipeline.training import first_inputs, predict
     from qat_kernel.runtimes import bench, cpu
     from qat_kernel.runtimes.onnx import qdq_export
+    from qat_kernel.runtimes.ort import as_executed
     from qat_kernel.runtimes.ort import candidates as ort_candidates
     from qat_kernel.runtimes.ort import sessions as ort_session
 
@@ -168,6 +172,13 @@ def search(
             notes.append(f"{label}: left out, ONNX Runtime could not run it ({type(exc).__name__}: {str(exc)[:200]})")
             continue
         cid = f"c{len(built)}"
+        executed = None
+        if label in ("all int8", "all fp32"):
+            # What ORT runs for the two ends, to tell why int8 is not faster where it is not.
+            try:
+                executed = as_executed.executed_summary(model.SerializeToString())
+            except Exception as exc:  # noqa: BLE001 - an analysis that fails is a note, not a failed search
+                notes.append(f"{label}: precision as executed not read ({type(exc).__name__}: {str(exc)[:200]})")
         counts = {p: sum(1 for v in assignment.values() if v == p) for p in PRECISIONS}
         built.append(
             {
@@ -180,6 +191,7 @@ def search(
                 "ortAccuracy": trained.loss.accuracy(ort_out, labels),
                 "bytes": ort_candidates.weight_bytes(model),
                 "overrides": overrides_for(assignment),
+                **({"executed": executed} if executed else {}),
             }
         )
         fns[cid] = (run, None)
@@ -213,8 +225,9 @@ def search(
         "latencyFront": LATENCY_OBJECTIVES,
         "sizeFront": SIZE_OBJECTIVES,
     }
-    # Top-1 ties (common on a few hundred samples) are broken by the logits' SQNR against the float model.
-    scored = [{**c, "accuracy": (c["accuracy"], _sqnr_key(c["sqnr"]))} for c in built]
+    # Accuracy as measured on ONNX Runtime (what the candidate gives deployed); ties (common on a few hundred
+    # samples) are broken by the emulated top-1, then by the logits' SQNR against the float model.
+    scored = [{**c, "accuracy": (c["ortAccuracy"], c["accuracy"], _sqnr_key(c["sqnr"]))} for c in built]
     result_fronts = {
         field: [built[i]["id"] for i in pareto.front(scored, objectives)] for field, objectives in fronts.items()
     }

@@ -349,3 +349,39 @@ def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bo
         calibrate_method=CalibrationMethod.MinMax,
     )
     return out_path
+
+
+# Ops ORT inserts to move data between its blocked (NCHWc) layout and the model's own.
+REORDERS = {"ReorderInput", "ReorderOutput"}
+
+
+def executed_summary(model, top: int = 5) -> dict:
+    """What ORT's CPU EP runs for `model` (a path or serialized bytes), in brief, for comparing two builds of
+    one model: nodes (each one kernel call per run), compute ops per precision, conversions (Quantize /
+    DequantizeLinear, Cast), layout reorders, and the `top` op types that stayed fp32 among the compute ops
+    with their count and the first reason given."""
+    import tempfile
+    from pathlib import Path
+
+    from qat_kernel.runtimes.ort.sessions import session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        optimized = Path(tmp) / "optimized.onnx"
+        session(model, "all", None, optimized)
+        executed = precision_as_executed(optimized)
+    ops = executed["ops"]
+    fp32: dict = {}
+    for row in ops:
+        if row["role"] == "compute" and row["precision"] == "fp32":
+            entry = fp32.setdefault(
+                row["opType"], {"opType": row["opType"], "count": 0, "reason": row.get("reason", "")}
+            )
+            entry["count"] += 1
+    compute = executed["computePerPrecision"]
+    return {
+        "nodes": len(ops),
+        "compute": {"int8": compute.get("int8", 0), "fp32": compute.get("fp32", 0)},
+        "conversions": sum(1 for row in ops if row["role"] == "conversion"),
+        "reorders": sum(1 for row in ops if row["opType"] in REORDERS),
+        "fp32Ops": sorted(fp32.values(), key=lambda e: (-e["count"], e["opType"]))[:top],
+    }
