@@ -118,6 +118,17 @@ export type FromWebview =
   /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in. */
   | { type: 'selected'; name: string; op: string; module?: string };
 
+/** What the webview puts in `data-vscode-context` on a layer node: the arguments of its context-menu commands. */
+export interface LayerContext {
+  webviewSection?: 'layer';
+  preventDefaultContextMenuItems?: boolean;
+  module?: string;
+  config?: string;
+  hasSource?: boolean;
+  sourceFile?: string;
+  sourceLine?: number;
+}
+
 /** What the layout worker is asked: decode (when `bytes` come) and lay out, with these view options. */
 export interface LayoutOptions {
   renderer?: 'auto' | 'svg' | 'canvas';

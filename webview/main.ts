@@ -6,7 +6,7 @@ import { searchNodes } from './view/search';
 import { groupMetrics } from './view/groups';
 import { barChart, htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
-import type { FromWebview, ToWebview } from '../protocol/webview';
+import type { FromWebview, LayerContext, ToWebview } from '../protocol/webview';
 import { BANDS, layerFor, layerShown } from './view/metrics';
 import { showProperties } from './view/properties';
 import { layerDrift } from './view/drift';
@@ -262,7 +262,7 @@ async function draw(
         preventDefaultContextMenuItems: true,
         ...(module && config ? { module, config } : {}),
         ...(source ? { hasSource: true, sourceFile: source.file, sourceLine: source.line } : {}),
-      };
+      } satisfies LayerContext;
     },
     onSelect: (id) => {
       const node = byId.get(id);
