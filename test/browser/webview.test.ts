@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult } from '../../protocol/kernel';
-import { webviewHtml } from '../../webview/html';
+import { webviewHtml } from '../../client/editors/html';
 import { BANDS, bandOf } from '../../webview/view/metrics';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
