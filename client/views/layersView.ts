@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { ModelAccuracy, ToWebview } from '../../protocol/webview';
 import type { ReopeningPanel } from '../editors/panelLife';
-import { bandOf } from '../../webview/view/metrics';
+import { bandOf } from '../../webview/graph/metrics';
 import { suggestFix } from '../fix/suggestFix';
 
 export interface Comparison {
