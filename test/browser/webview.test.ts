@@ -5,7 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import { webviewHtml } from '../../client/editors/html';
-import { BANDS, bandOf } from '../../webview/graph/metrics';
+import { BANDS, bandOf } from '../../common/bands';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 import { slimOnnx } from '../../client/editors/slimOnnx';
