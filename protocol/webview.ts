@@ -3,10 +3,12 @@
 // talk in webview/worker/messages.ts.
 import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
 
-/** Summary of a tensor's values: what the properties panel shows for weights. */
+/** Summary of a tensor's values: what the properties panel shows for weights. The host makes one for each tensor
+ * it keeps (client/editors/slimOnnx.ts), the webview one for a small constant whose values it has. */
 export interface WeightStats {
-  /** Bytes of the values (when they stayed in the extension host). */
+  /** Bytes of the values (when they stayed in the extension host: the payload removed). */
   bytes?: number;
+  /** Element count and summary, when the data type is one the host reads (float32/16, int8/uint8, int32/64). */
   count?: number;
   min?: number;
   max?: number;
