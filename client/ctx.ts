@@ -1,29 +1,17 @@
-// Owns every lifetime: the output channel, the language client, the kernel and the registrations.
+// Owns every lifetime: the output channel, the language client, the kernel and the registrations. The commands
+// come as a table (extension.ts builds it): command modules import Ctx, Ctx imports none of them.
 import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { compareLayer, compareLayers } from './commands/compareLayers';
-import { analyzeSensitivity, showSensitivityResult } from './commands/sensitivity';
-import { applyFix, retrainFix } from './commands/applyFix';
-import { searchMixedPrecision, showSearchResult } from './commands/searchMixedPrecision';
-import { buildForTarget } from './commands/buildForTarget';
-import { restartKernel, showKernelInfo } from './commands/kernelInfo';
-import { createKernelEnvironment } from './commands/createKernelEnv';
-import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
-import { openGraphsSideBySide } from './commands/openGraphsSideBySide';
-import { openConfig } from './commands/openConfig';
-import { openExample } from './commands/openExample';
-import { showModelGraph } from './commands/showModelGraph';
 import { OnnxEditorProvider } from './editors/onnxEditor';
 import { Kernel } from './kernel/kernel';
 import { kernelStatusBar } from './kernel/statusBar';
 import { createLanguageClient } from './languageClient';
-import { QatTaskProvider } from './tasks/qatTasks';
-import { KernelErrorCode, type MixedPrecisionResult, type SensitivityResult } from '../protocol/kernel';
+import { KernelErrorCode } from '../protocol/kernel';
 import { KernelError } from './kernel/kernel';
 import { RunStore, type RunKind, type RunRecord } from './runs/runStore';
 import type { RunSummary } from './runs/figures';
-import { RunsView, openRun } from './views/runsView';
+import { RunsView } from './views/runsView';
 import { showCompareRuns } from './views/compareRunsPanel';
 import { LayersView, revealLayer } from './views/layersView';
 import { layoutCache } from './editors/layoutCache';
@@ -36,6 +24,23 @@ export interface TrackOptions {
   /** What the record holds from the start (the config text is read from the file when not given). */
   holds?: Pick<RunRecord, 'configText' | 'model' | 'basedOn'>;
   onRecord?: (run: RunRecord) => void;
+}
+
+/** A command's handler, made from the Ctx when the commands are registered. */
+export type CommandFactory = (ctx: Ctx) => (...args: never[]) => unknown;
+
+export interface Command {
+  make: CommandFactory;
+  /** Runs user code (the kernel): in Restricted Mode it says why it cannot run instead. */
+  needsTrust?: boolean;
+}
+
+/** What the extension contributes through the Ctx, which registers it and disposes of it. */
+export interface Contributions {
+  /** Every command module's command, by id. */
+  commands: Record<string, Command>;
+  /** Other registrations made with the Ctx (the `qat` task provider). */
+  providers?: Array<(ctx: Ctx) => vscode.Disposable>;
 }
 
 export class Ctx implements vscode.Disposable {
@@ -55,7 +60,10 @@ export class Ctx implements vscode.Disposable {
   private client?: LanguageClient;
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(readonly context: vscode.ExtensionContext) {
+  constructor(
+    readonly context: vscode.ExtensionContext,
+    private readonly contributions: Contributions,
+  ) {
     this.log = this.track(vscode.window.createOutputChannel('QAT Studio', { log: true }));
     this.kernel = this.track(new Kernel(context.extensionPath, this.log));
     this.onnxEditor = new OnnxEditorProvider(context.extensionUri, this.log);
@@ -90,63 +98,24 @@ export class Ctx implements vscode.Disposable {
     return this.context.extensionUri;
   }
 
-  /** Opens again the page of a sensitivity or search run from the result it kept; false when it has none. */
-  async openRunPage(run: RunRecord): Promise<boolean> {
-    if (run.kind !== 'sensitivity' && run.kind !== 'search') return false;
-    const result = await this.runs.readResult<SensitivityResult & MixedPrecisionResult>(run);
-    if (!result) return false;
-    const config = vscode.Uri.file(run.config);
-    if (run.kind === 'sensitivity') showSensitivityResult(config, result);
-    else showSearchResult(this, config, result);
-    return true;
-  }
-
   track<T extends vscode.Disposable>(d: T): T {
     this.disposables.push(d);
     return d;
   }
 
   async activate(): Promise<void> {
-    const commands: Record<string, (ctx: Ctx) => (...args: never[]) => unknown> = {
-      'qatStudio.compareLayers': compareLayers,
-      'qatStudio.compareLayer': compareLayer,
-      'qatStudio.analyzeSensitivity': analyzeSensitivity,
-      'qatStudio.applyFix': applyFix,
-      'qatStudio.retrainFix': retrainFix,
-      'qatStudio.searchMixedPrecision': searchMixedPrecision,
-      'qatStudio.showKernelInfo': showKernelInfo,
-      'qatStudio.restartKernel': restartKernel,
-      'qatStudio.showModelGraph': showModelGraph,
-      'qatStudio.createKernelEnvironment': createKernelEnvironment,
-    };
-    for (const [id, factory] of Object.entries(commands))
-      this.track(vscode.commands.registerCommand(id, requireTrust(id, factory(this))));
-    // Editing text and opening files run no user code: allowed in Restricted Mode too.
-    this.track(vscode.commands.registerCommand('qatStudio.keepLayerFp16', keepLayerFp16(this)));
-    this.track(vscode.commands.registerCommand('qatStudio.revealLayerSource', revealLayerSource()));
-    this.track(vscode.commands.registerCommand('qatStudio.openGraphsSideBySide', openGraphsSideBySide()));
-    this.track(vscode.commands.registerCommand('qatStudio.openConfig', openConfig()));
-    this.track(vscode.commands.registerCommand('qatStudio.openExample', openExample(this.context)));
+    for (const [id, command] of Object.entries(this.contributions.commands)) {
+      const run = command.make(this);
+      this.track(vscode.commands.registerCommand(id, command.needsTrust ? requireTrust(id, run) : run));
+    }
     this.track(vscode.commands.registerCommand('qatStudio.openWalkthrough', openWalkthrough));
     this.track(this.onnxEditor.register());
-    const tasks = new QatTaskProvider(this);
-    this.track(tasks.register());
-    this.track(
-      vscode.commands.registerCommand(
-        'qatStudio.buildForTarget',
-        requireTrust('qatStudio.buildForTarget', buildForTarget(this, tasks)),
-      ),
-    );
+    for (const provider of this.contributions.providers ?? []) this.track(provider(this));
     this.track(kernelStatusBar(this.kernel));
     this.track(vscode.commands.registerCommand('qatStudio.stopKernel', () => this.kernel.stop()));
     await this.runs.load();
     this.steps = this.track(new WalkthroughSteps(this.runs, this.kernel));
     const runsView = this.track(new RunsView(this.runs));
-    this.track(
-      vscode.commands.registerCommand('qatStudio.openRun', (r?: RunRecord) =>
-        openRun(r, (run) => this.openRunPage(run)),
-      ),
-    );
     this.track(
       vscode.commands.registerCommand('qatStudio.compareRuns', (clicked?: RunRecord, selected?: RunRecord[]) => {
         const picked = selected?.length ? selected : runsView.selected();

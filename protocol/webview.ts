@@ -1,15 +1,14 @@
-// Messages between the extension host and the graph webview: one union per direction.
+// Messages between the extension host and the graph webview: one union per direction, and the data they carry.
+// A contract imports nothing of client/, server/ or webview/ (eslint.config.mjs); the page and its layout worker
+// talk in webview/worker/messages.ts.
 import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
-import type { Graph } from '../webview/importers/types';
-import type { Layout } from '../webview/view/layout';
-import type { PackedLaidOut } from '../webview/worker/transfer';
-import type { BaseLayout, Boxes } from '../webview/view/layoutReuse';
-import type { Scene } from '../webview/view/scene';
 
-/** Summary of a tensor's values: what the properties panel shows for weights. */
+/** Summary of a tensor's values: what the properties panel shows for weights. The host makes one for each tensor
+ * it keeps (client/editors/slimOnnx.ts), the webview one for a small constant whose values it has. */
 export interface WeightStats {
-  /** Bytes of the values (when they stayed in the extension host). */
+  /** Bytes of the values (when they stayed in the extension host: the payload removed). */
   bytes?: number;
+  /** Element count and summary, when the data type is one the host reads (float32/16, int8/uint8, int32/64). */
   count?: number;
   min?: number;
   max?: number;
@@ -118,20 +117,22 @@ export type FromWebview =
   /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in. */
   | { type: 'selected'; name: string; op: string; module?: string };
 
-/** What the layout worker is asked: decode (when `bytes` come) and lay out, with these view options. */
-export interface LayoutOptions {
-  renderer?: 'auto' | 'svg' | 'canvas';
-  collapseQdq?: boolean;
-  /** Modules to show open; undefined: flat when small, top-level groups collapsed when large. */
-  expanded?: string[] | null;
-  /** Refuse models with more nodes than this (default MAX_NODES in webview/worker/pipeline.ts). */
-  maxNodes?: number;
-  /** This view's layout from an earlier open of the same file content: drawn as it is, not laid out again. */
-  reuse?: Boxes;
-  /** The view as drawn with module `scope` still closed (the request opens it): only its contents are laid out. */
-  opened?: BaseLayout & { scope: string };
-  /** What colours the nodes: with it, a view drawn on canvas gets its scene (view/scene.ts) posted first. */
-  colouring?: { layers: LayerResult[]; threshold: number; executed?: ExecutedOverlay };
+/** What the webview puts in `data-vscode-context` on a layer node: the arguments of its context-menu commands. */
+export interface LayerContext {
+  webviewSection?: 'layer';
+  preventDefaultContextMenuItems?: boolean;
+  module?: string;
+  config?: string;
+  hasSource?: boolean;
+  sourceFile?: string;
+  sourceLine?: number;
+}
+
+/** Boxes of a graph's nodes in the graph's node order: x, y, width, height each (what a cache keeps). */
+export interface Boxes {
+  boxes: Float64Array;
+  width: number;
+  height: number;
 }
 
 /** A view's layout as kept for its file content: `options` names the view options it was made for. */
@@ -142,45 +143,6 @@ export interface CachedLayout extends Boxes {
 /** Where a view's layout came from: the layered layout (or dagre) of the whole view, a layout kept from an
  * earlier open of the same content, or the view before with only an opened group's contents laid out. */
 export type LayoutSource = 'layered' | 'dagre' | 'reused' | 'group';
-
-/** A laid-out view of a model: the graph as drawn (groups stand for collapsed modules) and where each node sits. */
-export interface LaidOut {
-  /** The graph drawn (module groups collapsed as asked) and its placement; structured-cloned, Maps included. */
-  graph: Graph;
-  layout: Layout;
-  /** Drawn on canvas (past the SVG limit, or asked for). */
-  big: boolean;
-  /** Expanded module groups, or null when the graph is shown flat. */
-  expanded: string[] | null;
-  /** Nodes in the whole model (groups stand for many). */
-  total: number;
-  /** With a runtime's precisions (options.colouring.executed): how many of the model's compute ops run in each. */
-  executedCounts?: Record<string, number>;
-  /** Milliseconds spent decoding (with grouping) and laying out. */
-  timings: { decode: number; layout: number };
-  layoutBy: LayoutSource;
-  /** Nodes the layout step placed (0 for a reused layout). */
-  laidOutNodes: number;
-}
-
-/** The webview's layout worker: decode and lay out off the UI thread. */
-export type ToLayoutWorker = {
-  type: 'layout';
-  id: number;
-  /** Identifies the model; without `bytes` the worker re-lays out the one it decoded last under this key. */
-  key: string;
-  bytes?: Uint8Array;
-  /** The model's file name, which with the bytes picks the importer. */
-  fileName?: string;
-  options: LayoutOptions;
-};
-export type FromLayoutWorker =
-  | ({ type: 'laidOut'; id: number } & LaidOut)
-  /** The same, with its edges, tensor lists and layout as typed arrays (webview/worker/transfer.ts). */
-  | ({ type: 'packed'; id: number } & PackedLaidOut)
-  /** Ahead of the laid-out graph, for a view drawn on canvas: what the first frame draws. */
-  | { type: 'scene'; id: number; scene: Scene; total: number }
-  | { type: 'failed'; id: number; message: string };
 
 /** The mixed-precision front page (client/search/frontChart.ts) to the extension: a point picked, or loaded. */
 export type SearchFrontFromWebview = { type: 'ready' } | { type: 'pick'; id: string };

@@ -3,19 +3,20 @@
 import './worker/start';
 import type { Graph } from './importers/types';
 import { searchNodes } from './view/search';
-import { groupMetrics } from './view/groups';
+import { groupMetrics } from './graph/groups';
 import { barChart, htmlReport, pngBase64, standaloneSvg } from './view/export';
 import type { LayerResult } from '../protocol/kernel';
-import type { FromWebview, ToWebview } from '../protocol/webview';
-import { BANDS, layerFor, layerShown } from './view/metrics';
+import type { Boxes, FromWebview, LayerContext, ToWebview } from '../protocol/webview';
+import { BANDS } from '../common/bands';
+import { layerFor, layerShown } from './graph/metrics';
 import { showProperties } from './view/properties';
 import { layerDrift } from './view/drift';
-import { applyExecuted, executedSummary } from './view/executed';
+import { applyExecuted, executedSummary } from './graph/executed';
 import { renderCanvas } from './view/canvasRender';
 import { renderGraph, type RenderOptions } from './view/render';
-import type { Scene } from './view/scene';
+import type { Scene } from './graph/scene';
 import { drawPreview } from './view/sceneDraw';
-import { nodeFill } from './view/nodeLook';
+import { nodeFill } from './graph/nodeLook';
 import { colourResolver } from './view/colours';
 import { createMinimap } from './view/minimap';
 import { sourceOf } from './view/source';
@@ -23,8 +24,8 @@ import { counterpart, selectedOf } from './view/sync';
 import { isQdq, type GraphNode } from './importers/types';
 import { layoutInWorker } from './worker/client';
 import { renderLayerTable } from './view/layerTable';
-import { boxesOf, type BaseLayout, type Boxes } from './view/layoutReuse';
-import type { Layout } from './view/layout';
+import { boxesOf, type BaseLayout } from './graph/layoutReuse';
+import type { Layout } from './graph/layout';
 
 /** What the webview keeps across reloads (VS Code's webview state): view choices, not the model. */
 interface ViewState {
@@ -262,7 +263,7 @@ async function draw(
         preventDefaultContextMenuItems: true,
         ...(module && config ? { module, config } : {}),
         ...(source ? { hasSource: true, sourceFile: source.file, sourceLine: source.line } : {}),
-      };
+      } satisfies LayerContext;
     },
     onSelect: (id) => {
       const node = byId.get(id);

@@ -14,7 +14,7 @@ import { configFor } from './configPick';
 import { fixEntry, suggestFix, type FixSuggestion } from '../fix/suggestFix';
 import { compareLayers } from './compareLayers';
 import { reportKernelError } from './errors';
-import type { LayerContext } from './layerActions';
+import type { LayerContext } from '../../protocol/webview';
 
 export type RetrainMode = 'ask' | 'always' | 'never';
 

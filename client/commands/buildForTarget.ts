@@ -5,7 +5,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { parse } from 'yaml';
 import type { Ctx } from '../ctx';
-import type { QatTaskProvider } from '../tasks/qatTasks';
+import { QatTaskProvider } from '../tasks/qatTasks';
 import { configFor } from './configPick';
 
 const PRESETS = [
@@ -14,7 +14,8 @@ const PRESETS = [
   { label: 'cuda', detail: 'NVIDIA GPU (needs a GPU to detect its architecture)' },
 ];
 
-export function buildForTarget(ctx: Ctx, tasks: QatTaskProvider) {
+export function buildForTarget(ctx: Ctx) {
+  const tasks = new QatTaskProvider(ctx);
   return async (uri?: vscode.Uri, target?: string): Promise<number | undefined> => {
     const config = await configFor(uri);
     const folder = config && vscode.workspace.getWorkspaceFolder(config);

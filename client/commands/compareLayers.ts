@@ -6,12 +6,11 @@ import type { CompareLayersResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 import { GraphPanel, type GraphContent } from '../editors/graphPanel';
 import { ReopeningPanel } from '../editors/panelLife';
-import type { ToWebview } from '../../protocol/webview';
+import type { LayerContext, ToWebview } from '../../protocol/webview';
 import { compareFigures } from '../runs/figures';
 import { configFor } from './configPick';
 import { reportKernelError } from './errors';
 import { findLayer, layerSummary } from './layerSummary';
-import type { LayerContext } from './layerActions';
 
 /** The graph's "Compare This Layer": compare/layers on the node's config (the kernel reuses the trained
  * model), the results view with the layer selected, and its figures in a notification. */

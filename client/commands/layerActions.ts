@@ -2,17 +2,10 @@
 // overrides) and reveal its definition in the source.
 import * as vscode from 'vscode';
 import { addPrecisionOverride } from '../config/overrides';
+import type { LayerContext } from '../../protocol/webview';
 import type { Ctx } from '../ctx';
 import { recordFix } from '../fix/closedLoop';
 import { comparisonOf } from '../fix/fixRecord';
-
-/** What the webview puts in `data-vscode-context` on a layer node. */
-export interface LayerContext {
-  module?: string;
-  config?: string;
-  sourceFile?: string;
-  sourceLine?: number;
-}
 
 export function keepLayerFp16(ctx: Ctx) {
   return async (c: LayerContext = {}): Promise<boolean> => {

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol/kernel';
 import type { FromWebview, ModelAccuracy, ToWebview } from '../../protocol/webview';
-import { makeNonce, webviewHtml } from '../../webview/html';
+import { makeNonce, webviewHtml } from './html';
 import { selectionSync, type SyncPeer } from './graphSync';
 import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
 import { SlimError, SlimService } from './slimService';

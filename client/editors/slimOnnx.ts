@@ -2,25 +2,15 @@
 // the payload of every tensor above a size limit removed (its name, dims and data type kept), and each
 // removed tensor summarized (min, max, mean, std, a histogram) for the properties panel. The graph view
 // never needs the values of a big tensor, so a 500 MB model reaches the webview as a few hundred KB.
-// A wire walk, not a decode: the host never materializes the model's messages.
-
-export interface TensorStats {
-  /** Payload bytes that were removed. */
-  bytes: number;
-  /** Element count and summary, when the data type is one we read (float32/16, int8/uint8, int32/64). */
-  count?: number;
-  min?: number;
-  max?: number;
-  mean?: number;
-  std?: number;
-  /** Equal-width bins over [min, max]. */
-  histogram?: number[];
-}
+// A wire walk, not a decode: the host never materializes the model's messages. It reads the wire with the
+// webview's reader (common/wireReader.ts).
+import type { WeightStats } from '../../protocol/webview';
+import { OnnxWireError, WireReader } from '../../common/wireReader';
 
 export interface SlimResult {
   bytes: Uint8Array;
-  /** Removed tensors by name. */
-  removed: Map<string, TensorStats>;
+  /** Removed tensors by name, with the payload bytes removed (`bytes`). */
+  removed: Map<string, WeightStats>;
 }
 
 const HISTOGRAM_BINS = 32;
@@ -41,21 +31,7 @@ const CHILDREN: Record<Exclude<Kind, 'tensor'>, Record<number, Kind>> = {
 // TensorProto payload fields: float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data.
 const PAYLOAD = new Set([4, 5, 6, 7, 9, 10, 11]);
 
-class WireError extends Error {}
-
-function readVarint(buf: Uint8Array, pos: number): [number, number] {
-  let value = 0;
-  let mul = 1;
-  for (let i = 0; i < 10; i++) {
-    if (pos >= buf.length) throw new WireError('truncated varint');
-    const b = buf[pos++];
-    value += (b & 0x7f) * mul;
-    if (b < 0x80) return [value, pos];
-    mul *= 128;
-  }
-  throw new WireError('varint too long');
-}
-
+/** Appends a varint (a key or a length). */
 function writeVarint(out: number[], value: number): void {
   while (value >= 0x80) {
     out.push((value % 128) | 0x80);
@@ -86,24 +62,20 @@ interface Edit {
   bytes?: Uint8Array;
 }
 
-/** Reads one field's key and extent at `pos`; returns [number, wire, dataStart, end]. */
-function readField(buf: Uint8Array, pos: number, end: number): [number, number, number, number] {
-  const [key, afterKey] = readVarint(buf, pos);
-  const number = Math.floor(key / 8);
-  const wire = key % 8;
-  if (number === 0) throw new WireError('field number 0');
-  let dataStart = afterKey;
-  let next: number;
-  if (wire === 0) next = readVarint(buf, afterKey)[1];
-  else if (wire === 1) next = afterKey + 8;
-  else if (wire === 5) next = afterKey + 4;
-  else if (wire === 2) {
-    const [len, after] = readVarint(buf, afterKey);
-    dataStart = after;
-    next = after + len;
-  } else throw new WireError(`unsupported wire type ${wire}`);
-  if (next > end) throw new WireError('field runs past its message');
-  return [number, wire, dataStart, next];
+/** Reads one field's key and extent at r.pos and moves past it; returns [number, wire, dataStart] (dataStart:
+ * after the length of a length-delimited field). */
+function readField(r: WireReader, end: number): [number, number, number] {
+  const key = r.key(end);
+  const wire = key & 7;
+  if (wire === 2) {
+    const e = r.end(end);
+    const dataStart = r.pos;
+    r.pos = e;
+    return [key >>> 3, wire, dataStart];
+  }
+  const dataStart = r.pos;
+  r.skip(wire, end);
+  return [key >>> 3, wire, dataStart];
 }
 
 /**
@@ -112,26 +84,26 @@ function readField(buf: Uint8Array, pos: number, end: number): [number, number, 
  * is bounded by the number of removed tensors, not by the number of fields.
  */
 export function slimOnnx(input: Uint8Array, limitBytes = 64 * 1024): SlimResult {
-  const removed = new Map<string, TensorStats>();
+  const removed = new Map<string, WeightStats>();
   try {
-    const edits = walk(input, limitBytes, removed);
+    const edits = walk(new WireReader(input), limitBytes, removed);
     if (removed.size === 0) return { bytes: input, removed };
     return { bytes: applyEdits(input, edits), removed };
   } catch (err) {
-    if (err instanceof WireError) return { bytes: input, removed: new Map() };
+    if (err instanceof OnnxWireError) return { bytes: input, removed: new Map() };
     throw err;
   }
 }
 
-function walk(buf: Uint8Array, limit: number, removed: Map<string, TensorStats>): Edit[] {
+function walk(r: WireReader, limit: number, removed: Map<string, WeightStats>): Edit[] {
   const edits: Edit[] = [];
   const stack: Frame[] = [
-    { kind: 'model', end: buf.length, pos: 0, fieldStart: -1, dataStart: 0, fieldNumber: 0, removed: 0 },
+    { kind: 'model', end: r.buf.length, pos: 0, fieldStart: -1, dataStart: 0, fieldNumber: 0, removed: 0 },
   ];
   while (stack.length) {
     const top = stack[stack.length - 1];
     if (top.kind === 'tensor') {
-      top.removed = slimTensor(buf, top.dataStart, top.end, limit, removed, edits);
+      top.removed = slimTensor(r, top.dataStart, top.end, limit, removed, edits);
       top.pos = top.end;
     }
     if (top.pos >= top.end) {
@@ -147,11 +119,13 @@ function walk(buf: Uint8Array, limit: number, removed: Map<string, TensorStats>)
       continue;
     }
     const fieldStart = top.pos;
-    const [number, wire, dataStart, next] = readField(buf, top.pos, top.end);
+    r.pos = top.pos;
+    const [number, wire, dataStart] = readField(r, top.end);
+    const next = r.pos;
     top.pos = next;
     const child = wire === 2 ? CHILDREN[top.kind as Exclude<Kind, 'tensor'>][number] : undefined;
     if (!child) continue;
-    if (stack.length >= MAX_NESTING) throw new WireError('nested too deeply');
+    if (stack.length >= MAX_NESTING) r.fail('a message nested too deeply');
     stack.push({ kind: child, end: next, pos: dataStart, fieldStart, dataStart, fieldNumber: number, removed: 0 });
   }
   return edits;
@@ -159,11 +133,11 @@ function walk(buf: Uint8Array, limit: number, removed: Map<string, TensorStats>)
 
 /** Cuts a tensor's payload fields when together they exceed the limit; returns the bytes cut. */
 function slimTensor(
-  buf: Uint8Array,
+  r: WireReader,
   start: number,
   end: number,
   limit: number,
-  removed: Map<string, TensorStats>,
+  removed: Map<string, WeightStats>,
   edits: Edit[],
 ): number {
   // Payload fields are usually one (raw_data) or a few; adjacent ones merge into one cut.
@@ -172,9 +146,12 @@ function slimTensor(
   let name = '';
   let dataType = 0;
   let raw: [number, number] | undefined;
+  const buf = r.buf;
   for (let pos = start; pos < end;) {
     const fieldStart = pos;
-    const [number, wire, dataStart, next] = readField(buf, pos, end);
+    r.pos = pos;
+    const [number, wire, dataStart] = readField(r, end);
+    const next = r.pos;
     pos = next;
     if (PAYLOAD.has(number)) {
       bytes += next - dataStart;
@@ -183,7 +160,10 @@ function slimTensor(
       else cuts.push([fieldStart, next]);
       if (number === 9 && wire === 2) raw = [dataStart, next];
     } else if (number === 8 && wire === 2) name = new TextDecoder().decode(buf.subarray(dataStart, next));
-    else if (number === 2 && wire === 0) dataType = readVarint(buf, dataStart)[0];
+    else if (number === 2 && wire === 0) {
+      r.pos = dataStart;
+      dataType = r.int32(next);
+    }
   }
   if (bytes <= limit) return 0;
   removed.set(name, { bytes, ...(raw ? summarize(buf.subarray(raw[0], raw[1]), dataType) : {}) });
@@ -216,7 +196,7 @@ function applyEdits(buf: Uint8Array, edits: Edit[]): Uint8Array {
 }
 
 /** Statistics of raw little-endian data of the ONNX types a viewer commonly meets as weights. */
-function summarize(raw: Uint8Array, dataType: number): Omit<TensorStats, 'bytes'> {
+function summarize(raw: Uint8Array, dataType: number): Omit<WeightStats, 'bytes'> {
   // Typed arrays over an aligned copy: a tight loop over them is ~10x a DataView read per element.
   const aligned = (size: number) => {
     const n = Math.floor(raw.byteLength / size);

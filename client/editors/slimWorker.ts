@@ -1,7 +1,8 @@
 // worker_threads entry (out/client/slimWorker.js): slims .onnx bytes off the extension host's thread. One request at
 // a time; the host ends this worker when a request outlives its time limit (slimService.ts).
 import { parentPort } from 'node:worker_threads';
-import { slimOnnx, type TensorStats } from './slimOnnx';
+import type { WeightStats } from '../../protocol/webview';
+import { slimOnnx } from './slimOnnx';
 
 export interface SlimRequest {
   id: number;
@@ -9,7 +10,7 @@ export interface SlimRequest {
   limitBytes: number;
 }
 export type SlimReply =
-  | { id: number; ok: true; bytes: Uint8Array; removed: Array<[string, TensorStats]> }
+  | { id: number; ok: true; bytes: Uint8Array; removed: Array<[string, WeightStats]> }
   | { id: number; ok: false; message: string };
 
 parentPort?.on('message', (req: SlimRequest) => {

@@ -3,7 +3,7 @@
 // fp32 where it is, and the sensitivity suggestion as the smallest set of layers that reaches its target.
 // Free of the vscode module and of the DOM.
 import type { MixedPrecisionCandidate, MixedPrecisionResult, SensitivityResult } from '../../protocol/kernel';
-import { niceTicks, tickLabel } from '../../webview/view/axes';
+import { niceTicks, tickLabel } from '../../common/axes';
 
 export interface Box {
   x: number;

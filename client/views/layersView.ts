@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { ModelAccuracy, ToWebview } from '../../protocol/webview';
 import type { ReopeningPanel } from '../editors/panelLife';
-import { bandOf } from '../../webview/view/metrics';
+import { bandOf } from '../../common/bands';
 import { suggestFix } from '../fix/suggestFix';
 
 export interface Comparison {
@@ -96,7 +96,7 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
   }
 }
 
-/** The theme colour (charts.yellow) of the results view's band for a cosine: the webview's BANDS, one source. */
+/** The theme colour (charts.yellow) of the results view's band for a cosine: common/bands.ts, one source. */
 export function bandColour(cosine: number, threshold: number): string {
   const css = bandOf(cosine, threshold).colour;
   return /--vscode-([a-zA-Z]+)-([a-zA-Z]+)/.exec(css)?.slice(1).join('.') ?? 'foreground';

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { MixedPrecisionResult } from '../../protocol/kernel';
 import type { SearchFrontFromWebview, SearchFrontToWebview } from '../../protocol/webview';
-import { makeNonce } from '../../webview/html';
+import { makeNonce } from '../editors/html';
 import { frontHtml } from '../search/frontChart';
 import { PanelLife } from '../editors/panelLife';
 

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { SensitivityResult } from '../../protocol/kernel';
 import type { SensitivityFromWebview, SensitivityToWebview } from '../../protocol/webview';
-import { makeNonce } from '../../webview/html';
+import { makeNonce } from '../editors/html';
 import { sensitivityHtml } from '../search/sensitivityChart';
 import { PanelLife } from '../editors/panelLife';
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult, HistogramsResult, QatTrainResult } from '../../protocol/kernel';
-import { niceTicks, tickLabel } from '../../webview/view/axes';
+import { niceTicks, tickLabel } from '../../common/axes';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness } from '../support/webviewPage';
 

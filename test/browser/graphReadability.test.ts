@@ -10,8 +10,8 @@ import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import type { ExecutedOverlay, ToWebview } from '../../protocol/webview';
-import { bandOf } from '../../webview/view/metrics';
-import { READABLE_SCALE } from '../../webview/view/layout';
+import { bandOf } from '../../common/bands';
+import { READABLE_SCALE } from '../../webview/graph/layout';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 

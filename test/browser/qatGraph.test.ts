@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { SelectionSync, syncKey } from '../../client/editors/graphSync';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import type { ToWebview } from '../../protocol/webview';
-import { bandOf } from '../../webview/view/metrics';
+import { bandOf } from '../../common/bands';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 

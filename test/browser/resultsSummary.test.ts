@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
 import type { ToWebview } from '../../protocol/webview';
-import { BANDS, bandOf } from '../../webview/view/metrics';
+import { BANDS, bandOf } from '../../common/bands';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness } from '../support/webviewPage';
 

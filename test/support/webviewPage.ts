@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { after, before } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import type { ToWebview } from '../../protocol/webview';
-import { webviewHtml } from '../../webview/html';
+import { webviewHtml } from '../../client/editors/html';
 import { launchChromium } from './browser';
 import { artifactsDir, repoRoot } from './paths';
 

@@ -1,8 +1,8 @@
-// The small charts' axes (webview/view/axes.ts): round ticks and labels, and a drift range in which a change of a
+// The small charts' axes (common/axes.ts): round ticks and labels, and a drift range in which a change of a
 // few percent stays a few percent of the height.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MIN_RELATIVE_SPAN, driftDomain, niceTicks, tickLabel } from '../../webview/view/axes';
+import { MIN_RELATIVE_SPAN, driftDomain, niceTicks, tickLabel } from '../../common/axes';
 
 test('ticks are round values inside the range, 1, 2 or 5 times a power of ten apart', () => {
   assert.deepEqual(niceTicks(-0.43, 0.51, 4), { ticks: [-0.4, -0.2, 0, 0.2, 0.4], step: 0.2 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { SelectionSync, stageFiles, syncKey, type SyncPeer } from '../../client/editors/graphSync';
 import type { ToWebview } from '../../protocol/webview';
 import type { Graph } from '../../webview/importers/types';
-import { groupGraph } from '../../webview/view/groups';
+import { groupGraph } from '../../webview/graph/groups';
 import { counterpart, selectedOf } from '../../webview/view/sync';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
 import { repoRoot } from '../support/paths';

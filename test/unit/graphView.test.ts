@@ -5,11 +5,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
-import { groupGraph, groupMetrics } from '../../webview/view/groups';
+import { groupGraph, groupMetrics } from '../../webview/graph/groups';
 import { Occupancy, placeLabels } from '../../webview/view/labelPlace';
-import { fitView } from '../../webview/view/layout';
-import { bandOf, layerShown } from '../../webview/view/metrics';
-import { nodeFill, subLabel } from '../../webview/view/nodeLook';
+import { fitView } from '../../webview/graph/layout';
+import { bandOf } from '../../common/bands';
+import { layerShown } from '../../webview/graph/metrics';
+import { nodeFill, subLabel } from '../../webview/graph/nodeLook';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
 import { repoRoot } from '../support/paths';
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Graph } from '../../webview/importers/types';
-import { fastLayout } from '../../webview/view/fastLayout';
+import { fastLayout } from '../../webview/graph/fastLayout';
 import { LimitError, decodeAndLayout } from '../../webview/worker/pipeline';
 import { duplicatedNodes } from '../support/onnxShapes';
 import { repoRoot } from '../support/paths';

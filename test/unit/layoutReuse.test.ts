@@ -1,4 +1,4 @@
-// Layouts not computed again (webview/view/layoutReuse.ts, client/editors/layoutCache.ts): a module group that
+// Layouts not computed again (webview/graph/layoutReuse.ts, client/editors/layoutCache.ts): a module group that
 // opens is the only part laid out, and a layout kept for the same content and view options is drawn as it was.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -6,9 +6,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { LayoutCache, contentKey } from '../../client/editors/layoutCache';
 import type { CachedLayout } from '../../protocol/webview';
-import { groupId, topScopes } from '../../webview/view/groups';
-import type { Layout } from '../../webview/view/layout';
-import { boxesOf } from '../../webview/view/layoutReuse';
+import { groupId, topScopes } from '../../webview/graph/groups';
+import type { Layout } from '../../webview/graph/layout';
+import { boxesOf } from '../../webview/graph/layoutReuse';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
 import { duplicatedNodes } from '../support/onnxShapes';
 import { repoRoot } from '../support/paths';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { LaidOut } from '../../protocol/webview';
+import type { LaidOut } from '../../webview/worker/messages';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
 import { pack, unpack } from '../../webview/worker/transfer';
 import { duplicatedNodes } from '../support/onnxShapes';

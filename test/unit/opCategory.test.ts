@@ -1,7 +1,7 @@
 // Op categories for the graph's colours, for ONNX op types and torch/aten names alike.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { categoryFill, opCategory } from '../../webview/view/opCategory';
+import { categoryFill, opCategory } from '../../webview/graph/opCategory';
 
 test('ONNX and aten names land in the categories Netron users expect', () => {
   const cases: Record<string, string | undefined> = {

@@ -10,7 +10,7 @@ import rpcSchema from '../../protocol/kernel-rpc.schema.json';
 import { importerFor } from '../../webview/importers';
 import { qatGraphImporter, shortOp } from '../../webview/importers/qatGraph';
 import { isQdq, qdqRole } from '../../webview/importers/types';
-import { collapseQdq } from '../../webview/view/qdq';
+import { collapseQdq } from '../../webview/graph/qdq';
 import { quantParams } from '../../webview/view/properties';
 import { sourceOf } from '../../webview/view/source';
 import { decodeAndLayout } from '../../webview/worker/pipeline';

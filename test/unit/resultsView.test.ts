@@ -6,8 +6,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { CompareLayersResult } from '../../protocol/kernel';
 import { standardError, summarizeAccuracy } from '../../webview/view/accuracy';
-import { distinguishingTails, middleEllipsis } from '../../webview/view/metrics';
-import { subLabel } from '../../webview/view/nodeLook';
+import { distinguishingTails, middleEllipsis } from '../../webview/graph/metrics';
+import { subLabel } from '../../webview/graph/nodeLook';
 import { repoRoot } from '../support/paths';
 
 const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');

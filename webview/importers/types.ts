@@ -33,7 +33,7 @@ export interface GraphNode {
   /** For a collapsed group: how many nodes it stands for. */
   size?: number;
   attributes?: Record<string, string>;
-  /** Precision the op runs in: from the file when it says, else from the QDQ structure around it (view/qdq.ts). */
+  /** Precision the op runs in: from the file when it says, else from the QDQ structure around it (graph/qdq.ts). */
   precision?: Precision;
   /** Where the node is computed in the user's code (graph JSON). */
   source?: SourceLocation;

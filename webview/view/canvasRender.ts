@@ -1,12 +1,12 @@
 // Canvas renderer for large graphs: only what is on screen is drawn, labels only when readable, and
 // pan/zoom redraws on the next animation frame. Same result shape as the SVG renderer. What it draws is a scene
-// (view/scene.ts): the layout worker's, when the page drew it already as the first frame, else made here.
+// (graph/scene.ts): the layout worker's, when the page drew it already as the first frame, else made here.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type Graph } from '../importers/types';
-import type { Layout } from './layout';
-import { layerFor } from './metrics';
+import type { Layout } from '../graph/layout';
+import { layerFor } from '../graph/metrics';
 import type { Rendered, RenderOptions } from './render';
-import { sceneOf, type Scene } from './scene';
+import { sceneOf, type Scene } from '../graph/scene';
 import { drawScene, fitScene, lowerBound, paintFor, type View } from './sceneDraw';
 import { edgeShapes, labelPlace } from './shapes';
 

@@ -3,7 +3,7 @@
 // axis is labelled and spans at least a tenth of the first value (axes.ts driftDomain), with the first value
 // drawn as the no-change baseline: a 1 % drift looks like 1 %, not like the whole height.
 import type { ObserverDrift } from '../../protocol/kernel';
-import { driftDomain, niceTicks, tickLabel } from './axes';
+import { driftDomain, niceTicks, tickLabel } from '../../common/axes';
 
 type Series = ObserverDrift['layers'][number];
 
@@ -66,7 +66,7 @@ export function driftPlot(
   const x = (s: number) => LEFT + (s1 > s0 ? ((s - s0) / (s1 - s0)) * (W - LEFT) : (W - LEFT) / 2);
   const y = (v: number) => H - 2 - ((v - min) / (max - min)) * (H - 4);
   // The value axis: round ticks with their labels, and the first value as the no-change baseline.
-  // Presentation attributes in the panel's text colour (the webview allows no inline styles; html.ts styles text).
+  // Presentation attributes in the panel's text colour (the webview allows no inline styles; client/editors/html.ts styles text).
   const axis = el('g', { class: 'axis', stroke: 'currentColor', 'stroke-opacity': '0.45' });
   axis.append(el('line', { class: 'y-axis', x1: String(LEFT), x2: String(LEFT), y1: '0', y2: String(H) }));
   const { ticks, step } = niceTicks(min, max, 3);

@@ -2,7 +2,8 @@
 // HTML report (graph + per-layer table + cosine bar chart) with no scripts, which opens offline anywhere.
 import type { LayerResult } from '../../protocol/kernel';
 import { colourResolver } from './colours';
-import { bandOf, middleEllipsis } from './metrics';
+import { bandOf } from '../../common/bands';
+import { middleEllipsis } from '../graph/metrics';
 
 const STYLE_PROPS = [
   'fill',

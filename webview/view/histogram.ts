@@ -1,6 +1,6 @@
 // A histogram as an inline SVG (no canvas: it scales with the panel and exports with it): bars over a value axis
 // (round ticks from the lowest to the highest value) and a count axis (0 to the tallest bar), both labelled.
-import { niceTicks, tickLabel } from './axes';
+import { niceTicks, tickLabel } from '../../common/axes';
 
 const NS = 'http://www.w3.org/2000/svg';
 const W = 240;

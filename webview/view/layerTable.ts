@@ -5,7 +5,8 @@ import type { VscodeCheckbox, VscodeCollapsible, VscodeTable, VscodeTabs } from 
 import type { LayerResult } from '../../protocol/kernel';
 import type { ModelAccuracy } from '../../protocol/webview';
 import { summarizeAccuracy } from './accuracy';
-import { bandOf, distinguishingTails } from './metrics';
+import { bandOf } from '../../common/bands';
+import { distinguishingTails } from '../graph/metrics';
 
 type Column = {
   id: string;

@@ -1,7 +1,7 @@
 // Overview of the whole laid-out graph in a corner, with the visible part outlined; pressing or dragging on it
 // pans the main view. The nodes are drawn once per layout (one path per colour, so 100k nodes take one pass);
 // panning only moves the outline, an element positioned over that picture.
-import type { Layout } from './layout';
+import type { Layout } from '../graph/layout';
 
 /** The part of the graph on screen, in layout units. */
 export interface Viewport {

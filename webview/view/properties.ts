@@ -3,10 +3,10 @@
 import type { Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
 import { driftSection, type LayerDrift } from './drift';
 import { histogramSvg } from './histogram';
-import { executedRows } from './executed';
+import { executedRows } from '../graph/executed';
 import { dimsText, isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
-import { quantParams } from './qdq';
+import { quantParams } from '../graph/qdq';
 import { inputRoles } from './inputRoles';
 
 export { quantParams };

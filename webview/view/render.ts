@@ -1,12 +1,13 @@
 // SVG rendering with pan (drag) and zoom (wheel) through the viewBox.
 import type { LayerResult } from '../../protocol/kernel';
 import { qdqRole, type Graph, type GraphNode } from '../importers/types';
-import { fitView, type Layout } from './layout';
+import { fitView, type Layout } from '../graph/layout';
 import { colourResolver } from './colours';
-import { opCategory } from './opCategory';
-import { CHAR_PX, nodeFill, QDQ_TAG, subLabel } from './nodeLook';
+import { opCategory } from '../graph/opCategory';
+import { CHAR_PX, nodeFill, QDQ_TAG, subLabel } from '../graph/nodeLook';
 import { readableOn, textColours } from './contrast';
-import { layerShown } from './metrics';
+import { layerShown } from '../graph/metrics';
+import type { RenderStats } from '../graph/scene';
 import type { Viewport } from './minimap';
 import { edgeShapes, type EdgeShape } from './shapes';
 import { Occupancy, placeLabels, type LabelRequest, type Rect } from './labelPlace';
@@ -17,12 +18,6 @@ const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   return e;
 };
-
-export interface RenderStats {
-  nodes: number;
-  qdq: number;
-  coloured: number;
-}
 
 export interface RenderOptions {
   onSelect?: (nodeId: string) => void;

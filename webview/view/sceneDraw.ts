@@ -1,10 +1,10 @@
-// Draws a scene (view/scene.ts) on a canvas: only what is on screen, labels only when readable, one pass per kind
+// Draws a scene (graph/scene.ts) on a canvas: only what is on screen, labels only when readable, one pass per kind
 // of drawing (a font or alignment change per node costs more than the text itself on a canvas with thousands of
 // labels). The canvas renderer draws every frame with it; the page draws the layout worker's scene with it
 // before the graph's nodes have arrived.
-import { fitView } from './layout';
+import { fitView } from '../graph/layout';
 import { nodeText } from './render';
-import { PRECISIONS, type Scene } from './scene';
+import { PRECISIONS, type Scene } from '../graph/scene';
 
 /** A scene's colours resolved for this theme, and the font. */
 export interface Paint {

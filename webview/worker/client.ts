@@ -8,8 +8,8 @@
 // against 0.3 s at 2.4 MB (10k nodes) and 3 s at 25 MB (100k). A larger model therefore stays decoded in a
 // worker kept running, and its re-layouts do not decode again.
 import workerSource from '../../build/generated/layout-worker.js.txt';
-import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
-import type { Scene } from '../view/scene';
+import type { FromLayoutWorker, ToLayoutWorker } from './messages';
+import type { Scene } from '../graph/scene';
 import { decodeAndLayout, type LaidOut, type ViewOptions } from './pipeline';
 import { unpack } from './transfer';
 

@@ -4,7 +4,7 @@
 // strings and typed arrays clone several times faster, and the page builds plain objects from them in one pass.
 // Keys are kept exactly: a key present with an undefined value (the decoder's `module: undefined`) stays present.
 import type { GraphNode, TensorInfo, TensorValues } from '../importers/types';
-import { Interned } from '../view/interned';
+import { Interned } from '../graph/interned';
 
 /** Per-node fields with a column of their own, by the bit that marks them present. */
 const NODE_KEYS = ['module', 'scopes', 'size', 'attributes', 'precision'] as const;

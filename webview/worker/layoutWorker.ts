@@ -1,9 +1,9 @@
 // Web worker: decodes the model and lays it out off the UI thread, so the view stays responsive. A view drawn on
 // canvas gets its scene first (typed arrays, transferred): the page draws it while the graph's nodes are packed,
 // cloned and rebuilt on its side, which at 100k nodes takes longer than decoding and laying out did.
-import type { FromLayoutWorker, ToLayoutWorker } from '../../protocol/webview';
-import { groupMetrics } from '../view/groups';
-import { sceneBuffers, sceneOf } from '../view/scene';
+import type { FromLayoutWorker, ToLayoutWorker } from './messages';
+import { groupMetrics } from '../graph/groups';
+import { sceneBuffers, sceneOf } from '../graph/scene';
 import { decodeAndLayout } from './pipeline';
 import { pack } from './transfer';
 

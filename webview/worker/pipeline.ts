@@ -3,13 +3,14 @@
 // (as in a worker kept running; a worker ended after each layout gets the bytes again: worker/client.ts).
 import { openModel } from '../importers';
 import type { Graph } from '../importers/types';
-import { fastLayout } from '../view/fastLayout';
-import { groupGraph, inheritScopes, topScopes } from '../view/groups';
-import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../view/layout';
-import { collapseQdq, precisionOf, producerMap } from '../view/qdq';
-import { layoutFromBoxes, openGroupLayout } from '../view/layoutReuse';
-import { executedCounts } from '../view/executed';
-import type { LaidOut, LayoutOptions, LayoutSource } from '../../protocol/webview';
+import { fastLayout } from '../graph/fastLayout';
+import { groupGraph, inheritScopes, topScopes } from '../graph/groups';
+import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../graph/layout';
+import { collapseQdq, precisionOf, producerMap } from '../graph/qdq';
+import { layoutFromBoxes, openGroupLayout } from '../graph/layoutReuse';
+import { executedCounts } from '../graph/executed';
+import type { LayoutSource } from '../../protocol/webview';
+import type { LaidOut, LayoutOptions } from './messages';
 
 export type { LaidOut };
 export type ViewOptions = LayoutOptions;

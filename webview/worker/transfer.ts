@@ -4,32 +4,11 @@
 // (transferred, not copied) of indices into the node list and into one table of tensor names, the nodes and
 // tensors as columns (worker/columns.ts), and the page rebuilds the same objects from them. Only the tensors
 // the drawn nodes read go along (the properties panel shows a node's inputs; a collapsed group has none).
-import type { LaidOut } from '../../protocol/webview';
+import type { LaidOut, PackedLaidOut } from './messages';
 import type { Graph, TensorInfo } from '../importers/types';
-import type { Layout, Placed } from '../view/layout';
-import { Interned } from '../view/interned';
-import { packNodes, packTensors, unpackNodes, unpackTensors, type NodeColumns, type TensorColumns } from './columns';
-
-export interface PackedLaidOut extends Omit<LaidOut, 'graph' | 'layout'> {
-  /** The graph's other fields (name, opsets, modules, ...) as they are. */
-  graph: Omit<Graph, 'edges' | 'nodes' | 'tensors'>;
-  nodes: NodeColumns;
-  tensors: TensorColumns;
-  /** The edges' tensor names. */
-  names: string[];
-  /** Per edge: from and to (node indices) and the tensor (name index); labels of the few labelled edges. */
-  edges: Int32Array;
-  edgeLabels: Array<[number, string]>;
-  /** The layout's boxes in its own order: node index, then x, y, width, height. */
-  placedOrder: Int32Array;
-  boxes: Float64Array;
-  /** Layout edges: from, to; their points flat (x, y) with where each edge's start. */
-  routes: Int32Array;
-  pointStart: Int32Array;
-  points: Float64Array;
-  width: number;
-  height: number;
-}
+import type { Layout, Placed } from '../graph/layout';
+import { Interned } from '../graph/interned';
+import { packNodes, packTensors, unpackNodes, unpackTensors } from './columns';
 
 /** undefined when the layout places something that is not a node of the graph (then it goes as it is). */
 export function pack(laidOut: LaidOut): { packed: PackedLaidOut; transfer: ArrayBuffer[] } | undefined {

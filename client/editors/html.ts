@@ -1,4 +1,4 @@
-// The webview page: CSP `default-src 'none'`, one nonce for our script and style, data only by postMessage.
+// The webview page the host serves: CSP `default-src 'none'`, one nonce for our script and style, data only by postMessage.
 export interface WebviewPageOptions {
   /** The webview's cspSource (vscode) or the test server's origin. */
   cspSource: string;

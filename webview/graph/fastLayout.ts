@@ -1,15 +1,11 @@
 // A linear-time layered layout (the view's default at every size; dagre took seconds at 1k nodes): longest-path ranks, one barycentre
 // sweep to order each rank, straight edges. Model graphs are long and narrow, so this reads well.
 import type { Graph } from '../importers/types';
-import type { Layout, Placed } from './layout';
+import { nodeWidth, type Layout, type Placed } from './layout';
 
 export const NODE_HEIGHT = 26;
 const RANK_GAP = 24;
 const NODE_GAP = 16;
-
-export function nodeWidth(op: string, module?: string): number {
-  return Math.max(70, 7 * Math.max(op.length, (module ?? '').length) + 20);
-}
 
 export function fastLayout(graph: Graph): Layout {
   // Typed arrays throughout (adjacency as offsets into one list, ranks bucketed the same way): at 100k nodes

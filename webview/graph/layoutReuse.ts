@@ -1,17 +1,11 @@
 // Layouts that are not computed again: one kept from an earlier open of the same file content (the extension
 // host caches it by a hash of the bytes), and the layout around a module group that opens, where only the
 // group's own contents are laid out and the rest of the view moves aside to make room.
+import type { Boxes } from '../../protocol/webview';
 import type { Graph } from '../importers/types';
 import { fastLayout, straightEdges } from './fastLayout';
 import type { Layout, Placed } from './layout';
 import { groupId } from './groups';
-
-/** Boxes of a graph's nodes in the graph's node order: x, y, width, height each (what a cache keeps). */
-export interface Boxes {
-  boxes: Float64Array;
-  width: number;
-  height: number;
-}
 
 /** A view as drawn: its nodes' ids (in order) and their boxes. */
 export interface BaseLayout extends Boxes {

@@ -2,7 +2,8 @@
 // tag a Q/DQ box carries. Theme variables only, so this runs in the worker too.
 import type { LayerResult } from '../../protocol/kernel';
 import { isQdq, type GraphNode } from '../importers/types';
-import { bandOf, middleEllipsis } from './metrics';
+import { bandOf } from '../../common/bands';
+import { middleEllipsis } from './metrics';
 import { categoryFill, opCategory } from './opCategory';
 
 /** A node's fill, as CSS (theme variables): Q/DQ, a compared layer by its cosine band, other ops by category, the rest. */

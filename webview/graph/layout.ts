@@ -1,7 +1,6 @@
 // Layered layout (dagre) of the importer's graph; node boxes sized from their labels.
 import dagre from '@dagrejs/dagre';
 import type { Graph } from '../importers/types';
-import { nodeWidth } from './fastLayout';
 
 /** Above this many nodes dagre's layout takes seconds; the linear-time layered layout (fastLayout) takes over. */
 export const DAGRE_LIMIT = 1500;
@@ -21,6 +20,11 @@ export interface Layout {
   edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>;
   width: number;
   height: number;
+}
+
+/** A node's box width from its label (op and module), the same in both layouts. */
+export function nodeWidth(op: string, module?: string): number {
+  return Math.max(70, 7 * Math.max(op.length, (module ?? '').length) + 20);
 }
 
 export function dagreLayout(graph: Graph): Layout {

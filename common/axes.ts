@@ -1,5 +1,5 @@
-// Axes for the properties panel's small charts (histograms, observer drift): round tick values, their labels,
-// and the drift chart's value range. Free of the DOM.
+// Axes for the small charts (histograms and observer drift in the properties panel, the search and sensitivity
+// pages): round tick values, their labels, and the drift chart's value range. Free of the DOM.
 
 /** About `count` round values (1, 2 or 5 times a power of ten apart, the step nearest the even split, as d3's
  * ticks) from `min` to `max`, and the step between them. */

@@ -10,7 +10,13 @@ import type { Layout } from './layout';
 import { Interned } from './interned';
 import { layerShown } from './metrics';
 import { nodeFill, QDQ_TAG, subLabel } from './nodeLook';
-import type { RenderStats } from './render';
+
+/** What a drawn view holds: its nodes, the Q/DQ among them and those coloured by a compared layer. */
+export interface RenderStats {
+  nodes: number;
+  qdq: number;
+  coloured: number;
+}
 
 export const PRECISIONS: readonly Precision[] = ['int8', 'fp16', 'bf16', 'fp32'];
 const BADGED = new Set<string>(PRECISIONS);
@@ -52,7 +58,7 @@ export const sceneBuffers = (s: Scene): ArrayBuffer[] =>
 
 /**
  * `layers`: the compared layers as drawn (collapsed groups included); `executed`: a runtime's precisions, which
- * win over the file's for the badge (view/executed.ts applies the same to the page's nodes).
+ * win over the file's for the badge (graph/executed.ts applies the same to the page's nodes).
  */
 export function sceneOf(
   graph: Graph,
