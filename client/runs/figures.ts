@@ -1,5 +1,4 @@
 // The key figures of a run, for the Runs view and the run comparison: one home for what each job's result shows.
-import path from 'node:path';
 import type {
   BuildTvmResult,
   CompareLayersResult,
@@ -105,7 +104,7 @@ export function buildFigures(r: BuildTvmResult): RunSummary {
       ['artifact', `${(r.artifactBytes / 1024).toFixed(1)} KiB`],
       ['build', `${r.buildSeconds.toFixed(1)} s`],
     ],
-    report: path.join(r.outDir, 'build-report.md'),
+    report: r.markdownPath,
     detail: r.target,
   };
 }

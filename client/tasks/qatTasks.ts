@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { KernelErrorCode } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 import { KernelError } from '../kernel/kernel';
-import { JOBS, type JobName } from './jobs';
+import { JOBS, summaryOf, type JobName } from './jobs';
 import { jobFigures, TRACKED_JOBS } from '../runs/figures';
 
 export interface QatTaskDefinition extends vscode.TaskDefinition {
@@ -73,8 +73,10 @@ class JobTerminal implements vscode.Pseudoterminal {
                     `[${p.stage}]${p.fraction !== undefined ? ` ${(p.fraction * 100).toFixed(0).padStart(3)}%` : ''} ${p.message}`,
                   ),
         });
-        for (const l of job.summary(result as never)) this.line(l);
+        for (const l of summaryOf(result)) this.line(l);
         await job.after?.(this.ctx, result as never, this.configPath);
+        const report = job.report?.(result as never);
+        if (report) await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(report));
         return result;
       };
       if (kind)

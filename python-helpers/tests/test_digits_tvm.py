@@ -75,7 +75,7 @@ def test_x86_artifact_and_report_in_out_folder(x86_build):
     report = json.loads(Path(result["reportPath"]).read_text(encoding="utf-8"))
     assert report["artifact"] == str(artifact)
     assert report["summary"] == result["summary"] and report["parity"] == result["parity"]
-    assert sorted(p.name for p in out.iterdir()) == ["bench", "build-report.json", "model.so"]
+    assert sorted(p.name for p in out.iterdir()) == ["bench", "build-report.json", "build-report.md", "model.so", "ort"]
     assert _leftovers(out.parent, "x86-64") == []
 
 
@@ -116,9 +116,61 @@ def test_x86_summary_lines(x86_build):
     assert result["summary"][0].startswith("TVM 0.27") and "x86-64" in result["summary"][0]
     assert "Compute ops before the int8 fold: int8 0" in text
     assert "Compute ops after the int8 fold: int8 " in text
-    assert "Parity vs ONNX Runtime (540 validation samples): top-1 agreement" in text
+    assert "Parity vs ONNX Runtime (540 validation samples): ok: top-1 agreement" in text
     assert "PyTorch FP32 (eager)" in text and "ratio to PyTorch FP32" in text
     assert result["artifact"] in text
+
+
+def _table(md: str, heading: str) -> list[dict]:
+    """The rows of the Markdown table under `heading`, by column name."""
+    lines = md.split(heading + "\n", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| "))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split(" | ")])
+    header = rows[0]
+    return [dict(zip(header, r)) for r in rows[2:]]
+
+
+def test_x86_report_is_rendered_by_the_kernel(x86_build):
+    """build-report.md, one request: the per-op table counts what the summary counts, names each node's module,
+    states the parity thresholds, and times TVM INT8 in the same run as PyTorch FP32 and ONNX Runtime."""
+    import re
+
+    _, result, _ = x86_build
+    md = result["markdown"]
+    assert Path(result["markdownPath"]) == Path(result["outDir"]) / "build-report.md"
+    assert Path(result["markdownPath"]).read_text(encoding="utf-8") == md
+    assert md.startswith("# TVM build: x86-64\n") and all(f"    {line}" in md for line in result["summary"])
+    # the per-op table and the summary: one source
+    ops = _table(md, "## Precision of each op as built (TVM)")
+    assert [o["ONNX node"] for o in ops] == [o["onnxNode"] for o in result["ops"]]
+    int8_anchors = sum(1 for o in ops if o["op"] in ("Conv", "Gemm", "MatMul") and o["precision"] == "int8")
+    after = next(line for line in result["summary"] if line.startswith("Compute ops after the int8 fold"))
+    assert int8_anchors == int(re.search(r"conv/matmul: int8 (\d+)", after).group(1)) == 4
+    assert "Conv/Gemm/MatMul nodes: int8 4)" in "\n".join(result["summary"])
+    # each compute node beside its module
+    modules = {o["module"] for o in ops if o["op"] in ("Conv", "Gemm")}
+    assert modules == {"conv1", "conv2", "fc1", "fc2"}, modules
+    assert {o["module"] for o in result["ops"] if o["opType"] in ("Conv", "Gemm")} == modules
+    # parity: thresholds stated, each artifact judged by them
+    assert "**ok** where top-1 agreement ≥ 99 %" in md and "under 90 %" in md
+    parity = _table(md, "## Parity with PyTorch INT8 (540 validation samples)")
+    assert [p["status"] for p in parity] == ["ok", "ok"] and parity[0]["artifact"] == "TVM INT8 (int8 fold)"
+    # latency: every runtime of one run, ratios against its PyTorch FP32 at the stated batches
+    latency = _table(md, "## Latency on this machine")
+    labels = [r["runtime"] for r in latency]
+    assert labels[0] == "PyTorch FP32 (eager)" and latency[0]["vs PyTorch FP32 (eager)"] == "1.00x"
+    runtimes = {"TVM INT8 (int8 fold)", "ONNX Runtime INT8 (QDQ)", "ONNX Runtime FP32", "PyTorch INT8 (PT2E converted)"}
+    assert runtimes <= set(labels)
+    tvm = next(r for r in latency if r["runtime"] == "TVM INT8 (int8 fold)")
+    assert re.match(r"[0-9.]+ ms", tvm["batch 1 median"]) and re.match(r"[0-9.]+ ms", tvm["batch 16 median"])
+    assert "Every row timed in the same run, at the same batch sizes (1, 16)" in md
+    # ONNX Runtime's precision as executed of the same export
+    assert result["ortExecuted"]["name"] == "ours"
+    assert "## ONNX Runtime INT8 (our QDQ export): precision as executed" in md
 
 
 def test_progress_stages(x86_build, kernel, validate):

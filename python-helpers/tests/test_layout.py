@@ -3,7 +3,7 @@
   pipeline/ < analysis/ < runtimes/ < jobs/ < methods/, with the RPC server and __main__ the entry on top;
 - runtimes/: a backend (ort, tvm, inductor, c) imports no other backend; onnx/ (the QDQ export and its
   rewrites) and the modules in runtimes/ itself (targets, parity, bench, cpu) import none;
-- jobs/: a job imports no other job, only the helpers (opening, tvm_vs_ort), which import no job; a job's
+- jobs/: a job imports no other job, only the helpers (opening, tvm_vs_ort, reports/), which import no job; a job's
   subprocess entry (<job>_worker) may import its job;
 - methods/: a handler imports its own job (jobs/<its name>.py) and rpc.context, nothing else;
   nothing but the RPC server reaches into methods/;
@@ -26,7 +26,6 @@ JOBS = "qat_kernel.jobs"
 LAYERS = ("", "rpc", "pipeline", "analysis", "runtimes", "jobs", "methods")
 ENTRY = {"qat_kernel.__main__", "qat_kernel.rpc.server"}  # above every layer: they serve the handler table
 BACKENDS = ("ort", "tvm", "inductor", "c")  # runtimes/<backend>
-JOB_HELPERS = {f"{JOBS}.opening", f"{JOBS}.tvm_vs_ort"}  # shared by the jobs; they import no job
 
 
 def _module(path: Path) -> str:
@@ -35,6 +34,8 @@ def _module(path: Path) -> str:
 
 
 MODULES = {_module(p): p for p in PACKAGE_DIR.rglob("*.py")}
+# Shared by the jobs; they import no job. jobs/reports/ renders every job's report.
+JOB_HELPERS = {f"{JOBS}.opening", f"{JOBS}.tvm_vs_ort"} | {m for m in MODULES if m.startswith(f"{JOBS}.reports")}
 
 
 def _imports(path: Path) -> set[str]:

@@ -7,7 +7,7 @@ import json
 
 from conftest import PROTOCOL
 
-from qat_kernel.runtimes.ort.report import markdown, replacement_markdown, summary
+from qat_kernel.jobs.reports.ort import markdown, replacement_markdown, summary
 
 FIXTURE = json.loads((PROTOCOL / "fixtures" / "rpc" / "BuildOrtResult.json").read_text(encoding="utf-8"))
 

@@ -295,27 +295,25 @@ describe('QAT Studio in the extension host', () => {
     assert.equal(exit, 0);
     const report = vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'build-report.md');
     const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(report));
+    // Rendered by the kernel (jobs/reports/tvm.py) in the one build/tvm request; the client only opens it.
     assert.match(text, /^# TVM build: x86-64/);
     assert.match(text, /Compute ops after the int8 fold: int8 [1-9]/);
-    assert.match(text, /\| Conv \| int8 \|/);
-    // ONNX Runtime beside it, and every artifact checked against PyTorch INT8.
+    assert.match(text, /\| node_conv2d[^|]* \| conv\d \| Conv \| int8 \|/);
+    // Every runtime timed in the same run, TVM INT8 among them, ratios against that run's PyTorch FP32.
     assert.match(text, /## Latency on this machine/);
-    assert.match(text, /\| ONNX Runtime INT8 \(quantize_static\) \| [0-9.]+ ms( \(noisy\))? \|/);
+    assert.match(text, /Every row timed in the same run, at the same batch sizes \(1, 16\)/);
+    assert.match(text, /\| TVM INT8 \(int8 fold\) \| [0-9.]+ ms( \(noisy\))? \|/);
+    assert.match(text, /\| ONNX Runtime INT8 \(QDQ\) \| [0-9.]+ ms( \(noisy\))? \|/);
+    assert.match(text, /\| batch 1 median \| p10–p90 \| vs PyTorch FP32 \(eager\) \|/);
+    assert.match(text, /\nTimed in 5 interleaved rounds .* threads: PyTorch \d+/);
     assert.match(text, /## Parity with PyTorch INT8 \(540 validation samples/);
-    // Float logits: parity as top-1, absolute and relative difference; accumulator steps only as a detail line.
+    // Parity judged by thresholds the report states; float logits: top-1, absolute and relative difference,
+    // accumulator steps only as a detail line.
+    assert.match(text, /\*\*ok\*\* where top-1 agreement ≥ 99 %/);
     assert.match(text, /\| TVM INT8[^|]* \| ok \| 100\.0 % \| [0-9.e+-]+ \| [0-9.]+ % \| [0-9.]+ % \|/);
     assert.match(text, /\nDetail, in steps of the last layer's int32 accumulator \(.*\): .*TVM INT8.* [0-9]+/);
-    assert.match(text, /\| batch 1 median \| p10–p90 \|/);
-    assert.match(text, /\nTimed in 5 interleaved rounds .* threads: PyTorch \d+/);
-    assert.match(text, /## Precision as executed in ONNX Runtime: .*\n\nCompute ops: int8 \d/);
-    // Named only from figures that are not noisy (a busy machine may leave none).
-    assert.match(text, /Fastest correct INT8 artifact here: \*\*.+\*\*|No fastest INT8 artifact is named here/);
-    // Our export with its Q/DQ re-placed for ONNX Runtime (on digits: fc2's bias to int32, so it runs as QGemm).
-    assert.match(
-      text,
-      /## Q\/DQ re-placement\n\nOur QDQ export with Q\/DQ re-placed where ONNX Runtime's fusion needs them \(1 int32 bias\)/,
-    );
-    assert.match(text, /\| bias \| [^|]+ \| Gemm /);
+    assert.match(text, /## ONNX Runtime INT8 \(our QDQ export\): precision as executed\n\nCompute ops: int8 \d/);
+    assert.match(text, /Fastest at batch 1: (\*\*.+\*\*|not decided)/);
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(ws(), 'out', 'tvm-x86-64', 'model.so'));
   });
 

@@ -159,5 +159,6 @@ export function cifarSensitivity(): SensitivityResult {
     },
     reused: true,
     seconds: 301.2,
+    summary: ['fake-quant 75.40 % vs QAT float 85.37 %; budget 1 points'],
   };
 }

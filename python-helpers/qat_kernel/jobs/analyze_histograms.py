@@ -12,6 +12,7 @@ import time
 
 from qat_kernel.analysis.histograms import histogram
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import trained_model
 from qat_kernel.rpc.context import RequestContext
 
@@ -71,10 +72,12 @@ def histograms(
                     role,
                 )
         rows.append(row)
-    return {
+    result = {
         "layers": rows,
         "samples": sum(len(x) for x in inputs),
         "bins": bins,
         "reused": reused,
         "seconds": round(time.monotonic() - started, 2),
     }
+    result["summary"] = report.histograms(result)
+    return result

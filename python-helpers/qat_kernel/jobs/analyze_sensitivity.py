@@ -21,6 +21,7 @@ import time
 
 from qat_kernel.analysis.sensitivity import measure, suggest, target_for
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import session, trained_model
 from qat_kernel.rpc.context import RequestContext
 
@@ -95,7 +96,7 @@ def analyze(
     within = current["accuracy"] >= target
     for row in rows:
         del row["fakeQuants"]
-    return {
+    result = {
         "flow": trained.flow,
         "samples": len(targets),
         "budget": budget,
@@ -118,3 +119,5 @@ def analyze(
         "reused": reused,
         "seconds": round(time.monotonic() - started, 2),
     }
+    result["summary"] = report.sensitivity(result)
+    return result

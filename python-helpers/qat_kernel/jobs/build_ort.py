@@ -28,21 +28,14 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports.ort import markdown, replacement_markdown, summary
 from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity
 from qat_kernel.runtimes.bench import time_rows
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort.as_executed import CALIBRATION_SAMPLES
-from qat_kernel.runtimes.ort.report import (
-    LABELS,
-    MARKDOWN,
-    REPORT,
-    markdown,
-    out_dir_for,
-    replacement_markdown,
-    summary,
-)
+from qat_kernel.runtimes.ort.report import LABELS, MARKDOWN, REPORT, out_dir_for
 from qat_kernel.runtimes.ort.sessions import run_fn
 
 
@@ -322,7 +315,8 @@ def build(
             },
         }
         atomic.write_json(stage / REPORT, report, indent=2)
-        atomic.write_text(stage / MARKDOWN, markdown(result))
+        result["markdown"] = markdown(result)
+        atomic.write_text(stage / MARKDOWN, result["markdown"])
         ctx.check_cancelled()
         del sess, sessions
         atomic.replace_dir(stage, out_dir)

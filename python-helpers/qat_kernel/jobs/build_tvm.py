@@ -14,7 +14,9 @@ FP32/INT8 at batch 1 and 16 (`bench`, default off).
 Everything is written into a staging folder next to <config folder>/out/tvm-<target name>/ and moved
 into place when the request succeeds, so a cancelled or failed request leaves no folder (and an
 earlier build untouched). The folder: model.so, build-report.json (build_tvm's report plus parity,
-bench and summary) and, with bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed).
+bench and summary), build-report.md (jobs/reports/tvm.py: the report the client opens, also the result's
+`markdown`), ort/ (ONNX Runtime's optimised graph of the same export, for its precision as executed) and, with
+bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed).
 
 A config target with `rpc: host:port` names a TVM RPC server on the board: the connection is made
 before any training, the library is uploaded there, parity runs on the board's outputs, and `rpc`
@@ -32,15 +34,17 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports.tvm import markdown as report_markdown
+from qat_kernel.jobs.reports.tvm import summary as report_summary
 from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import cpu, parity, targets
-from qat_kernel.runtimes.bench import table as bench_table
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.tvm import mixed
 from qat_kernel.runtimes.tvm import rpc as tvm_rpc
 from qat_kernel.runtimes.tvm import run as tvm_run
 
+MARKDOWN = "build-report.md"
 DEFAULT_PARITY_SAMPLES = 1024
 DEFAULT_BENCH_RUNS = 100
 
@@ -143,98 +147,27 @@ def time_build(
     return table
 
 
-# ---------------------------------------------------------------------------------------- summary
+# ------------------------------------------------------------------------------------ ORT as executed
 
 
-def _precision_counts(counts: dict) -> str:
-    order = ["int8", "int16", "int32", "float16", "float32"]
-    keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
-    return ", ".join(f"{k} {counts[k]}" for k in keys)
+def ort_executed(onnx_file: Path, work: Path, final: Path) -> dict:
+    """ONNX Runtime's precision as executed of the same QDQ export (an OrtVariant, paths under `final`): what
+    the report shows beside TVM's per-op table."""
+    from qat_kernel.runtimes.ort import as_executed
+    from qat_kernel.runtimes.ort.report import LABELS as ORT_LABELS
 
-
-def _pct(value: float) -> str:
-    return f"{value * 100:.2f}%"
-
-
-def _parity_line(title: str, m: dict, output_kind: str) -> str:
-    return f"{title} ({m['samples']} validation samples): {parity.describe(m, output_kind)}"
-
-
-def summary(name: str, source: str, report: dict, result: dict) -> list[str]:
-    """The lines the VS Code task prints, as they are."""
-    runs_here = "runs on this machine" if report["runnable_here"] else "cross-built: does not run on this machine"
-    where = "preset" if source == "preset" else "from the config's targets"
-    lines = [
-        f"TVM {report['tvm_version']} build for {name} ({where}): {report['target']} "
-        f"[{report['arch']}, {report['device']}, {runs_here}]"
-    ]
-    before, after = result["opsPerPrecision"]["before"], result["opsPerPrecision"]["after"]
-    a_before, a_after = result["anchorsPerPrecision"]["before"], result["anchorsPerPrecision"]["after"]
-    lines.append(
-        f"Compute ops before the int8 fold: {_precision_counts(before)} (conv/matmul: {_precision_counts(a_before)})"
-    )
-    fold = "after the int8 fold" if report["fold_int8"] else "built without the fold (foldInt8: false)"
-    lines.append(f"Compute ops {fold}: {_precision_counts(after)} (conv/matmul: {_precision_counts(a_after)})")
-    if report.get("dotprod"):
-        lines.append(
-            f"int8 dot products: {report['dotprod']['rewritten']} conv/matmul laid out for sdot (+dotprod: s8 "
-            "activations with the u8 offset folded into a constant, NHWC, input channels innermost)"
-        )
-    if report.get("vnni"):
-        lines.append(
-            f"int8 dot products: {report['vnni']['rewritten']} conv/matmul on vpdpbusd ({report['vnni']['lanes']} "
-            "int32 lanes; u8 activations 4 channels to a word, s8 weights packed at build time)"
-        )
-    ops = result["ops"]
-    per = {p: sum(1 for o in ops if o["precision"] == p) for p in ("int8", "fp16", "folded", "fp32")}
-    fp16 = f", {per['fp16']} in fp16" if per["fp16"] else ""
-    lines.append(f"ONNX nodes: {per['int8']} run in int8{fp16}, {per['folded']} folded away, {per['fp32']} stay fp32")
-    for layer in result.get("fp16Layers") or []:
-        if layer["converted"]:
-            lines.append(
-                f"fp16 layer {layer['module']} ({layer['override']}): {', '.join(layer['onnxNodes'])} run in "
-                "float16 (float32 accumulation)"
-            )
-    fp32 = [o for o in ops if o["precision"] == "fp32"]
-    for o in fp32[:5]:
-        lines.append(f"  fp32: {o['opType']} {o['onnxNode']}: {o.get('reason') or 'no reason given'}")
-    if len(fp32) > 5:
-        lines.append(f"  ... and {len(fp32) - 5} more fp32 nodes (see the report)")
-    result_parity = result.get("parity")
-    if result_parity is not None:
-        kind = result_parity["outputKind"]
-        lines.append(_parity_line("Parity vs ONNX Runtime", result_parity["vsOrt"], kind))
-        if "vsTorch" in result_parity:
-            lines.append(_parity_line("Parity vs PyTorch INT8", result_parity["vsTorch"], kind))
-        acc = result_parity.get("accuracy")
-        if acc:
-            text = f"Top-1 accuracy: TVM {_pct(acc['tvm'])}, ONNX Runtime {_pct(acc['ort'])}"
-            if "torch" in acc:
-                text += f", PyTorch INT8 {_pct(acc['torch'])}"
-            lines.append(text)
-    bench_result = result.get("bench")
-    if bench_result is not None:
-        lines += bench_table(bench_result)
-        fastest = bench_result["fastest"]
-        label = {k: ROW_LABELS[v] if v else "not decided (every figure noisy)" for k, v in fastest.items()}
-        lines.append(f"Fastest: batch 1 {label['b1']}, batch 16 {label['b16']}")
-    board = result.get("rpc")
-    if board is not None:
-        text = (
-            f"On the board through TVM RPC {board['address']}: uploaded {board['uploadBytes']:,} bytes; median "
-            f"{board['latency']['b1']['medianMs']:.3f} ms at batch 1, {board['latency']['b16']['medianMs']:.3f} ms "
-            "at batch 16 (timed there)"
-        )
-        if "maxAbsDiffVsLocal" in board:
-            text += f"; outputs vs this machine: max |diff| {board['maxAbsDiffVsLocal']:.3g}"
-        lines.append(text + ("; parity above ran on the board" if result.get("parity") else ""))
-    lines.append(
-        f"Artifact: {result['artifact']} ({result['artifactBytes']:,} bytes), built in "
-        f"{result['buildSeconds']:.1f} s; report {result['reportPath']}"
-    )
-    for note in result.get("notes", []):
-        lines.append(f"Note: {note}")
-    return lines
+    work.mkdir(parents=True, exist_ok=True)
+    optimized = work / "model.optimized.onnx"
+    as_executed.optimized_session(onnx_file, optimized, "all")
+    analysis = as_executed.precision_as_executed(optimized, onnx_file)
+    return {
+        "name": "ours",
+        "label": ORT_LABELS["ort-int8"],
+        "onnx": str(onnx_file),
+        "optimized": str(final / optimized.name),
+        "bytes": {"onnx": Path(onnx_file).stat().st_size, "optimized": optimized.stat().st_size},
+        **{k: analysis[k] for k in ("perPrecision", "computePerPrecision", "convMatmulPerPrecision", "opTypes", "ops")},
+    }
 
 
 # ------------------------------------------------------------------------------------------- run
@@ -310,6 +243,7 @@ def build(
             "artifactBytes": report["artifact_bytes"],
             "outDir": str(out_dir),
             "reportPath": str(out_dir / tvm_build_mod.REPORT),
+            "markdownPath": str(out_dir / MARKDOWN),
             "buildSeconds": report["build_time_s"],
             "times": {k: report["times_s"][k] for k in ("import", "fold", "compile", "export")},
             "opsPerPrecision": {
@@ -326,12 +260,17 @@ def build(
                     "onnxNode": o["onnx_node"],
                     "opType": o["op_type"],
                     "precision": o["precision"],
+                    **({"module": o["module"]} if o.get("module") else {}),
+                    **({"moduleClass": o["module_class"]} if o.get("module_class") else {}),
                     **({"detail": o["detail"]} if o.get("detail") else {}),
                     **({"reason": o["reason"]} if o.get("reason") else {}),
                 }
                 for o in report["ops"]
             ],
         }
+        for key in ("dotprod", "vnni"):
+            if report.get(key):
+                result[key] = report[key]
         if report.get("cross_compiler"):
             result["crossCompiler"] = report["cross_compiler"]
         notes.extend(report.get("notes") or [])
@@ -371,11 +310,16 @@ def build(
         if board is not None:
             board.close()
         ctx.check_cancelled()
+        try:
+            result["ortExecuted"] = ort_executed(onnx_file, stage / "ort", out_dir / "ort")
+        except Exception as err:  # noqa: BLE001 - the TVM build stands without ORT's view of the export
+            notes.append(f"ONNX Runtime's precision as executed not shown: {type(err).__name__}: {err}")
 
         result = atomic.rebase(result, str(stage), str(out_dir))
         result["cpu"] = cpu.summary()
         result["notes"] = notes
-        result["summary"] = summary(name, source, report, result)
+        result["summary"] = report_summary(result)
+        result["markdown"] = report_markdown(result)
         result["seconds"] = round(time.monotonic() - started, 2)
         full = atomic.rebase(report, str(stage), str(out_dir))
         full.update(
@@ -394,6 +338,7 @@ def build(
             }
         )
         atomic.write_json(stage / tvm_build_mod.REPORT, full, indent=2)
+        atomic.write_text(stage / MARKDOWN, result["markdown"])
         ctx.check_cancelled()
         tvm_run.forget_vms(stage)
         atomic.replace_dir(stage, out_dir)

@@ -12,6 +12,7 @@ import time
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
@@ -87,4 +88,5 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     if cfg.get("compare.threshold.sqnr") is not None:
         result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")
     result.update(trained.report_fields())
+    result["summary"] = report.compare(result)
     return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 
@@ -29,4 +30,5 @@ def accuracies(ctx: RequestContext, *, config: str, steps: int | None, ptq: bool
     result["reused"] = reused
     result["model"] = trained.id
     result["seconds"] = round(time.monotonic() - started, 2)
+    result["summary"] = report.evaluate(result)
     return result

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity
@@ -101,13 +102,15 @@ def export(
     opset = opset or cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
     exported = qdq_export.export_for_config(cfg, trained, converted, ctx, opset, path)
     if exported["path"] is None:
-        return {
+        failed = {
             "path": None,
             "error": exported["error"],
             "opset": opset,
             "reused": reused,
             "seconds": round(time.monotonic() - started, 2),
         }
+        failed["summary"] = report.export(failed)
+        return failed
     path = Path(exported["path"])
     session.record_export(trained, path, opset)
     model = onnx.load(str(path))
@@ -129,4 +132,5 @@ def export(
         ctx.progress("verify", "running the QDQ file in ONNX Runtime")
         result["verify"] = verify(path, converted, trained.val, ctx, samples, trained.loss)
     result["seconds"] = round(time.monotonic() - started, 2)
+    result["summary"] = report.export(result)
     return result

@@ -8,6 +8,7 @@ import platform
 import sys
 
 from qat_kernel import packages
+from qat_kernel.jobs.reports import analysis as report
 
 # Key in the result -> import name.
 PACKAGES = {"torch": "torch", "torchao": "torchao", "onnx": "onnx", "onnxruntime": "onnxruntime", "tvm": "tvm"}
@@ -40,4 +41,5 @@ def environment(check_cancelled) -> dict:
     for key, module_name in PACKAGES.items():
         check_cancelled()
         result["packages"][key] = _package_info(module_name)
+    result["summary"] = report.kernel_info(result)
     return result

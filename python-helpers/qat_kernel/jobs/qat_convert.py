@@ -14,6 +14,7 @@ from pathlib import Path
 from qat_kernel import atomic
 from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.rpc.context import RequestContext
 
 
@@ -49,7 +50,7 @@ def save_int8(
             kind = "state-dict"
     int8_accuracy = trained.accuracy("int8", ctx)
     fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)
-    return {
+    result = {
         "path": str(path),
         "flow": trained.flow,
         "format": kind,
@@ -64,6 +65,8 @@ def save_int8(
         },
         "seconds": round(time.monotonic() - started, 2),
     }
+    result["summary"] = report.convert(result)
+    return result
 
 
 def _without_unused_tensors(gm):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from qat_kernel import atomic, tbevents
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import distributed, drift, runner, session, trained_model
 from qat_kernel.rpc.context import RequestContext
 
@@ -42,8 +43,12 @@ def train(
     cfg = opening.load(ctx, config)
     processes, backend = distributed.settings(cfg, processes)
     if processes > 1 and runner.DIST is None:
-        return _run_distributed(ctx, cfg, processes, backend, steps, epochs, checkpoint)
-    return train_here(ctx, cfg, steps=steps, epochs=epochs, checkpoint=_checkpoint_path(cfg) if checkpoint else None)
+        result = _run_distributed(ctx, cfg, processes, backend, steps, epochs, checkpoint)
+    else:
+        path = _checkpoint_path(cfg) if checkpoint else None
+        result = train_here(ctx, cfg, steps=steps, epochs=epochs, checkpoint=path)
+    result["summary"] = report.train(result)
+    return result
 
 
 def _checkpoint_path(cfg):

@@ -146,6 +146,25 @@ def accuracy(outputs, labels, loss) -> float | None:
     return loss.accuracy(np.asarray(outputs), labels)
 
 
+# A runtime's outputs against PyTorch INT8: "ok" at top-1 agreement >= okTop1 and, for a quantized output, at
+# least okWithinOneStep of the samples within one output step; "fail" under failTop1; "check" between.
+THRESHOLDS = {"okTop1": 0.99, "okWithinOneStep": 0.99, "failTop1": 0.90}
+
+
+def verdict(m: dict | None, output_kind: str) -> str:
+    """ok / check / fail of compare()'s metrics against the reference by THRESHOLDS ("n/a" without metrics or
+    without a top-1 to judge by)."""
+    if not m or m.get("top1Agreement") is None:
+        return "n/a"
+    top1 = m["top1Agreement"]
+    if top1 < THRESHOLDS["failTop1"]:
+        return "fail"
+    within = m.get("withinOneStep") if output_kind == "quantized" else None
+    if top1 >= THRESHOLDS["okTop1"] and (within is None or within >= THRESHOLDS["okWithinOneStep"]):
+        return "ok"
+    return "check"
+
+
 def describe(m: dict, output_kind: str) -> str:
     """compare()'s metrics in the units a user reads: for a quantized output its own quantization steps; for
     float outputs (logits) top-1 agreement and the absolute and relative difference, with the count of the

@@ -179,8 +179,14 @@ def _node_reason(op_type: str, fp32: list) -> str:
     return f"{op_type}: no integer pattern for this op (runs in fp32 as {', '.join(ops)})"
 
 
+ANCHOR_BINDINGS = ("nn.conv2d", "matmul")  # the ops count_ops's conv/matmul figures count
+
+
 def _onnx_ops(model, rows: list) -> list:
-    """Per ONNX node (graph order): its precision after the fold, how, and why not."""
+    """Per ONNX node (graph order): its precision after the fold, how, and why not, with the module it came
+    from (the export's name scopes). A node with a conv2d/matmul binding (Conv, Gemm, MatMul) takes its
+    precision from that binding, as the conv/matmul counts of the summary do: helper bindings the importer
+    attributes to the node (a constant's isnan check, a bias reshape) do not make an int8 conv fp32."""
     by_node: dict = {}
     for row in rows:
         if row["onnx_node"]:
@@ -191,9 +197,11 @@ def _onnx_ops(model, rows: list) -> list:
         mine = by_node.get(name, [])
         if not mine:
             continue
-        fp32 = [r for r in mine if r["precision"] == "fp32"]
-        ints = [r for r in mine if r["precision"] in ("int8", "int32")]
-        halves = [r for r in mine if r["precision"] == "fp16"]
+        anchors = [r for r in mine if r["op"] in ANCHOR_BINDINGS]
+        judged = anchors or mine
+        fp32 = [r for r in judged if r["precision"] == "fp32"]
+        ints = [r for r in judged if r["precision"] in ("int8", "int32")]
+        halves = [r for r in judged if r["precision"] == "fp16"]
         if halves:
             precision, detail, reason = "fp16", halves[0]["detail"], None
         elif fp32:
@@ -202,6 +210,7 @@ def _onnx_ops(model, rows: list) -> list:
             precision, detail, reason = "int8", ints[0]["detail"], None
         else:
             precision, detail, reason = "folded", mine[0]["detail"], None
+        source = failuresmod.node_source(node, i)
         ops.append(
             {
                 "onnx_node": name,
@@ -209,6 +218,8 @@ def _onnx_ops(model, rows: list) -> list:
                 "precision": precision,
                 "detail": detail,
                 "reason": reason,
+                "module": source.get("module") or None,
+                "module_class": source.get("module_class") if source.get("module") else None,
                 "relax": [r["var"] for r in mine],
             }
         )

@@ -1,0 +1,155 @@
+"""The summary lines of the training and analysis jobs (qat/train, eval/accuracy, qat/convert,
+analyze/histograms, export/onnx, compare/layers, analyze/sensitivity) and of kernel/info, as a `qat` task
+prints them."""
+
+from __future__ import annotations
+
+from qat_kernel.jobs.reports.tables import kib
+
+
+def _pct(v: float) -> str:
+    return f"{v * 100:.2f} %"
+
+
+def _p3(v: float) -> str:
+    return f"{v:#.3g}"
+
+
+def drift_lines(drift: dict | None, top: int = 3) -> list[str]:
+    """The layers whose observer scale moved most during QAT (first to last sampled step), largest first."""
+    if not drift:
+        return []
+    moved = []
+    for layer in drift["layers"]:
+        first, last = layer["scaleMean"][0], layer["scaleMean"][-1]
+        moved.append((layer, first, last, (last - first) / first if first else 0.0))
+    moved.sort(key=lambda m: -abs(m[3]))
+    lines = [
+        f"observer drift over steps {drift['steps'][0]}-{drift['steps'][-1]} (mean scale, first -> last), largest:"
+    ]
+    for layer, first, last, rel in moved[:top]:
+        name = f"{layer['module']} {layer['role']}"
+        lines.append(f"  {name:<24} {_p3(first)} -> {_p3(last)} ({'+' if rel >= 0 else '-'}{abs(rel) * 100:.1f} %)")
+    return lines
+
+
+def train(r: dict) -> list[str]:
+    head = f"{r['flow']} QAT: {r['epochs']} epochs, {r['steps']} steps"
+    if r.get("seconds"):
+        head += f" in {r['seconds']:.1f} s"
+    d = r.get("distributed")
+    if d:
+        head += f" on {d['processes']} processes (torchrun, {d['backend']})"
+    a = r["accuracy"]
+    return [
+        head,
+        f"accuracy FP32 {_pct(a['fp32'])} · fake-quant {_pct(a['fakeQuant'])} on {a['samples']} samples",
+        *drift_lines(r.get("drift")),
+        f"checkpoint: {r['checkpoint']}" if r.get("checkpoint") else "no checkpoint written",
+        *[f"warning: {w}" for w in r.get("warnings") or []],
+    ]
+
+
+def evaluate(r: dict) -> list[str]:
+    text = (
+        f"accuracy on {r['samples']} samples ({r['flow']}): FP32 {_pct(r['fp32'])} · QAT float {_pct(r['qatFloat'])}"
+        f" · fake-quant {_pct(r['fakeQuant'])} · INT8 {_pct(r['int8'])}"
+    )
+    if r.get("ptq") is not None:
+        text += f" · PTQ INT8 {_pct(r['ptq'])}"
+    return [text]
+
+
+def convert(r: dict) -> list[str]:
+    kind = (
+        "ExportedProgram (torch.export.load)"
+        if r["format"] == "exported-program"
+        else "state_dict (torch.load weights_only)"
+    )
+    a, s = r["accuracy"], r["size"]
+    return [
+        f"INT8 {kind}: {r['path']}",
+        f"accuracy FP32 {_pct(a['fp32'])} -> INT8 {_pct(a['int8'])} on {a['samples']} samples; tensors "
+        f"{kib(s['fp32Bytes'])} -> {kib(s['int8Bytes'])} ({s['ratio']:.2f}x smaller), file {kib(s['fileBytes'])}",
+    ]
+
+
+def _span(r) -> str:
+    return (f"[{_p3(r[0])}, {_p3(r[1])}]" if r else "-").ljust(22)
+
+
+def histograms(r: dict) -> list[str]:
+    lines = [
+        f"weight and input-activation histograms of {len(r['layers'])} layers on {r['samples']} samples "
+        f"({r['bins']} bins); clipped = more than half a step outside the range",
+        "layer            weight range           clipped   activation range       clipped",
+    ]
+    for layer in r["layers"]:
+        w, a = layer.get("weight") or {}, layer.get("activation") or {}
+        lines.append(
+            f"{layer['module']:<16} {_span(w.get('representable'))} {_pct(w.get('clippedFraction', 0)):>8}   "
+            f"{_span(a.get('representable'))} {_pct(a.get('clippedFraction', 0)):>8}"
+        )
+    return lines
+
+
+def export(r: dict) -> list[str]:
+    lines = [f"QDQ ONNX (opset {r['opset']}): {r['path']}" if r.get("path") else f"export failed: {r.get('error')}"]
+    s = r.get("size")
+    if s:
+        lines.append(
+            f"size: FP32 {kib(s['fp32Bytes'])} -> INT8 {kib(s['int8Bytes'])} ({s['ratio']:.2f}x smaller), "
+            f"ONNX file {kib(s['onnxFileBytes'])}"
+        )
+    v = r.get("verify")
+    if v:
+        text = f"ONNX Runtime vs PyTorch INT8 on {v['samples']} samples: max |Δ| {v['maxAbs']:.2e}"
+        if v.get("maxSteps") is not None:
+            text += f" = {v['maxSteps']:.2f} quantization steps"
+        text += f", same prediction {_pct(v['predictionsEqual'])}, ORT accuracy {_pct(v['ortAccuracy'])}"
+        lines.append(text)
+    return lines
+
+
+def compare(r: dict) -> list[str]:
+    a = r["accuracy"]
+    seconds = f"{r['seconds']:.1f}" if r.get("seconds") is not None else "?"
+    lines = [
+        f"FP32 {_pct(a['fp32'])} · INT8 {_pct(a['int8'])} on {a['samples']} samples · {seconds} s",
+        "layer            cosine    SQNR dB   MSE",
+    ]
+    for layer in sorted(r["layers"], key=lambda layer: layer["cosine"]):
+        below = "  < threshold" if layer["cosine"] < r["threshold"] else ""
+        lines.append(f"{layer['module']:<16} {layer['cosine']:.5f}  {layer['sqnr']:>7.2f}   {layer['mse']:.2e}{below}")
+    onnx = r["onnx"]
+    lines.append(f"QDQ ONNX: {onnx['path']}" if onnx.get("path") else f"ONNX export failed: {onnx.get('error')}")
+    return lines
+
+
+def sensitivity(r: dict) -> list[str]:
+    a = r["accuracy"]
+    lines = [
+        f"fake-quant {_pct(a['fakeQuant'])} vs QAT float {_pct(a['qatFloat'])}; budget {r['budget']} points",
+        "rank layer            quantized alone      kept float",
+    ]
+    for layer in r["layers"]:
+        q, k = layer["quantizedAlone"], layer["keptFloat"]
+        lines.append(
+            f"{layer['rank']:>4} {layer['module']:<16} {_pct(q['accuracy']):>8} {q['sqnr']:>6.1f} dB   "
+            f"{_pct(k['accuracy']):>8} {k['sqnr']:>6.1f} dB"
+        )
+    s = r["suggestion"]
+    if s["overrides"]:
+        keep = ", ".join(f"{o['match']} {o['precision']}" for o in s["overrides"])
+        within = " (within budget)" if s["withinBudget"] else " (still over budget)"
+        lines.append(f"suggested: keep {keep} -> {_pct(s['accuracy'])}{within}")
+    else:
+        lines.append("no override needed within the budget")
+    return lines
+
+
+def kernel_info(r: dict) -> list[str]:
+    lines = [f"Python {r['python']} ({r['executable']})"]
+    for name, p in r["packages"].items():
+        lines.append(f"{name:<12} {p['version'] if p.get('version') else 'missing: ' + str(p.get('error'))}")
+    return lines
