@@ -1,6 +1,7 @@
-// The one way the .vsix is made: a production build, then `vsce package` with the README's relative screenshot
-// links rewritten to the repository's raw files (vsce refuses relative links for a repository that is neither on
-// GitHub nor GitLab). `npm run package` and `npm start` both come here.
+// The one way the .vsix is made: a production build, then `vsce package` with the README's relative links
+// rewritten: screenshots to the repository's raw files, links to docs/ and other files to its blob pages (vsce
+// refuses relative links for a repository that is neither on GitHub nor GitLab, and leaves other links relative
+// unless given a base). `npm run package` and `npm start` both come here.
 //   node scripts/package.mjs [out.vsix]     (default: qat-studio.vsix in the repository root)
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,12 @@ export function baseImagesUrl() {
   return `${manifest.repository.url.replace(/\.git$/, '')}/raw/HEAD/`;
 }
 
+/** Where the Marketplace sends the README's other relative links (docs/, CONTRIBUTING.md): `blob/HEAD/`. */
+export function baseContentUrl() {
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  return `${manifest.repository.url.replace(/\.git$/, '')}/blob/HEAD/`;
+}
+
 /** Builds for production and writes the .vsix to `out`; vsce's own messages go to stderr. */
 export function packageVsix(out) {
   execFileSync(process.execPath, [path.join(root, 'scripts', 'build.mjs'), '--production'], {
@@ -23,7 +30,16 @@ export function packageVsix(out) {
   });
   execFileSync(
     path.join(root, 'node_modules', '.bin', 'vsce'),
-    ['package', '--no-dependencies', '--baseImagesUrl', baseImagesUrl(), '-o', out],
+    [
+      'package',
+      '--no-dependencies',
+      '--baseImagesUrl',
+      baseImagesUrl(),
+      '--baseContentUrl',
+      baseContentUrl(),
+      '-o',
+      out,
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'], cwd: root },
   );
   return out;

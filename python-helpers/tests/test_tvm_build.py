@@ -166,7 +166,8 @@ def test_parity_int8_matches_ort_on_digits(int8_build, digits_x):
     assert vs["cosineMin"] > 0.9999
     # one step = one unit of the last Gemm's int32 accumulator. The fold's epilogue adds the float bias as
     # PyTorch does; ONNX Runtime's QLinearConv/QGemm round the biases of conv1, conv2 and fc1 to int32, which
-    # moves some uint8 activations a step and the logits by many accumulator units (README: ORT vs PyTorch)
+    # moves some uint8 activations a step and the logits by many accumulator units
+    # (docs/measurements.md: ORT vs PyTorch)
     assert vs["maxAbsDiff"] < 0.05
     json.dumps(result)
     # a reference array (e.g. PyTorch INT8 outputs) is compared the same way

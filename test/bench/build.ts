@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot, venvPython } from '../support/paths';
+import { recordBench } from './results';
 
 interface Row {
   name: string;
@@ -100,6 +101,27 @@ export async function benchBuild(): Promise<void> {
       console.log(`  ${label}: ${g.b1.toFixed(2)}${share('b1')} / ${g.b16.toFixed(2)}${share('b16')}`);
     }
     for (const note of t.notes) console.log(`note: ${note}`);
+    recordBench({
+      area: 'build',
+      title: `bench/run latency: ${t.model}, input ${t.input}`,
+      ratio: "PyTorch FP32 eager's median over the row's (above 1: faster)",
+      figures: t.rows.flatMap((r) =>
+        (['b1', 'b16'] as const).map((k) => ({
+          model: `${t.model} ${t.input}`,
+          measure: `${r.label}, batch ${k.slice(1)}`,
+          value: `${r.medianMs[k].toFixed(3)} ms`,
+          baseline: 'PyTorch FP32 eager',
+          ratio: r.ratio[k],
+          spread: `p10–p90 ${r.p10Ms[k].toFixed(3)}–${r.p90Ms[k].toFixed(3)} ms, ${t.rounds} rounds`,
+          noisy: noisy(r, k),
+        })),
+      ),
+      notes: [
+        `threads: PyTorch ${t.threads.torch}, ONNX Runtime ${t.threads.onnxruntime}, TVM ${t.threads.tvm ?? 'default'} of ${t.threads.cpus} CPUs; ${t.runs} timed runs per row and batch`,
+        ...t.summary.filter((l) => l.startsWith('Fastest')),
+        ...t.notes,
+      ],
+    });
   }
   if (RESNET_SIDE !== '224')
     console.log(

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { repoRoot } from '../support/paths';
 import { mb, resnet18Workspace, runBenchModule } from './realSize';
+import { recordBench } from './results';
 
 interface Row {
   samples: number;
@@ -19,6 +20,31 @@ interface Row {
 }
 
 const GOALS = { oursPropagated: 1.3, oursFull: 2 };
+
+const METHODS: Record<string, string> = {
+  oursPropagated: 'ours, propagated vs FP32',
+  oursFull: 'ours, full (propagated + local, FP32 + QAT float)',
+  numericDebugger: "torchao's numeric debugger",
+};
+
+function record(model: string, rows: Row[]): void {
+  recordBench({
+    area: 'compare',
+    title: `compare/layers cost: ${model}`,
+    ratio: 'the method over one FP32 + one INT8 forward of the same samples (below 1.3× propagated is the goal)',
+    figures: rows.flatMap((r) =>
+      Object.entries(METHODS).map(([k, label]) => ({
+        model: `${model}, ${r.samples} samples, ${r.layers} layers`,
+        measure: label,
+        value: `${(r.seconds[k] * 1000).toFixed(1)} ms`,
+        baseline: `two forwards ${(r.seconds.twoForwards * 1000).toFixed(1)} ms`,
+        ratio: r.ratios[k],
+        spread: `median of ${r.repeats} rounds, ${r.threads} threads, peak RSS ${mb(r.peakRssMb)}`,
+        noisy: r.noisy.includes(k) || r.noisy.includes('twoForwards'),
+      })),
+    ),
+  });
+}
 
 function table(rows: Row[]): void {
   const ms = (s: number) => `${(s * 1000).toFixed(1)} ms`;
@@ -44,11 +70,17 @@ function table(rows: Row[]): void {
 
 export async function benchCompare(): Promise<void> {
   console.log('\n## compare/layers cost (digits CNN, PT2E x86, CPU)');
-  table(
-    runBenchModule<Row>('compare_cost', [path.join(repoRoot, 'examples', 'digits', 'digits.qat.yaml'), '64,256', '7']),
-  );
+  const digits = runBenchModule<Row>('compare_cost', [
+    path.join(repoRoot, 'examples', 'digits', 'digits.qat.yaml'),
+    '64,256',
+    '7',
+  ]);
+  table(digits);
+  record('digits CNN', digits);
   console.log(
     '\n## compare/layers cost at real size (ResNet-18, torchvision layout, 3x224x224, one batch of 16, PT2E x86, CPU)',
   );
-  table(runBenchModule<Row>('compare_cost', [resnet18Workspace(224), '16', '5']));
+  const resnet = runBenchModule<Row>('compare_cost', [resnet18Workspace(224), '16', '5']);
+  table(resnet);
+  record('ResNet-18 3x224x224', resnet);
 }

@@ -10,12 +10,21 @@
 import { describe, runOnnxReliability } from '../reliability/onnxRun';
 import { runKernelFrames } from '../support/kernelFrames';
 import { runLanguageServerReliability } from '../support/lspReliability';
+import { type BenchFigure, recordBench } from './results';
+
+const figures: BenchFigure[] = [];
+const outcome = (inputs: number, crashes: number, hangs: number, maxMs: number, slowest: string): BenchFigure => ({
+  model: '',
+  measure: `${inputs} inputs`,
+  value: `${crashes} crashes, ${hangs} hangs, max ${maxMs.toFixed(0)} ms (${slowest})`,
+});
 
 async function benchOnnx(): Promise<void> {
   const stats = await runOnnxReliability(10_000, 20261204, true);
   console.log(`\n## reliability (onnx)\n${describe(stats)}`);
   for (const c of stats.crashes.slice(0, 5)) console.log(`  crash: ${c}`);
   for (const h of stats.hangs.slice(0, 5)) console.log(`  hang: ${h}`);
+  figures.push({ model: 'ONNX files (slimming, decoding, layout)', measure: 'outcome', value: describe(stats) });
   if (stats.crashes.length || stats.hangs.length) process.exitCode = 1;
 }
 
@@ -32,6 +41,13 @@ async function benchLanguageServer(): Promise<void> {
       `${mb(r.rssStartKb)} → ${mb(r.rssEndKb)} MB | ${(r.rssEndKb / Math.max(1, r.rssStartKb)).toFixed(2)}× | ` +
       `${r.seconds.toFixed(0)} s |`,
   );
+  figures.push({
+    ...outcome(r.inputs, r.crashes, r.hangs, r.maxLatencyMs, r.slowest),
+    model: 'language server (configs, Python edits)',
+    baseline: `RSS at start ${mb(r.rssStartKb)} MB`,
+    ratio: r.rssEndKb / Math.max(1, r.rssStartKb),
+    spread: `${r.seconds.toFixed(0)} s`,
+  });
   for (const e of r.errors.slice(0, 5)) console.log(`  - ${e}`);
   if (r.crashes || r.hangs) process.exitCode = 1;
 }
@@ -48,6 +64,13 @@ async function benchKernel(): Promise<void> {
       `${mb(r.rssStartKb)} → ${mb(r.rssEndKb)} MB | ${(r.rssEndKb / Math.max(1, r.rssStartKb)).toFixed(2)}× | ` +
       `${r.seconds.toFixed(0)} s |`,
   );
+  figures.push({
+    ...outcome(r.inputs, r.crashes, r.hangs, r.maxLatencyMs, r.slowest),
+    model: 'kernel (hostile and mutated frames)',
+    baseline: `RSS at start ${mb(r.rssStartKb)} MB`,
+    ratio: r.rssEndKb / Math.max(1, r.rssStartKb),
+    spread: `${r.seconds.toFixed(0)} s, ${r.failures.length} wrong answers`,
+  });
   for (const f of r.failures.slice(0, 5)) console.log(`  - ${f}`);
   if (r.exitAfterTruncated !== 0) console.log(`  - exit after a truncated frame: ${r.exitAfterTruncated}`);
   if (r.crashes || r.hangs || r.failures.length || r.exitAfterTruncated !== 0) process.exitCode = 1;
@@ -57,4 +80,5 @@ export async function benchReliability(): Promise<void> {
   await benchOnnx();
   await benchLanguageServer();
   await benchKernel();
+  recordBench({ area: 'reliability', title: 'hostile inputs', ratio: 'RSS at the end over RSS at the start', figures });
 }

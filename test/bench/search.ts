@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { repoRoot } from '../support/paths';
 import { cifarWorkspace, mb, runBenchModule } from './realSize';
+import { recordBench } from './results';
 
 interface Row {
   layers: number;
@@ -15,6 +16,22 @@ interface Row {
   searchPerCandidate: number;
   threads: number;
   peakRssMb: number;
+}
+
+function record(model: string, r: Row): void {
+  recordBench({
+    area: 'search',
+    title: `sensitivity and mixed-precision search cost: ${model}`,
+    ratio: 'the analysis over one fake-quant validation pass of the same model',
+    figures: (['sensitivity', 'search'] as const).map((k) => ({
+      model: `${model}, ${r.layers} layers, ${r.samples} samples`,
+      measure: k === 'sensitivity' ? 'analyze/sensitivity' : `search/mixed-precision, ${r.candidates} candidates`,
+      value: `${r.seconds[k].toFixed(2)} s`,
+      baseline: `one pass ${r.seconds.onePass.toFixed(2)} s`,
+      ratio: r.ratios[k],
+      spread: `one run, ${r.threads} threads, peak RSS ${mb(r.peakRssMb)}`,
+    })),
+  });
 }
 
 function report(r: Row): void {
@@ -32,7 +49,14 @@ export async function benchSearch(): Promise<void> {
   console.log(
     '\n## sensitivity and mixed-precision search cost (digits CNN, PT2E x86, ONNX Runtime CPU; model trained once)',
   );
-  report(runBenchModule<Row>('search_cost', [path.join(repoRoot, 'examples', 'digits', 'digits.qat.yaml'), '24'])[0]);
+  const digits = runBenchModule<Row>('search_cost', [
+    path.join(repoRoot, 'examples', 'digits', 'digits.qat.yaml'),
+    '24',
+  ])[0];
+  report(digits);
+  record('digits CNN', digits);
   console.log('\n## sensitivity and mixed-precision search cost at real size (examples/cifar MobileNetV2, 3x32x32)');
-  report(runBenchModule<Row>('search_cost', [cifarWorkspace().mobilenetv2, '8', '128'])[0]);
+  const mobilenet = runBenchModule<Row>('search_cost', [cifarWorkspace().mobilenetv2, '8', '128'])[0];
+  report(mobilenet);
+  record('examples/cifar MobileNetV2 3x32x32', mobilenet);
 }

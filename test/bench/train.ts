@@ -2,6 +2,7 @@
 // 32x32 (its 1,257 training images) and torchvision's ResNet-18 at 224x224. Each (model, mode) runs in its own
 // process (benchmarks/train_cost.py) so its peak RSS is its own; QAT's rate is given as a ratio to FP32's.
 import { cifarWorkspace, mb, resnet18Workspace, runBenchModule } from './realSize';
+import { type BenchFigure, recordBench } from './results';
 
 interface Row {
   mode: 'fp32' | 'qat';
@@ -27,6 +28,7 @@ export async function benchTrain(): Promise<void> {
   console.log(
     'model | batch | FP32 samples/s | QAT samples/s (ratio to FP32) | epoch FP32 / QAT | peak RSS FP32 / QAT | threads',
   );
+  const figures: BenchFigure[] = [];
   for (const c of cases) {
     const [fp32] = runBenchModule<Row>('train_cost', [c.config, 'fp32', String(c.steps)]);
     const [qat] = runBenchModule<Row>('train_cost', [c.config, 'qat', String(c.steps)]);
@@ -36,5 +38,19 @@ export async function benchTrain(): Promise<void> {
       `${c.name} | ${qat.batch} | ${rate(fp32)} | ${rate(qat)} (${(qat.samplesPerSecond / fp32.samplesPerSecond).toFixed(2)}x) | ` +
         `${epoch(fp32)} / ${epoch(qat)} (${qat.epochSamples} samples) | ${mb(fp32.rssMb.peak)} / ${mb(qat.rssMb.peak)} | ${qat.threads}`,
     );
+    figures.push({
+      model: `${c.name}, batch ${qat.batch}`,
+      measure: 'QAT training, samples/s',
+      value: rate(qat),
+      baseline: `FP32 ${rate(fp32)} samples/s`,
+      ratio: qat.samplesPerSecond / fp32.samplesPerSecond,
+      spread: `${qat.steps} timed steps after one warm-up, ${qat.threads} threads, peak RSS ${mb(qat.rssMb.peak)}`,
+    });
   }
+  recordBench({
+    area: 'train',
+    title: 'one QAT epoch',
+    ratio: "QAT's samples/s over FP32's (below 1: QAT is slower)",
+    figures,
+  });
 }

@@ -84,9 +84,9 @@ test('the tree breaks no layering rule', async () => {
   assert.deepEqual(broken, []);
 });
 
-test("CONTRIBUTING.md's layout names every folder the rules are about, and each exists", async () => {
-  const contributing = readFileSync(path.join(repoRoot, 'CONTRIBUTING.md'), 'utf8');
-  const block = contributing.slice(contributing.indexOf('## Where things live'), contributing.indexOf('## How to'));
+test("docs/architecture.md's layout names every folder the rules are about, and each exists", async () => {
+  const architecture = readFileSync(path.join(repoRoot, 'docs', 'architecture.md'), 'utf8');
+  const block = architecture.slice(architecture.indexOf('## Layout'), architecture.indexOf('## Choices worth knowing'));
   const { layering } = (await import(pathToFileURL(path.join(repoRoot, 'eslint.config.mjs')).href)) as {
     layering: Array<{ files: string[] }>;
   };

@@ -1,6 +1,6 @@
 // The Marketplace side of package.json: the icon is a 128×128 PNG that goes into the .vsix, keywords and
 // categories are ones the Marketplace accepts, the extension runs on the workspace side, and every setting
-// it contributes is documented in the README.
+// and command it contributes is documented in the README.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +14,11 @@ const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'u
   keywords: string[];
   categories: string[];
   extensionKind: string[];
-  contributes: { configuration: { properties: Record<string, unknown> } };
+  contributes: {
+    configuration: { properties: Record<string, unknown> };
+    commands: { command: string; title: string; category?: string }[];
+    menus: { commandPalette?: { command: string; when?: string }[] };
+  };
 };
 const vscodeignore = readFileSync(path.join(repoRoot, '.vscodeignore'), 'utf8').split('\n');
 
@@ -56,6 +60,19 @@ test("every setting is in the README's settings table with its default", () => {
     assert.ok(row, `${name} is not in the README's settings table`);
     assert.ok(row.includes(`\`${JSON.stringify(p.default)}\``), `${name}: the README gives another default`);
   }
+});
+
+test("every command in the palette is in the README's commands table", () => {
+  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const table = readme.split('## Commands\n')[1]?.split('\n## ')[0] ?? '';
+  const rows = table.split('\n').filter((l) => l.startsWith('| QAT: '));
+  const listed = new Set(rows.map((l) => l.split(' | ')[0].slice('| QAT: '.length)));
+  const hidden = new Set(
+    (manifest.contributes.menus.commandPalette ?? []).filter((m) => m.when === 'false').map((m) => m.command),
+  );
+  const shown = manifest.contributes.commands.filter((c) => !hidden.has(c.command));
+  assert.ok(shown.length > 0);
+  for (const c of shown) assert.ok(listed.has(c.title), `${c.category}: ${c.title} is not in the README's commands`);
 });
 
 test('the .vsix holds every file the manifest names and the code opens at run time', async () => {

@@ -20,7 +20,7 @@ const { listFiles } = load('@vscode/vsce') as {
 const { ReadmeProcessor } = load('@vscode/vsce/out/package') as {
   ReadmeProcessor: new (
     manifest: unknown,
-    options: { baseImagesUrl?: string },
+    options: { baseImagesUrl?: string; baseContentUrl?: string },
   ) => { onFile(file: { path: string; localPath: string }): Promise<{ contents: Buffer }> };
 };
 
@@ -33,7 +33,12 @@ const readme = readFileSync(readmePath, 'utf8');
 const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]);
 const screenshots = images.filter((src) => src.startsWith('media/screenshots/'));
 
-const processed = (options: { baseImagesUrl?: string }) =>
+// The README's relative links that are not images (docs/, CONTRIBUTING.md, the examples), anchors left out.
+const links = [...readme.matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)\)/g)]
+  .map((m) => m[1])
+  .filter((l) => !/^\w+:/.test(l) && !l.startsWith('#'));
+
+const processed = (options: { baseImagesUrl?: string; baseContentUrl?: string }) =>
   new ReadmeProcessor(manifest, options)
     .onFile({ path: 'extension/readme.md', localPath: readmePath })
     .then((f) => f.contents.toString('utf8'));
@@ -56,17 +61,35 @@ test('vsce refuses the relative screenshots without a base URL, and scripts/pack
   assert.match(manifest.scripts.package, /node scripts\/package\.mjs/, 'npm run package packages another way');
   const start = readFileSync(path.join(repoRoot, 'scripts', 'start.mjs'), 'utf8');
   assert.match(start, /import \{ packageVsix \} from '\.\/package\.mjs'/, 'npm start packages another way');
-  const base = execFileSync(
+  const packageScript = readFileSync(path.join(repoRoot, 'scripts', 'package.mjs'), 'utf8');
+  assert.match(packageScript, /'--baseImagesUrl',\s*baseImagesUrl\(\)/);
+  assert.match(packageScript, /'--baseContentUrl',\s*baseContentUrl\(\)/);
+  const [base, content] = execFileSync(
     process.execPath,
-    ['--input-type=module', '-e', "console.log((await import('./scripts/package.mjs')).baseImagesUrl())"],
+    [
+      '--input-type=module',
+      '-e',
+      "const p = await import('./scripts/package.mjs'); console.log(p.baseImagesUrl()); console.log(p.baseContentUrl())",
+    ],
     { cwd: repoRoot, encoding: 'utf8' },
-  ).trim();
-  // Next to the sources: the repository's own raw files, as vsce would guess for a GitHub one.
-  assert.equal(base, `${manifest.repository.url.replace(/\.git$/, '')}/raw/HEAD/`);
-  const out = await processed({ baseImagesUrl: base });
+  )
+    .trim()
+    .split('\n');
+  // Next to the sources: the repository's own raw files and pages, as vsce would guess for a GitHub one.
+  const repo = manifest.repository.url.replace(/\.git$/, '');
+  assert.equal(base, `${repo}/raw/HEAD/`);
+  assert.equal(content, `${repo}/blob/HEAD/`);
+  const out = await processed({ baseImagesUrl: base, baseContentUrl: content });
   for (const src of screenshots) assert.ok(out.includes(`](${base}${src})`), `${src} is not rewritten to ${base}`);
   // vsce's own last check passed: every image in the packaged README is https.
   for (const m of out.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)) assert.match(m[1], /^https:\/\//);
+  // The links to docs/ and the other files work from the Marketplace page too.
+  assert.ok(links.length > 0, 'the README links no file');
+  for (const link of links) assert.ok(out.includes(`](${content}${link})`), `${link} is not rewritten to ${content}`);
+});
+
+test("the README's relative links name files in the repository", () => {
+  for (const link of links) assert.ok(existsSync(path.join(repoRoot, link.split('#')[0])), `${link} does not exist`);
 });
 
 test('the .vsix leaves the screenshots out (the Marketplace loads them from the base URL)', async () => {

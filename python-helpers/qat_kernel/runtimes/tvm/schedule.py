@@ -13,10 +13,10 @@ match keeps the next rule's (or TVM's default) code.
   register tile one vpdpbusd (64 u8 x s8 products into 16 int32 lanes), epilogue fused as below.
   Outputs identical to "packed" (integer sums). Targets without VNNI get exactly "packed".
   ResNet-18 INT8, median ms batch 1 / 16 (benchmarks/tvm_int8_bench; a shared 2-core AMD EPYC Zen 4,
-  other jobs running, so noisy; more runs in README): 112x112 "packed" 38.8 / 273.3 -> "vnni" 6.3 /
+  other jobs running, so noisy; more runs in docs/measurements.md): 112x112 "packed" 38.8 / 273.3 -> "vnni" 6.3 /
   151.3, ONNX Runtime INT8 on our export 14.5 / 227.3, quantize_static's 3.2 / 110.5 in the same run;
   224x224 123.6 / 1393 -> 36.0 / 617, ORT 69.0 / 896 and 38.3 / 437.
-  Per kernel (benchmarks/tvm_kernels, README): ResNet-18's vnni 3x3 convs reach 24-47 % of the measured
+  Per kernel (benchmarks/tvm_kernels, docs/measurements.md): ResNet-18's vnni 3x3 convs reach 24-47 % of the measured
   vpdpbusd peak; in MobileNetV2 the depthwise convs, then "packed", took ~36 % of the time at ~1.5 %.
   Under "vnni" and "packed", x86 builds run the int8 depthwise convs (strided, or rows at most 16 wide) as
   depthwise.py's channel-blocked kernels (16 int32 lanes over channels), scheduled by its rule.
