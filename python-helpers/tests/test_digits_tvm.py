@@ -83,10 +83,13 @@ def test_x86_parity_on_real_digits(x86_build):
     _, result, _ = x86_build
     parity = result["parity"]
     assert parity["samples"] == 540 and parity["outputKind"] == "accumulator"
+    # TVM's int8 kernels compute PyTorch INT8's own epilogue (float bias, x * (1/scale)) on the exact int32 sums:
+    # held to PyTorch INT8 within one accumulator step. ONNX Runtime adds an int32-rounded bias, so against it
+    # the logits agree in class and direction, not step for step.
+    vs_torch = parity["vsTorch"]
+    assert vs_torch["top1Agreement"] >= 0.99 and vs_torch["withinOneStep"] >= 0.99, vs_torch
     vs_ort = parity["vsOrt"]
-    assert vs_ort["top1Agreement"] >= 0.99
-    assert vs_ort["cosineMin"] > 0.9999 and vs_ort["withinOneStep"] >= 0.95
-    assert parity["vsTorch"]["top1Agreement"] >= 0.99
+    assert vs_ort["top1Agreement"] >= 0.99 and vs_ort["cosineMin"] > 0.9999, vs_ort
     accuracy = parity["accuracy"]
     assert abs(accuracy["tvm"] - accuracy["torch"]) <= 2 / 540 and accuracy["tvm"] > 0.9
 
