@@ -1,4 +1,4 @@
-// Runs every suite (lint, unit, protocol, reliability, claims, python, browser, e2e), prints each one's counts and a closing total.
+// Runs every suite (lint, unit, protocol, reliability, claims, python, zoo, browser, e2e), prints each one's counts and a closing total.
 // In CI (CI=true) a skipped test, an empty suite or a failing one fails the run.
 //   node test/run-all.mjs [suite ...]
 import { spawn } from 'node:child_process';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
 const python = path.join(cache, 'venv', 'bin', 'python');
+const zooPython = path.join(cache, 'venv-zoo', 'bin', 'python');
 const nodeTest = (dir, extra = []) => ({
   cmd: process.execPath,
   args: ['--test', '--test-reporter=tap', ...extra, `out/test/${dir}/`],
@@ -32,6 +33,13 @@ const suites = {
     cmd: python,
     args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--ignore=tests/test_kernel_reliability.py'],
     cwd: path.join(root, 'python-helpers'),
+    parse: parsePytest,
+  },
+  // Public architectures (timm, torchvision, transformers; random weights) through every kernel stage, in the zoo
+  // environment: torch 2.14.1 with torchvision, beside the kernel's own pinned 2.13.0.
+  zoo: {
+    cmd: zooPython,
+    args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-c', 'test/zoo/pytest.ini', 'test/zoo'],
     parse: parsePytest,
   },
   browser: nodeTest('browser'),
