@@ -262,10 +262,11 @@ describe('QAT Studio in the extension host', () => {
     assert.ok(out?.written, 'the picked point was not written');
     const { result, panel } = out;
     assert.equal(result.candidates.length, 4);
-    // The front page: a point per candidate in each of its two plots, our script and style by nonce only.
+    // The front page: a point per candidate in each of its two plots (the legend's marker names no candidate),
+    // our script and style by nonce only.
     const html = panel.webview.html;
     assert.match(html, /content="default-src 'none'; style-src 'nonce-(\w+)'; script-src 'nonce-\1'"/);
-    assert.equal((html.match(/<circle /g) ?? []).length, 2 * result.candidates.length);
+    assert.equal((html.match(/<circle [^>]*data-id="/g) ?? []).length, 2 * result.candidates.length);
     assert.ok(!/https?:\/\//.test(html.replace(/http:\/\/www\.w3\.org\/2000\/svg/g, '')), 'the page names a URL');
     // All fp32: every layer gets an fp32 override (in the search's order), first under `overrides:`; the file on
     // disk is untouched.
