@@ -181,19 +181,16 @@ def verify(
         pt2e="verify/parity compares the QDQ ONNX artifacts, which need the pt2e flow",
         convert=True,
     )
-    target = target
-    wanted = artifacts
     onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
-    limit = samples
     ctx.progress("verify", "PyTorch INT8 outputs on the validation samples", 0.0)
-    x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+    x, labels, torch_out = parity.reference_outputs(trained, samples, converted, ctx)
     output = parity.torch_output_step(converted)
     step, kind = output["step"], output["kind"]
     notes: list = []
     with tempfile.TemporaryDirectory(prefix="qat-parity-") as tmp:
         rows = _candidates(cfg, target, onnx_file, include_fp32, Path(tmp))
-        if wanted:
-            rows = [r for r in rows if r["name"] in wanted]
+        if artifacts:
+            rows = [r for r in rows if r["name"] in artifacts]
         for i, r in enumerate(rows):
             run_fn = r.pop("run")
             if r["status"] != "ok":
