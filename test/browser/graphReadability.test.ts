@@ -9,34 +9,23 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { CompareLayersResult } from '../../protocol/kernel';
-import type { ExecutedOverlay, ToWebview } from '../../protocol/webview';
+import type { ExecutedOverlay } from '../../protocol/webview';
 import { bandOf } from '../../common/bands';
 import { READABLE_SCALE } from '../../webview/graph/layout';
 import { artifactsDir, repoRoot } from '../support/paths';
-import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
+import {
+  digitsResults,
+  openDigitsResults,
+  openWebview,
+  postToWebview,
+  useWebviewHarness,
+  waitForSent,
+} from '../support/webviewPage';
 
-const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
-const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
-const onnx = readFileSync(path.join(fixtures, 'digits.qdq.onnx'));
+const { result } = digitsResults;
 const harness = useWebviewHarness();
-
-async function open(
-  msg: Partial<Extract<ToWebview, { type: 'showGraph' }>> = {},
-  viewport = { width: 1400, height: 900 },
-) {
-  const opened = await openWebview(harness.browser, harness.server.origin, viewport);
-  await postToWebview(opened.page, {
-    type: 'showGraph',
-    title: 'Layers: digits.qat.yaml',
-    onnx,
-    layers: result.layers,
-    threshold: result.threshold,
-    accuracy: result.accuracy,
-    ...msg,
-  } as ToWebview);
-  await opened.page.waitForSelector('#layers vscode-table-row[data-module]', { timeout: 15_000 });
-  return opened;
-}
+const open = (msg: Parameters<typeof openDigitsResults>[1] = {}, viewport?: { width: number; height: number }) =>
+  openDigitsResults(harness, msg, viewport);
 
 test('a collapsed module takes its worst layer’s colour; executed-op counts stay those of the model', async () => {
   // Every compute op ran in int8 (an ONNX Runtime build's report of this file, as the extension reads it).

@@ -1,37 +1,15 @@
 // The properties panel in Debian Chromium on the digits example's QDQ export: inputs named by their ONNX role
 // (X, W, B; x, x_scale, x_zero_point), a bias summarised with a short preview and all its values behind an expander.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { CompareLayersResult } from '../../protocol/kernel';
-import type { ToWebview } from '../../protocol/webview';
-import { artifactsDir, repoRoot } from '../support/paths';
-import { openWebview, postToWebview, useWebviewHarness } from '../support/webviewPage';
+import { artifactsDir } from '../support/paths';
+import { openDigitsResults, useWebviewHarness } from '../support/webviewPage';
 
-const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
-const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
-const onnx = readFileSync(path.join(fixtures, 'digits.qdq.onnx'));
 const harness = useWebviewHarness();
-
-async function open(
-  msg: Partial<Extract<ToWebview, { type: 'showGraph' }>> = {},
-  viewport = { width: 1400, height: 900 },
-) {
-  const opened = await openWebview(harness.browser, harness.server.origin, viewport);
-  await postToWebview(opened.page, {
-    type: 'showGraph',
-    title: 'Layers: digits.qat.yaml',
-    onnx,
-    layers: result.layers,
-    threshold: result.threshold,
-    accuracy: result.accuracy,
-    ...msg,
-  } as ToWebview);
-  await opened.page.waitForSelector('#layers vscode-table-row[data-module]', { timeout: 15_000 });
-  return opened;
-}
+const open = (msg: Parameters<typeof openDigitsResults>[1] = {}, viewport?: { width: number; height: number }) =>
+  openDigitsResults(harness, msg, viewport);
 
 const click = async (page: Page, selector: string) => {
   const node = page.locator(selector).first();

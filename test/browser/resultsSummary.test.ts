@@ -2,37 +2,17 @@
 // there, two layers sit a hair under the cosine threshold): the model's accuracy above the layers and a verdict
 // that does not cry wolf, each row marked by its own cosine's band, and layer names cut where they do not differ.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
-import type { ToWebview } from '../../protocol/webview';
+import type { LayerResult } from '../../protocol/kernel';
 import { BANDS, bandOf } from '../../common/bands';
-import { artifactsDir, repoRoot } from '../support/paths';
-import { openWebview, postToWebview, useWebviewHarness } from '../support/webviewPage';
+import { artifactsDir } from '../support/paths';
+import { digitsResults, openDigitsResults, postToWebview, useWebviewHarness } from '../support/webviewPage';
 
-const fixtures = path.join(repoRoot, 'test', 'fixtures', 'digits');
-const result = JSON.parse(readFileSync(path.join(fixtures, 'compare-layers.json'), 'utf8')) as CompareLayersResult;
-const onnx = readFileSync(path.join(fixtures, 'digits.qdq.onnx'));
+const { result, onnx } = digitsResults;
 const harness = useWebviewHarness();
-
-async function open(
-  msg: Partial<Extract<ToWebview, { type: 'showGraph' }>> = {},
-  viewport = { width: 1400, height: 900 },
-) {
-  const opened = await openWebview(harness.browser, harness.server.origin, viewport);
-  await postToWebview(opened.page, {
-    type: 'showGraph',
-    title: 'Layers: digits.qat.yaml',
-    onnx,
-    layers: result.layers,
-    threshold: result.threshold,
-    accuracy: result.accuracy,
-    ...msg,
-  } as ToWebview);
-  await opened.page.waitForSelector('#layers vscode-table-row[data-module]', { timeout: 15_000 });
-  return opened;
-}
+const open = (msg: Parameters<typeof openDigitsResults>[1] = {}, viewport?: { width: number; height: number }) =>
+  openDigitsResults(harness, msg, viewport);
 
 test('the results show the model accuracy and say INT8 is fine, with no row in an alarm colour', async () => {
   const { page, violations } = await open();

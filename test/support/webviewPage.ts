@@ -6,6 +6,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { after, before } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
+import type { CompareLayersResult } from '../../protocol/kernel';
 import type { ToWebview } from '../../protocol/webview';
 import { webviewHtml } from '../../client/editors/html';
 import { launchChromium } from './browser';
@@ -159,6 +160,35 @@ export function useWebviewHarness(setup?: () => void | Promise<void>): {
       return browser!;
     },
   };
+}
+
+/** The digits example's comparison and its QDQ export, as the extension sends them to the results view. */
+export const digitsResults = {
+  result: JSON.parse(
+    readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'compare-layers.json'), 'utf8'),
+  ) as CompareLayersResult,
+  onnx: readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')),
+};
+
+/** A results view opened on the digits comparison (`msg` over its showGraph message), its layer table drawn. */
+export async function openDigitsResults(
+  harness: ReturnType<typeof useWebviewHarness>,
+  msg: Partial<Extract<ToWebview, { type: 'showGraph' }>> = {},
+  viewport = { width: 1400, height: 900 },
+): Promise<OpenedPage> {
+  const { result, onnx } = digitsResults;
+  const opened = await openWebview(harness.browser, harness.server.origin, viewport);
+  await postToWebview(opened.page, {
+    type: 'showGraph',
+    title: 'Layers: digits.qat.yaml',
+    onnx,
+    layers: result.layers,
+    threshold: result.threshold,
+    accuracy: result.accuracy,
+    ...msg,
+  } as ToWebview);
+  await opened.page.waitForSelector('#layers vscode-table-row[data-module]', { timeout: 15_000 });
+  return opened;
 }
 
 /** Every text a user can read in a page or webview frame: text nodes, titles, labels and placeholders. */
