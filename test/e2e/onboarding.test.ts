@@ -58,14 +58,33 @@ test(
     await input.click();
     await page.keyboard.press('Control+A');
     await page.keyboard.type(`${parent}/`, { delay: 20 });
-    await page.waitForFunction(
-      (want) => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value === want,
-      `${parent}/`,
-      { timeout: 10_000 },
-    );
+    // The dialog reads each folder as the path is typed and can miss the last keystroke while it is still listing
+    // a big one (/tmp); accepted then, it takes the folder it was showing. The typed (empty) folder is read once its
+    // list holds only '..': until then, type its closing '/' again, as a user would.
+    const readTyped = (want: string) => {
+      const value = (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value;
+      const rows = [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')];
+      return value === want && rows.length === 1 && rows[0]?.textContent?.trim() === '..';
+    };
+    let read = false;
+    for (let attempt = 0; attempt < 6 && !read; attempt++) {
+      read = await page
+        .waitForFunction(readTyped, `${parent}/`, { timeout: 5_000 })
+        .then(() => true)
+        .catch(() => false);
+      if (!read) {
+        await page.keyboard.press('Backspace');
+        await page.keyboard.type('/');
+      }
+    }
+    assert.ok(read, `the folder dialog never showed ${parent}/`);
     await ok.click();
     const dest = path.join(parent, 'qat-example-cifar');
-    await page.waitForURL((url) => decodeURIComponent(url.toString()).includes(dest), { timeout: 60_000 });
+    const landed = await page
+      .waitForURL((url) => decodeURIComponent(url.toString()).includes(dest), { timeout: 60_000, waitUntil: 'commit' })
+      .then(() => true)
+      .catch(() => false);
+    if (!landed) assert.fail(`the example folder ${dest} never opened; the window is at ${page.url()}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     await page.locator('.tab[aria-label^="mobilenetv2.qat.yaml"]').first().waitFor({ timeout: 90_000 });
     await page
