@@ -81,6 +81,9 @@ export const NAMED_FRAMES: Record<string, Buffer> = {
   'empty length': Buffer.from('Content-Length: \r\n\r\n{}'),
   'huge length': Buffer.from('Content-Length: 99999999999999999999\r\n\r\n{}'),
   'overflowing length': Buffer.from(`Content-Length: 1${'0'.repeat(400)}\r\n\r\n{}`),
+  // Past Python's int-conversion limit (4,300 digits), which int() refuses with a ValueError.
+  'length past int()': Buffer.from(`Content-Length: ${'9'.repeat(5000)}\r\n\r\n{}`),
+  'length of zeros': Buffer.from(`Content-Length: ${'0'.repeat(5000)}2\r\n\r\n{}`),
   'length over the cap': Buffer.from(`Content-Length: ${MAX_BODY + 1}\r\n\r\n{}`),
   'two lengths': Buffer.from('Content-Length: 2\r\nContent-Length: x\r\n\r\n{}'),
   'json nested 100k deep': frame(enc('['.repeat(100_000) + ']'.repeat(100_000))),

@@ -34,8 +34,11 @@ def read_message(stream: BinaryIO) -> Any:
         if found:
             value = found[-1].decode("ascii", "replace")
             if not value.isdigit():
-                raise FramingError(f"Bad Content-Length: {value!r}")
-            length = int(value)
+                raise FramingError(f"Bad Content-Length: {value[:40]!r}")
+            # More digits than any accepted length (and than int() converts: Python refuses over 4,300).
+            if len(value.lstrip("0")) > len(str(MAX_BODY)):
+                raise FramingError(f"Content-Length of {len(value)} digits is over the {MAX_BODY}-byte limit")
+            length = int(value.lstrip("0") or "0")
             if length > MAX_BODY:
                 raise FramingError(f"Content-Length {length} is over the {MAX_BODY}-byte limit")
             continue
