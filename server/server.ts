@@ -8,15 +8,15 @@ import {
   TextDocuments,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
-import { TextDocument } from 'vscode-languageserver-textdocument';
 import { DiagnosticsHandler } from './handlers/diagnostics';
 import { registerFeatures } from './handlers/features';
 import { SettingsHandler } from './handlers/settings';
+import { clampedTextDocument } from './services/documentSync';
 import { modelIndex } from './services/modelIndex';
 import { semanticLegend } from './services/semanticTokens';
 
 const connection = createConnection(ProposedFeatures.all);
-const documents = new TextDocuments(TextDocument);
+const documents = new TextDocuments(clampedTextDocument);
 const settings = new SettingsHandler(connection, () => diagnostics.refreshAll());
 const diagnostics = new DiagnosticsHandler(connection, documents, () => settings.current, settings.ready);
 registerFeatures(connection, documents, () => settings.current);
