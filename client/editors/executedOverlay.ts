@@ -2,8 +2,9 @@
 // it wrote, naming the export it started from): per node of ORT's optimised graph what ran and in which
 // precision, or, for the QDQ model ORT was given, which optimised ops each of its nodes became. build/tvm's
 // build-report.json (in out/tvm-<target>/, naming the export it compiled): per node of the export, what TVM ran.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { LIMITS, readWorkspaceFile } from '../../common/workspaceFile';
 import type { BuildOrtResult, BuildTvmResult } from '../../protocol/kernel';
 import type { ExecutedOp, ExecutedOverlay } from '../../protocol/webview';
 
@@ -101,7 +102,7 @@ export async function findExecutedOverlay(
   let best: { overlay: ExecutedOverlay; from: string; mtime: number } | undefined;
   for (const report of candidates) {
     try {
-      const [info, text] = await Promise.all([stat(report), readFile(report, 'utf8')]);
+      const [info, text] = await Promise.all([stat(report), readWorkspaceFile(report, LIMITS.report)]);
       const overlay = overlayFromReport(file, JSON.parse(text));
       if (overlay && (!best || info.mtimeMs > best.mtime)) best = { overlay, from: report, mtime: info.mtimeMs };
     } catch {

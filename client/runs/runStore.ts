@@ -1,7 +1,8 @@
 // The history of runs the extension started (train, compare, sensitivity, build, ...): kept in the workspace's
 // out/qat-runs.json, written atomically (temp file + rename), so it survives a reload. Free of the vscode module.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { LIMITS, readWorkspaceFile } from '../../common/workspaceFile';
 
 export type RunKind =
   'train' | 'compare' | 'sensitivity' | 'search' | 'build' | 'evaluate' | 'convert' | 'export' | 'job' | 'fix';
@@ -47,6 +48,21 @@ export interface RunLayer {
 export const RUNS_FILE = 'qat-runs.json';
 const MAX_RUNS = 200;
 
+function wellFormed(r: unknown): r is RunRecord {
+  const x = r as Partial<Record<keyof RunRecord, unknown>> | null;
+  return (
+    !!x &&
+    typeof x === 'object' &&
+    typeof x.id === 'string' &&
+    typeof x.kind === 'string' &&
+    typeof x.config === 'string' &&
+    typeof x.status === 'string' &&
+    typeof x.started === 'string' &&
+    Array.isArray(x.figures) &&
+    x.figures.every((f) => Array.isArray(f) && f.length === 2 && f.every((v) => typeof v === 'string'))
+  );
+}
+
 export class RunStore {
   private runs: RunRecord[] = [];
   private listeners: Array<() => void> = [];
@@ -62,14 +78,15 @@ export class RunStore {
   async load(): Promise<void> {
     let text: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      text = await readWorkspaceFile(this.file, LIMITS.runs);
     } catch {
       this.runs = [];
       return;
     }
     try {
       const data = JSON.parse(text) as { runs?: RunRecord[] };
-      this.runs = Array.isArray(data.runs) ? data.runs.filter((r) => r && typeof r.id === 'string') : [];
+      // A record written by hand or by another version may lack any field: only well-formed ones are kept.
+      this.runs = Array.isArray(data.runs) ? data.runs.filter(wellFormed) : [];
       // A run that was still going when the window closed did not finish.
       for (const r of this.runs) if (r.status === 'running') r.status = 'cancelled';
     } catch {
@@ -162,7 +179,7 @@ export class RunStore {
   async readResult<T>(run: RunRecord): Promise<T | undefined> {
     if (!run.result) return undefined;
     try {
-      return JSON.parse(await readFile(run.result, 'utf8')) as T;
+      return JSON.parse(await readWorkspaceFile(run.result, LIMITS.runs)) as T;
     } catch {
       return undefined;
     }

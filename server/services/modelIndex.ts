@@ -2,9 +2,10 @@
 // `graph/export` writes. The server only reads these JSON files; it never runs the model. A config finds its
 // graphs at the default place (<config dir>/out/<stem>.<stage>.qatgraph.json) or anywhere the client's file
 // watcher has reported one whose `config` field names it.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LIMITS, readWorkspaceFileSync } from '../../common/workspaceFile';
 
 export interface KnownModule {
   path: string;
@@ -104,7 +105,7 @@ function toPath(uri: string): string | undefined {
 function parseGraph(file: string): Entry['graph'] {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'));
+    data = JSON.parse(readWorkspaceFileSync(file, LIMITS.graph));
   } catch {
     return undefined;
   }

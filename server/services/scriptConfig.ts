@@ -3,10 +3,11 @@
 // training script beside it). Overrides resolve as the kernel's qconfig.plan does: the first override whose
 // `match` fullmatches the module path or a parent path wins, its activation/weight keys replacing the
 // global ones key by key.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseDocument } from 'yaml';
+import { LIMITS, readWorkspaceFileSync } from '../../common/workspaceFile';
 import { compilePython } from '../util/pyRegex';
 import { modelIndex, type ModelKnowledge } from './modelIndex';
 
@@ -52,7 +53,7 @@ function readConfig(file: string, open: OpenText): ConfigData | undefined {
   if (hit?.mtimeMs === stat.mtimeMs) return hit.data;
   let data: ConfigData | undefined;
   try {
-    data = parseData(readFileSync(file, 'utf8'));
+    data = parseData(readWorkspaceFileSync(file, LIMITS.config));
   } catch {
     data = undefined;
   }
