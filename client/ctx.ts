@@ -179,7 +179,7 @@ export async function explainRestricted(what: string): Promise<void> {
   const pick = await vscode.window.showWarningMessage(
     `${what} needs a trusted folder: QAT Studio runs your model and data code (the Python kernel, training, ` +
       'comparisons, builds) only in a trusted workspace. In Restricted Mode it still checks configs and scripts ' +
-      'and edits overrides. Trust this folder to run it.',
+      'with their quick fixes. Trust this folder to run it.',
     manage,
   );
   if (pick === manage) await vscode.commands.executeCommand('workbench.trust.manage');

@@ -16,8 +16,9 @@ import { showModelGraph } from './commands/showModelGraph';
 import { Ctx, type Contributions } from './ctx';
 import { QatTaskProvider } from './tasks/qatTasks';
 
-/** Every command module's command. Kernel commands run user code, so they need a trusted workspace; editing text
- * and opening files run none: allowed in Restricted Mode too. */
+/** Every command module's command. Kernel commands run user code, so they need a trusted workspace, as do the
+ * actions that write overrides into a config named by a view (client/config/editableConfig.ts); opening files and
+ * the language server's quick fixes on the open document are allowed in Restricted Mode too. */
 export function contributions(): Contributions {
   return {
     commands: {
@@ -32,7 +33,7 @@ export function contributions(): Contributions {
       'qatStudio.showModelGraph': { make: showModelGraph, needsTrust: true },
       'qatStudio.createKernelEnvironment': { make: createKernelEnvironment, needsTrust: true },
       'qatStudio.buildForTarget': { make: buildForTarget, needsTrust: true },
-      'qatStudio.keepLayerFp16': { make: keepLayerFp16 },
+      'qatStudio.keepLayerFp16': { make: keepLayerFp16, needsTrust: true },
       'qatStudio.revealLayerSource': { make: () => revealLayerSource() },
       'qatStudio.openGraphsSideBySide': { make: () => openGraphsSideBySide() },
       'qatStudio.openConfig': { make: () => openConfig() },

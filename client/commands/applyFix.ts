@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
+import { refuseConfigEdit } from '../config/editableConfig';
 import { addOverride } from '../config/overrides';
 import type { Ctx } from '../ctx';
 import { latestFix, recordFix, verifyFix, type LoopOutcome } from '../fix/closedLoop';
@@ -72,6 +73,11 @@ export function applyFix(ctx: Ctx) {
       void vscode.window.showWarningMessage(
         'Apply Fix needs a layer: run Compare Layers, then pick one of its layers.',
       );
+      return undefined;
+    }
+    const refused = await refuseConfigEdit(t.config);
+    if (refused) {
+      void vscode.window.showWarningMessage(refused);
       return undefined;
     }
     const uri = vscode.Uri.file(t.config);

@@ -1,6 +1,7 @@
 // Commands on a layer in the graph view's context menu: keep it in FP16 (an undoable edit of the config's
 // overrides) and reveal its definition in the source.
 import * as vscode from 'vscode';
+import { refuseConfigEdit } from '../config/editableConfig';
 import { addPrecisionOverride } from '../config/overrides';
 import type { LayerContext } from '../../protocol/webview';
 import type { Ctx } from '../ctx';
@@ -11,6 +12,11 @@ export function keepLayerFp16(ctx: Ctx) {
   return async (c: LayerContext = {}): Promise<boolean> => {
     if (!c.module || !c.config) {
       void vscode.window.showWarningMessage('This node has no module or config to edit.');
+      return false;
+    }
+    const refused = await refuseConfigEdit(c.config);
+    if (refused) {
+      void vscode.window.showWarningMessage(refused);
       return false;
     }
     const uri = vscode.Uri.file(c.config);

@@ -1,5 +1,8 @@
 // Runs inside a real VS Code extension host with the example workspace open (see test/e2e/extensionHost.test.ts).
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 const EXTENSION_ID = 'qat-studio.qat-studio';
@@ -87,17 +90,14 @@ describe('QAT Studio in the extension host', () => {
   });
 
   it('QAT: Open an Example copies the cifar example (without its out/) into the folder given; digits is this workspace', async () => {
-    const { mkdtempSync, readdirSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const path = await import('node:path');
-    const parent = mkdtempSync(path.join(tmpdir(), 'qat-ext-example-'));
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'qat-ext-example-'));
     const dest = await vscode.commands.executeCommand<string>('qatStudio.openExample', {
       name: 'cifar',
       parent,
       open: false,
     });
     assert.equal(dest, path.join(parent, 'qat-example-cifar'));
-    const files = readdirSync(dest).sort();
+    const files = fs.readdirSync(dest).sort();
     for (const f of ['README.md', 'data.py', 'mobilenetv2.qat.yaml', 'model.py', 'resnet18.qat.yaml'])
       assert.ok(files.includes(f), files.join(', '));
     assert.ok(!files.includes('out') && !files.some((f) => f.endsWith('.partial')), files.join(', '));
@@ -419,6 +419,35 @@ describe('QAT Studio in the extension host', () => {
     const diags = await waitForDiagnostics(config, (d) => d.some((x) => x.code === 'QCFG015'));
     assert.match(diags.find((x) => x.code === 'QCFG015')!.message, /"conv9" is not a module of the model/);
     await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
+
+  it('Keep This Layer in FP16 and Apply Fix edit only a QAT config inside the workspace, whatever path a view names', async () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'qat-outside-'));
+    const victim = path.join(outside, 'victim.qat.yaml');
+    const text = 'version: 1\nflow: pt2e\n';
+    fs.writeFileSync(victim, text);
+    const link = path.join(ws().fsPath, 'linked.qat.yaml');
+    fs.symlinkSync(victim, link);
+    const notConfig = path.join(ws().fsPath, 'model.py');
+    const pyBefore = fs.readFileSync(notConfig, 'utf8');
+    try {
+      // As a crafted graph JSON's `config` field would name them.
+      for (const config of [victim, link, `${ws().fsPath}/../${path.basename(outside)}/victim.qat.yaml`, notConfig]) {
+        const kept = await vscode.commands.executeCommand<boolean>('qatStudio.keepLayerFp16', {
+          module: 'fc2',
+          config,
+        });
+        assert.equal(kept, false, config);
+        const fixed = await vscode.commands.executeCommand('qatStudio.applyFix', { module: 'fc2', config });
+        assert.equal(fixed, undefined, config);
+      }
+      assert.equal(fs.readFileSync(victim, 'utf8'), text);
+      assert.equal(fs.readFileSync(notConfig, 'utf8'), pyBefore);
+      assert.ok(!vscode.workspace.textDocuments.some((d) => d.isDirty && d.uri.fsPath === victim), 'edited in memory');
+    } finally {
+      fs.rmSync(link, { force: true });
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('QAT: Create Kernel Environment makes a venv from a local wheel folder, points the kernel at it, and is undone', async () => {
