@@ -54,7 +54,7 @@ def test_without_builds_only_the_export_runs(before_builds):
 def test_every_artifact_against_torch_int8(after_builds):
     _, result = after_builds
     rows = _rows(result)
-    assert {r["status"] for n, r in rows.items() if n != "tvm-fp32"} == {"ok"}
+    assert {r["status"] for n, r in rows.items() if n != "tvm-fp32"} == {"ok"}, rows
     assert rows["tvm-fp32"]["status"] == "missing"  # build/tvm ran without bench
     for name in ("ort-int8", "ort-int8-optimized", "tvm-int8", "c-runner"):
         m = rows[name]["vsTorchInt8"]
@@ -88,3 +88,41 @@ def test_library_older_than_the_export_is_stale(after_builds, kernel, config):
     result = kernel.request("verify/parity", {"config": str(config), "artifacts": ["tvm-int8"], "samples": 32})
     row = result["rows"][0]
     assert row["stale"] is True and "build/tvm again" in row["note"] and result["notes"]
+
+
+def test_planted_library_and_runner_are_not_loaded_or_run(after_builds, kernel, config, tmp_path):
+    """A model.so changed after build/tvm wrote it, and a deploy-report.json pointing at C source the kernel never
+    wrote: both rows skipped with the reason; nothing is loaded, compiled or run."""
+    import json
+
+    out = config.parent / "out"
+    lib = out / "tvm-x86-64" / "model.so"
+    with open(lib, "ab") as f:
+        f.write(b"\0")
+    marker = tmp_path / "ran"
+    planted = config.parent / "planted_runner.c"
+    planted.write_text(
+        f'#include <stdio.h>\nint main(void) {{ FILE *f = fopen("{marker}", "w"); if (f) fclose(f); return 0; }}\n',
+        encoding="utf-8",
+    )
+    header = config.parent / "planted_qparams.h"
+    header.write_text("/* planted */\n", encoding="utf-8")
+    report = out / "deploy-x86-64" / "deploy-report.json"
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["runner"], data["header"] = str(planted), str(header)
+    report.write_text(json.dumps(data), encoding="utf-8")
+    result = kernel.request(
+        "verify/parity", {"config": str(config), "artifacts": ["tvm-int8", "c-runner"], "samples": 32}
+    )
+    rows = _rows(result)
+    for name in ("tvm-int8", "c-runner"):
+        assert rows[name]["status"] == "skipped", rows[name]
+        assert "not " in rows[name]["note"] and "by QAT Studio on this machine" in rows[name]["note"]
+    assert not marker.exists()
+    # Built again, each is trusted again.
+    kernel.request("build/tvm", {"config": str(config), "target": "x86-64", "verify": False})
+    kernel.request("deploy/c-artifact", {"config": str(config), "verify": False, "tvm": False})
+    result = kernel.request(
+        "verify/parity", {"config": str(config), "artifacts": ["tvm-int8", "c-runner"], "samples": 32}
+    )
+    assert {r["status"] for r in result["rows"]} == {"ok"}

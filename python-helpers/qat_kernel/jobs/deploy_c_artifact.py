@@ -34,7 +34,7 @@ from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports.deploy_c import summary
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
-from qat_kernel.runtimes import parity, targets
+from qat_kernel.runtimes import parity, provenance, targets
 from qat_kernel.runtimes.c.folder import REPORT, out_dir_for
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.tvm import run as tvm_run
@@ -249,6 +249,8 @@ def deploy(
         ctx.check_cancelled()
         tvm_run.forget_vms(stage)
         atomic.replace_dir(stage, out_dir)
+        # What verify/parity compiles and runs, and the TVM libraries beside it.
+        provenance.record(out_dir / header.name, out_dir / runner_src.name, *sorted(out_dir.glob("tvm/*.so")))
     finally:
         if stage.exists():
             tvm_run.forget_vms(stage)
@@ -281,6 +283,7 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
             moved = folder / Path(c_source[key]).name
             os.replace(c_source[key], moved)
             c_source[key] = str(moved)
+            provenance.record(moved)
     shutil.rmtree(c_dir, ignore_errors=True)
     if resolved.runnable_here and c_source.get("library"):
         diff = np.abs(load_tvm(c_source["library"])(x) - load_tvm(report["artifact"])(x))

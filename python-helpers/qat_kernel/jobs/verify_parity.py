@@ -26,7 +26,7 @@ from pathlib import Path
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
-from qat_kernel.runtimes import parity, targets
+from qat_kernel.runtimes import parity, provenance, targets
 from qat_kernel.runtimes.c import folder as c_folder
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import report as ort_report
@@ -99,6 +99,10 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         if machine is not None and machine != host_arch():
             row(name, lib, status="skipped", note=f"built for {machine}: runs on the board (TVM RPC), not here")
             return
+        if not provenance.built_here(lib):
+            note = f"not built by QAT Studio on this machine (or changed since): not loaded; run {how} again"
+            row(name, lib, status="skipped", note=note)
+            return
         report = lib.parent / "build-report.json"
         built_from = None
         if report.is_file():
@@ -119,6 +123,14 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
     runner = c_folder.host_runner(deploy_dir)
     if runner is None:
         row("c-runner", deploy_dir, status="missing", note=f"not built: run deploy/c-artifact for target {target}")
+    elif not runner["builtHere"]:
+        row(
+            "c-runner",
+            runner["source"],
+            status="skipped",
+            note="not written by QAT Studio on this machine (or changed since): not compiled or run; run "
+            "deploy/c-artifact again",
+        )
     else:
         stale = not _newer_than(runner["header"], onnx_file)
         row(

@@ -56,6 +56,13 @@ class ModelGone(KernelError):
     kind = "modelGone"
 
 
+class ArtifactUnknown(KernelError):
+    """A library or runner in an output folder that this kernel did not build, or that changed since it did
+    (qat_kernel.provenance): not loaded, not compiled, not run. `path` names it."""
+
+    kind = "artifactUnknown"
+
+
 class UserCodeError(KernelError):
     kind = "userCode"
 

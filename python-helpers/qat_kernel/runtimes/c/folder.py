@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qat_kernel.runtimes import targets
+from qat_kernel.runtimes import provenance, targets
 
 REPORT = "deploy-report.json"
 
@@ -24,7 +24,9 @@ def host_runner(deploy_dir: Path) -> dict | None:
     source, header = Path(data["runner"]), Path(data["header"])
     if not (source.is_file() and header.is_file()):
         return None
-    return {"source": source, "header": header, "outputSize": data["outputSize"]}
+    # The report names the files: only ones deploy/c-artifact wrote are compiled and run.
+    built = provenance.built_here(source) and provenance.built_here(header)
+    return {"source": source, "header": header, "outputSize": data["outputSize"], "builtHere": built}
 
 
 def runner_fn(runner: dict, work: Path):
@@ -32,6 +34,8 @@ def runner_fn(runner: dict, work: Path):
     from qat_kernel.runtimes.c import toolchain
     from qat_kernel.runtimes.targets import host_arch
 
+    provenance.require(runner["source"], "deploy/c-artifact")
+    provenance.require(runner["header"], "deploy/c-artifact")
     binary = work / "c-runner" / "runner"
     toolchain.compile_runner(runner["source"], host_arch(), binary)
     return lambda x: toolchain.run_runner(binary, x, runner["outputSize"], work / "c-runner")[0]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from qat_kernel import atomic
 from qat_kernel.rpc.errors import KernelError, TvmBuildError
+from qat_kernel.runtimes import provenance as ledger
 from qat_kernel.runtimes.onnx import fp16 as fp16mod
 from qat_kernel.runtimes.targets import ResolvedTarget, elf_machine, resolve_target
 from qat_kernel.runtimes.tvm import depthwise as depthwisemod
@@ -599,6 +600,7 @@ def build_tvm(
         (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")
         check_cancelled()
         atomic.replace_dir(tmp, out_dir)
+        ledger.record(out_dir / ARTIFACT)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

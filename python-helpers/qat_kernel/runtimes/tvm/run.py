@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from qat_kernel.rpc.errors import TvmBuildError
+from qat_kernel.runtimes import provenance
 from qat_kernel.runtimes.targets import elf_machine, host_arch
 
 _VMS: dict = {}
@@ -57,6 +58,8 @@ def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
     from tvm import relax
 
     artifact = Path(artifact)
+    # Loading a library runs its constructors: only one the kernel built.
+    provenance.require(artifact, "build/tvm")
     machine = elf_machine(artifact)
     if machine is not None and machine != host_arch():
         raise TvmBuildError(
