@@ -23,7 +23,16 @@ export function yamlCompletion(doc: TextDocument, position: Position, model?: Mo
   if (cursor.kind === 'value' && cursor.key === '*' && objectBranch(schemaAt([...cursor.path, '*']))?.properties) {
     items = keyItems([...cursor.path, '*']); // a `- ` item of a list of maps
   } else if (cursor.kind === 'value' && cursor.key === 'match' && cursor.path[0] === 'overrides') {
-    items = model ? moduleItems(model, /^["']/.exec(cursor.prefix)?.[0] ?? '') : [];
+    const quote = /^["']/.exec(cursor.prefix)?.[0] ?? '';
+    if (!model) items = [];
+    else {
+      // A model can have a million modules: the ones matching what is typed, at most MAX_MODULE_ITEMS; the
+      // editor asks again as the user types on (isIncomplete).
+      const { modules, cut } = modulesFor(model, cursor.prefix.slice(quote.length));
+      items = moduleItems(model, modules, quote);
+      for (const item of items) item.textEdit = { range, newText: item.insertText ?? item.label };
+      return { isIncomplete: cut, items };
+    }
   } else if (cursor.kind === 'value') {
     const path = [...cursor.path, cursor.key!];
     items = valueItems(schemaAt(path), cursor.key === 'observer' ? flowOf(text) : undefined);
@@ -34,9 +43,25 @@ export function yamlCompletion(doc: TextDocument, position: Position, model?: Mo
   return { isIncomplete: false, items };
 }
 
+export const MAX_MODULE_ITEMS = 1000;
+
+/** All the modules; of a model with more than MAX_MODULE_ITEMS, those whose path holds what is typed (dots
+ * typed escaped or not), in the graph's order, at most MAX_MODULE_ITEMS of them. */
+function modulesFor(model: ModelKnowledge, typed: string): { modules: ModelKnowledge['modules']; cut: boolean } {
+  if (model.modules.length <= MAX_MODULE_ITEMS) return { modules: model.modules, cut: false };
+  const want = typed.replace(/\\+\./g, '.').toLowerCase();
+  const modules: ModelKnowledge['modules'] = [];
+  for (const m of model.modules) {
+    if (want && !m.path.toLowerCase().includes(want)) continue;
+    if (modules.length === MAX_MODULE_ITEMS) return { modules, cut: true };
+    modules.push(m);
+  }
+  return { modules, cut: false };
+}
+
 /** Module paths of the last exported graph, parents before children (a parent's match covers its children). */
-function moduleItems(model: ModelKnowledge, quote: string): CompletionItem[] {
-  return model.modules.map((m, i) => ({
+function moduleItems(model: ModelKnowledge, modules: ModelKnowledge['modules'], quote: string): CompletionItem[] {
+  return modules.map((m, i) => ({
     label: m.path,
     kind: CompletionItemKind.Module,
     detail: m.type,
