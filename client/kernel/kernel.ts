@@ -70,6 +70,7 @@ export class Kernel implements vscode.Disposable {
         PYTHONPATH: helpers,
         PYTHONUNBUFFERED: '1',
         QAT_STUDIO_PROTOCOL_DIR: path.join(this.extensionPath, 'protocol'),
+        ...workspaceLimit(),
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -176,4 +177,14 @@ export class Kernel implements vscode.Disposable {
     this.exited.dispose();
     this.stateChanged.dispose();
   }
+}
+
+/** The folders the kernel may import user code from and write into (QAT_STUDIO_WORKSPACE, read by the kernel's
+ * pipeline/config.py), unless the machine setting lifts the limit. */
+function workspaceLimit(): Record<string, string> {
+  const allowed = vscode.workspace.getConfiguration('qatStudio').inspect<boolean>('kernel.allowPathsOutsideWorkspace');
+  // Only the user's (machine) value counts, never one a workspace sets.
+  if (allowed?.globalValue === true) return {};
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  return folders.length ? { QAT_STUDIO_WORKSPACE: JSON.stringify(folders) } : {};
 }

@@ -6,6 +6,8 @@ can put the diagnostic on it."""
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,8 +39,41 @@ class Config:
             node = node[key]
         return node
 
-    def resolve(self, relative: str) -> Path:
-        return (self.folder / relative).resolve()
+    def resolve(self, relative: str, key: str = "") -> Path:
+        """`relative` (to the config's folder) as an absolute path, symlinks resolved; inside the workspace
+        (workspace_roots) or ConfigInvalid, since the kernel imports, loads and writes only there."""
+        path = (self.folder / relative).resolve()
+        check_inside(path, key or relative)
+        return path
+
+
+# The folders the extension opened (a JSON list), set by the extension when it starts the kernel: user code is
+# imported, weights loaded and outputs written only inside them. Unset (the kernel run by hand, the tests), or when
+# the machine setting qatStudio.kernel.allowPathsOutsideWorkspace is on: no limit.
+WORKSPACE_ENV = "QAT_STUDIO_WORKSPACE"
+
+
+def workspace_roots() -> list[Path] | None:
+    raw = os.environ.get(WORKSPACE_ENV)
+    if not raw:
+        return None
+    try:
+        folders = json.loads(raw)
+    except ValueError:
+        folders = [raw]
+    return [Path(f).resolve() for f in folders if isinstance(f, str) and f]
+
+
+def check_inside(path: Path, key: str) -> None:
+    roots = workspace_roots()
+    if roots is None or any(path == r or path.is_relative_to(r) for r in roots):
+        return
+    raise ConfigInvalid(
+        f"{key}: {path} is outside the workspace ({', '.join(str(r) for r in roots)}): QAT Studio imports, loads "
+        "and writes files only inside the folders it opened. Move it inside, or turn on the machine setting "
+        "qatStudio.kernel.allowPathsOutsideWorkspace.",
+        path=key if "." in key and "/" not in key else "",
+    )
 
 
 def _dotted(parts) -> str:
@@ -92,10 +127,10 @@ def _check_ranges(data: dict) -> None:
 def _check_files(cfg: Config) -> None:
     for key in ("model.entry", "data.entry", "train.loss"):
         entry = cfg.get(key)
-        if entry is not None and ".py:" in entry and not cfg.resolve(entry.rsplit(":", 1)[0]).is_file():
+        if entry is not None and ".py:" in entry and not cfg.resolve(entry.rsplit(":", 1)[0], key).is_file():
             raise ConfigInvalid(f"{key}: file not found next to {cfg.path.name}: {entry}", path=key)
     weights = cfg.get("model.weights")
-    if weights is not None and not cfg.resolve(weights).is_file():
+    if weights is not None and not cfg.resolve(weights, "model.weights").is_file():
         raise ConfigInvalid(f"model.weights: file not found: {weights}", path="model.weights")
 
 
@@ -113,6 +148,7 @@ def load_config(path: str) -> Config:
         raise ConfigInvalid(f"{file.name} is not valid YAML: {exc}") from exc
     _schema_errors(data)
     cfg = Config(path=file, folder=file.parent, data=data)
+    check_inside(file, file.name)
     _check_ranges(data)
     _check_files(cfg)
     return cfg
