@@ -40,6 +40,7 @@ export function buildForTarget(ctx: Ctx) {
         await vscode.window.showQuickPick(items, {
           title: 'QAT: Build for Target',
           placeHolder: 'Target to compile the INT8 model for',
+          ignoreFocusOut: true,
         })
       )?.label;
       if (!target) return undefined;

@@ -21,7 +21,8 @@ export async function configFor(uri: vscode.Uri | undefined): Promise<vscode.Uri
 async function pick(uris: vscode.Uri[]): Promise<vscode.Uri | undefined> {
   const item = await vscode.window.showQuickPick(
     uris.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
-    { placeHolder: 'Which QAT config?' },
+    // Kept open when focus moves (a webview taking focus back as the palette closes would dismiss it).
+    { placeHolder: 'Which QAT config?', ignoreFocusOut: true },
   );
   return item?.uri;
 }

@@ -74,6 +74,7 @@ export function analyzeSensitivity(ctx: Ctx) {
         title: 'QAT: Analyze Sensitivity',
         prompt: 'Accuracy you can give up, in points (percent)',
         value: '1.0',
+        ignoreFocusOut: true,
         validateInput: (v) =>
           Number.isFinite(Number(v)) && Number(v) >= 0 ? undefined : 'A number of points, e.g. 0.5',
       });
