@@ -32,6 +32,37 @@ function check(file: string, info: { isFile(): boolean; size: number }, maxBytes
     throw new WorkspaceFileError(file, 'too large', `${info.size} bytes, over the ${maxBytes}-byte limit: not read`);
 }
 
+/** A file's bytes as read, in chunks of at most 1 MiB, refused once they pass maxBytes (a file that grows while
+ * it is read). */
+class Chunks {
+  private readonly parts: Buffer[] = [];
+  private total = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** A buffer for the next read: one byte past the limit at most, so that passing it is seen. */
+  next(): Buffer {
+    return Buffer.allocUnsafe(Math.min(1 << 20, this.maxBytes + 1 - this.total));
+  }
+
+  /** Keeps the first n bytes of chunk; false at the end of the file (n = 0). */
+  add(chunk: Buffer, n: number): boolean {
+    if (n === 0) return false;
+    this.parts.push(chunk.subarray(0, n));
+    this.total += n;
+    if (this.total > this.maxBytes)
+      throw new WorkspaceFileError(this.file, 'too large', `over the ${this.maxBytes}-byte limit: not read`);
+    return true;
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.parts, this.total);
+  }
+}
+
 /** The file's bytes: a regular file of at most `maxBytes` (one that grows past it while read is refused too). */
 export function readWorkspaceBytesSync(file: string, maxBytes: number): Buffer {
   let fd: number;
@@ -42,18 +73,11 @@ export function readWorkspaceBytesSync(file: string, maxBytes: number): Buffer {
   }
   try {
     check(file, fstatSync(fd), maxBytes);
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const chunks = new Chunks(file, maxBytes);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, maxBytes + 1 - total));
-      const n = readSync(fd, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      chunks.push(chunk.subarray(0, n));
-      total += n;
-      if (total > maxBytes)
-        throw new WorkspaceFileError(file, 'too large', `over the ${maxBytes}-byte limit: not read`);
+      const chunk = chunks.next();
+      if (!chunks.add(chunk, readSync(fd, chunk, 0, chunk.length, null))) return chunks.bytes();
     }
-    return Buffer.concat(chunks, total);
   } finally {
     closeSync(fd);
   }
@@ -73,18 +97,11 @@ export async function readWorkspaceBytes(file: string, maxBytes: number): Promis
   }
   try {
     check(file, await handle.stat(), maxBytes);
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const chunks = new Chunks(file, maxBytes);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, maxBytes + 1 - total));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > maxBytes)
-        throw new WorkspaceFileError(file, 'too large', `over the ${maxBytes}-byte limit: not read`);
+      const chunk = chunks.next();
+      if (!chunks.add(chunk, (await handle.read(chunk, 0, chunk.length, null)).bytesRead)) return chunks.bytes();
     }
-    return Buffer.concat(chunks, total);
   } finally {
     await handle.close();
   }

@@ -9,6 +9,7 @@ import { launchChromium } from '../support/browser';
 import { devUrl, exampleWorkspace, startCodeServer, type CodeServer } from '../support/codeServer';
 import { artifactsDir } from '../support/paths';
 import { readableText } from '../support/webviewPage';
+import { findFrame as findFrameIn, reopenFromLayersView } from '../support/workbench';
 import { BAD_RANGE_YAML, TYPING_YAML } from './workspaceFiles';
 
 let cs: CodeServer;
@@ -87,22 +88,7 @@ test('typing a bad quant_max draws a squiggle, and its quick fix clears it', { t
   await editor.locator('.squiggly-error').first().waitFor({ state: 'detached', timeout: 30_000 });
 });
 
-async function findFrame(selector: string, timeoutMs: number): Promise<Frame> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      if (
-        await frame
-          .locator(selector)
-          .count()
-          .catch(() => 0)
-      )
-        return frame;
-    }
-    await page.waitForEvent('framenavigated', { timeout: 2_000 }).catch(() => undefined);
-  }
-  throw new Error(`no frame with ${selector} within ${timeoutMs} ms`);
-}
+const findFrame = (selector: string, timeoutMs: number): Promise<Frame> => findFrameIn(page, selector, timeoutMs);
 
 test('Compare Layers from the explorer context menu shows the coloured QDQ graph', { timeout: 300_000 }, async () => {
   await explorerRow('digits.qat.yaml').click({ button: 'right' });
@@ -190,17 +176,7 @@ test(
   'with the results tab closed, a layer clicked in the Layers view reopens the results with it selected',
   { timeout: 180_000 },
   async () => {
-    // Close every results tab: posting to a closed panel used to fail with "Webview is disposed".
-    const results = page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' });
-    while (await results.count()) {
-      await results.first().click({ button: 'middle' });
-      await page.waitForTimeout(200);
-    }
-    await page.locator('.activitybar .action-item a[aria-label^="QAT Studio"]').first().click();
-    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Layers/ }) });
-    const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^fc2$/ }) });
-    await row.waitFor({ timeout: 30_000 });
-    await row.click();
+    await reopenFromLayersView(page, 'Layers: digits.qat.yaml', 'fc2');
     await page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' }).waitFor({ timeout: 60_000 });
     const frame = await findFrame('svg g.node.selected[data-module="fc2"]', 120_000);
     // The reopened results show the model's accuracy above the layers.

@@ -11,6 +11,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { devUrl, exampleWorkspace, startCodeServer, type CodeServer } from '../support/codeServer';
 import { artifactsDir } from '../support/paths';
+import { findFrame as findFrameIn, layersViewRow, reopenFromLayersView } from '../support/workbench';
 
 let cs: CodeServer;
 let browser: Browser;
@@ -62,23 +63,12 @@ async function palette(title: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-async function findFrame(selector: string, timeoutMs: number): Promise<Frame> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      if (
-        await frame
-          .locator(selector)
-          .count()
-          .catch(() => 0)
-      )
-        return frame;
-    }
-    await page.waitForEvent('framenavigated', { timeout: 2_000 }).catch(() => undefined);
-  }
-  await shot('timeout');
-  throw new Error(`no frame with ${selector} within ${timeoutMs} ms`);
-}
+/** The webview frame that shows `selector`; a screenshot when none does in time. */
+const findFrame = (selector: string, timeoutMs: number): Promise<Frame> =>
+  findFrameIn(page, selector, timeoutMs).catch(async (err: unknown) => {
+    await shot('timeout');
+    throw err;
+  });
 
 /** A notification's text, as a toast or in the notification center (a window without focus keeps them there). */
 async function notification(text: string | RegExp, timeoutMs: number) {
@@ -212,16 +202,7 @@ test(
   'with the results tab closed, a layer clicked in the Layers view reopens them with it selected',
   { timeout: 180_000 },
   async () => {
-    const results = page.locator('.tabs-container .tab', { hasText: 'Layers: digits.qat.yaml' });
-    while (await results.count()) {
-      await results.first().click({ button: 'middle' });
-      await page.waitForTimeout(200);
-    }
-    await page.locator('.activitybar .action-item a[aria-label^="QAT Studio"]').first().click();
-    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Layers/ }) });
-    const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^conv2$/ }) });
-    await row.waitFor({ timeout: 30_000 });
-    await row.click();
+    await reopenFromLayersView(page, 'Layers: digits.qat.yaml', 'conv2');
     await findFrame('svg g.node.selected[data-module="conv2"]', 120_000);
     const shown = await errorsShown();
     assert.ok(!shown.some((t) => /disposed/i.test(t)), shown.join(' | '));
@@ -233,8 +214,7 @@ test(
   'Apply Fix from the Layers view, auto-saved, then Retrain: Before / After starts from the run before the fix',
   { timeout: 420_000 },
   async () => {
-    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Layers/ }) });
-    const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^conv2$/ }) });
+    const row = layersViewRow(page, 'conv2');
     await row.hover();
     await row.locator('.action-label[aria-label="Apply Fix"]').click();
     await page.locator('.quick-input-widget', { hasText: /Apply Fix: .* for conv2/ }).waitFor({ timeout: 60_000 });
