@@ -40,11 +40,23 @@ test('a wrong quant_max shows up in the Problems panel', { timeout: 120_000 }, a
   await explorerRow('bad-range.qat.yaml').click();
   await page.waitForSelector('.tab[aria-label^="bad-range.qat.yaml"]', { timeout: 30_000 });
   await page.locator('.monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+Shift+M');
+  // The key toggles the panel: press it again if the panel did not show (a keystroke lost while the window
+  // was still starting).
+  const panel = page.locator('.markers-panel');
+  for (let attempt = 0; attempt < 3 && !(await panel.isVisible()); attempt++) {
+    await page.keyboard.press('Control+Shift+M');
+    await panel.waitFor({ timeout: 5_000 }).catch(() => undefined);
+  }
   const row = page.locator('.markers-panel .monaco-list-row', {
     hasText: 'quant_max 300 is outside the range of quint8 (0..255)',
   });
-  await row.first().waitFor({ timeout: 60_000 });
+  await row
+    .first()
+    .waitFor({ timeout: 60_000 })
+    .catch(async (err: unknown) => {
+      await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems-timeout.png') });
+      throw err;
+    });
   assert.match((await row.first().textContent()) ?? '', /QCFG001/);
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems.png') });
 });
