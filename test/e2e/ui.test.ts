@@ -37,8 +37,11 @@ after(async () => {
 });
 
 test('a wrong quant_max shows up in the Problems panel', { timeout: 120_000 }, async () => {
-  await explorerRow('bad-range.qat.yaml').click();
-  await page.waitForSelector('.tab[aria-label^="bad-range.qat.yaml"]', { timeout: 30_000 });
+  // A double click keeps the editor open: a single click opens a preview tab that the walkthrough, opening on
+  // the extension's first activation, can replace, and closing the document clears its diagnostics.
+  await explorerRow('bad-range.qat.yaml').dblclick();
+  await page.waitForSelector('.tab[aria-label^="bad-range.qat.yaml"]:not(.preview)', { timeout: 30_000 });
+  await page.locator('.tab[aria-label^="bad-range.qat.yaml"]').first().click();
   await page.locator('.monaco-editor .view-lines').first().click();
   // The key toggles the panel: press it again if the panel did not show (a keystroke lost while the window
   // was still starting).
@@ -55,7 +58,10 @@ test('a wrong quant_max shows up in the Problems panel', { timeout: 120_000 }, a
     .waitFor({ timeout: 60_000 })
     .catch(async (err: unknown) => {
       await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems-timeout.png') });
-      throw err;
+      // What the window showed, for a failure seen only in a CI log.
+      const tabs = await page.locator('.tabs-container .tab').allTextContents();
+      const shown = await panel.innerText().catch(() => '(no Problems panel)');
+      throw new Error(`${(err as Error).message}\ntabs: ${tabs.join(' | ')}\nProblems panel: ${shown}`);
     });
   assert.match((await row.first().textContent()) ?? '', /QCFG001/);
   await page.screenshot({ path: path.join(artifactsDir, 'e2e-problems.png') });
