@@ -171,6 +171,7 @@ await Promise.all([
       'client/extension': 'client/extension.ts',
       'client/slimWorker': 'client/editors/slimWorker.ts',
       'server/server': 'server/server.ts',
+      'server/graphWorker': 'server/graphWorker.ts',
     },
     outdir: 'out',
   }),

@@ -1,4 +1,5 @@
 // Language server entry: wires the connection to the services. Never imports torch or runs user code.
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   CodeActionKind,
@@ -12,6 +13,7 @@ import { DiagnosticsHandler } from './handlers/diagnostics';
 import { registerFeatures } from './handlers/features';
 import { SettingsHandler } from './handlers/settings';
 import { clampedTextDocument } from './services/documentSync';
+import { GraphLoader } from './services/graphLoader';
 import { modelIndex } from './services/modelIndex';
 import { semanticLegend } from './services/semanticTokens';
 
@@ -20,6 +22,13 @@ const documents = new TextDocuments(clampedTextDocument);
 const settings = new SettingsHandler(connection, () => diagnostics.refreshAll());
 const diagnostics = new DiagnosticsHandler(connection, documents, () => settings.current, settings.ready);
 registerFeatures(connection, documents, () => settings.current);
+// Big exported graphs are indexed in a worker (out/server/graphWorker.js, beside this bundle); when one is in,
+// open documents are checked again against it.
+const graphLoader = new GraphLoader(path.join(__dirname, 'graphWorker.js'));
+modelIndex.readBigGraphsWith(graphLoader, () => {
+  diagnostics.refreshAll();
+  connection.languages.semanticTokens.refresh().catch(() => undefined);
+});
 
 connection.onInitialize((params) => {
   settings.initialize(params);
@@ -52,7 +61,10 @@ connection.onDidChangeWatchedFiles(({ changes }) => {
   // Clients without refresh support reject; they ask again on the next edit anyway.
   connection.languages.semanticTokens.refresh().catch(() => undefined);
 });
-connection.onShutdown(() => diagnostics.dispose());
+connection.onShutdown(() => {
+  diagnostics.dispose();
+  graphLoader.dispose();
+});
 
 documents.listen(connection);
 connection.listen();

@@ -5,13 +5,10 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LIMITS, readWorkspaceFileSync } from '../../common/workspaceFile';
+import { readGraphSummary, type GraphSummary, type KnownModule } from './graphFile';
+import type { GraphLoader } from './graphLoader';
 
-export interface KnownModule {
-  path: string;
-  type: string;
-  source?: { file: string; line: number };
-}
+export type { KnownModule } from './graphFile';
 
 export interface ModelKnowledge {
   /** Module paths as named_modules() reports them, without the root (''). */
@@ -24,28 +21,40 @@ export interface ModelKnowledge {
 }
 
 interface Entry {
+  key: string;
   mtimeMs: number;
   size: number;
-  graph?: { config?: string; stage: string; modules: KnownModule[] };
+  graph?: GraphSummary;
 }
 
 const STAGE_ORDER = ['fp32', 'prepared', 'converted'];
+/** Graphs up to this size are read on the spot (a few ms); bigger ones in the loader's worker. */
+export const SYNC_GRAPH_BYTES = 4 << 20;
 
 export class ModelIndex {
   private reported = new Set<string>();
   private cache = new Map<string, Entry>();
+  private loading = new Map<string, string>();
+  private loader: GraphLoader | undefined;
+  private indexed: () => void = () => undefined;
+
+  /** Graphs over SYNC_GRAPH_BYTES are read by `loader`; `indexed` runs each time one is in. Until then the
+   * graph's last known state (or none) stands. */
+  readBigGraphsWith(loader: GraphLoader, indexed: () => void): void {
+    this.loader = loader;
+    this.indexed = indexed;
+  }
 
   /** A graph file created or changed (from workspace/didChangeWatchedFiles). */
   add(file: string): void {
     this.reported.add(file);
-    this.cache.delete(file);
   }
 
   remove(file: string): void {
     this.reported.delete(file);
     this.cache.delete(file);
+    this.loading.delete(file);
   }
-
   /** The best known model for a config (fp32 graph first: overrides match the float model's module paths). */
   forConfig(configUri: string): ModelKnowledge | undefined {
     const configPath = toPath(configUri);
@@ -79,12 +88,53 @@ export class ModelIndex {
       this.cache.delete(file);
       return undefined;
     }
+    const key = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
     const cached = this.cache.get(file);
-    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached;
-    const entry: Entry = { mtimeMs: stat.mtimeMs, size: stat.size, graph: parseGraph(file) };
-    this.cache.set(file, entry);
-    return entry;
+    if (cached?.key === key) return cached;
+    if (!this.loader || stat.size <= SYNC_GRAPH_BYTES) {
+      const entry: Entry = { key, mtimeMs: stat.mtimeMs, size: stat.size, graph: readGraphSummary(file) };
+      this.cache.set(file, entry);
+      return entry;
+    }
+    if (this.loading.get(file) !== key) {
+      this.loading.set(file, key);
+      const { mtimeMs, size } = stat;
+      void this.loader.load(file).then((graph) => {
+        if (this.loading.get(file) !== key) return;
+        this.loading.delete(file);
+        this.cache.set(file, { key, mtimeMs, size, graph });
+        this.indexed();
+      });
+    }
+    return cached;
   }
+}
+
+/** Module paths an attribute name can stand for: itself at the top, or any nested module of that name. */
+export function modulePathsFor(attribute: string, model?: ModelKnowledge): string[] {
+  if (!model) return [attribute];
+  const index = byLastName(model.modules);
+  const named = index.get(attribute.slice(attribute.lastIndexOf('.') + 1)) ?? [];
+  const exact = named.filter((p) => p === attribute);
+  return exact.length ? exact : named.filter((p) => p.endsWith(`.${attribute}`));
+}
+
+// Module paths by their last name, once per graph read: semantic tokens ask for every attribute in a script.
+const lastNames = new WeakMap<KnownModule[], Map<string, string[]>>();
+
+function byLastName(modules: KnownModule[]): Map<string, string[]> {
+  let index = lastNames.get(modules);
+  if (!index) {
+    index = new Map();
+    for (const m of modules) {
+      const name = m.path.slice(m.path.lastIndexOf('.') + 1);
+      const list = index.get(name);
+      if (list) list.push(m.path);
+      else index.set(name, [m.path]);
+    }
+    lastNames.set(modules, index);
+  }
+  return index;
 }
 
 const rank = (e: Entry) => {
@@ -99,34 +149,6 @@ function toPath(uri: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Only what the server needs; a file that is not a graph (or is half written) counts as absent. */
-function parseGraph(file: string): Entry['graph'] {
-  let data: unknown;
-  try {
-    data = JSON.parse(readWorkspaceFileSync(file, LIMITS.graph));
-  } catch {
-    return undefined;
-  }
-  const g = data as { format?: unknown; config?: unknown; stage?: unknown; modules?: unknown };
-  if (g?.format !== 'qat-studio.graph/1' || !Array.isArray(g.modules)) return undefined;
-  const modules: KnownModule[] = [];
-  for (const m of g.modules as Array<Record<string, unknown>>) {
-    if (typeof m?.path !== 'string' || m.path === '') continue;
-    const src = m.source as { file?: unknown; line?: unknown } | undefined;
-    modules.push({
-      path: m.path,
-      type: typeof m.type === 'string' ? m.type : '',
-      source:
-        typeof src?.file === 'string' && typeof src.line === 'number' ? { file: src.file, line: src.line } : undefined,
-    });
-  }
-  return {
-    config: typeof g.config === 'string' ? g.config : undefined,
-    stage: typeof g.stage === 'string' ? g.stage : '',
-    modules,
-  };
 }
 
 /** The one index the server uses. */

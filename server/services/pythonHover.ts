@@ -7,7 +7,8 @@ import { DEFAULT_DTYPE, FLOAT_OBSERVERS, effectiveRange, isPerChannel } from '..
 import { assignsSelf } from '../analysis/selfAttributes';
 import { parsePython } from './pythonDiagnostics';
 import { pythonBudget } from '../util/budget';
-import { configForScript, effectiveQConfig, modulePathsFor, type OpenText, type ScriptConfig } from './scriptConfig';
+import { modulePathsFor } from './modelIndex';
+import { configForScript, effectiveQConfig, type OpenText, type ScriptConfig } from './scriptConfig';
 import path from 'node:path';
 
 export function pythonHover(doc: TextDocument, position: Position, open: OpenText = () => undefined): Hover | null {

@@ -6,9 +6,11 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseDocument } from 'yaml';
+import type { Document } from 'yaml';
 import { LIMITS, readWorkspaceFileSync } from '../../common/workspaceFile';
-import { compilePython } from '../util/pyRegex';
+import { configBudget } from '../util/budget';
+import { compilePython, type LinearRegex } from '../util/pyRegex';
+import { parseConfig, parsedConfig } from './configDiagnostics';
 import { modelIndex, type ModelKnowledge } from './modelIndex';
 
 type Spec = Record<string, unknown>;
@@ -38,34 +40,88 @@ export interface EffectiveQConfig {
 /** Text of open documents by URI, so unsaved config edits count. */
 export type OpenText = (uri: string) => string | undefined;
 
-const cache = new Map<string, { mtimeMs: number; data?: ConfigData }>();
+// Each config is parsed once per change, as much of it as the document analysis checks (util/budget.ts): an open
+// config's parse is the one its diagnostics left (parsedConfig), a closed one's is kept until its file changes.
+// Its override patterns are compiled once per parse. Hover and semantic tokens ask per request and per token.
+const onDisk = new Map<string, { key: string; data?: ConfigData }>();
+const fromParse = new WeakMap<Document.Parsed, ConfigData | null>();
+const compiledOverrides = new WeakMap<ConfigData, Array<LinearRegex | undefined>>();
+const MAX_ON_DISK = 64;
 
 function readConfig(file: string, open: OpenText): ConfigData | undefined {
-  const text = open(pathToFileURL(file).href);
-  if (text !== undefined) return parseData(text);
+  const uri = pathToFileURL(file).href;
+  const text = open(uri);
+  if (text !== undefined) return dataOf(parsedConfig(uri, text));
   let stat;
   try {
     stat = statSync(file);
   } catch {
     return undefined;
   }
-  const hit = cache.get(file);
-  if (hit?.mtimeMs === stat.mtimeMs) return hit.data;
+  const key = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
+  const hit = onDisk.get(file);
+  if (hit?.key === key) return hit.data;
   let data: ConfigData | undefined;
   try {
-    data = parseData(readWorkspaceFileSync(file, LIMITS.config));
+    data = dataOf(parseConfig(configBudget(readWorkspaceFileSync(file, LIMITS.config)).text));
   } catch {
-    data = undefined;
+    data = undefined; // missing, not a regular file or over the limit: no config
   }
-  cache.set(file, { mtimeMs: stat.mtimeMs, data });
+  onDisk.delete(file);
+  onDisk.set(file, { key, data });
+  if (onDisk.size > MAX_ON_DISK) onDisk.delete(onDisk.keys().next().value!);
   return data;
 }
 
-function parseData(text: string): ConfigData | undefined {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) return undefined;
-  const data = doc.toJS() as unknown;
-  return data && typeof data === 'object' && !Array.isArray(data) ? (data as ConfigData) : undefined;
+function dataOf(doc: Document.Parsed): ConfigData | undefined {
+  let data = fromParse.get(doc);
+  if (data === undefined) {
+    data = null;
+    if (doc.errors.length === 0) {
+      try {
+        const js = doc.toJS() as unknown;
+        if (js && typeof js === 'object' && !Array.isArray(js)) data = js as ConfigData;
+      } catch {
+        data = null; // an alias bomb: yaml refuses to expand it (the config's diagnostics say so)
+      }
+    }
+    fromParse.set(doc, data);
+  }
+  return data ?? undefined;
+}
+
+/** The compiled `match` of each override (undefined where it does not compile), once per parse. */
+function overridePatterns(data: ConfigData): Array<LinearRegex | undefined> {
+  let compiled = compiledOverrides.get(data);
+  if (!compiled) {
+    compiled = (Array.isArray(data.overrides) ? data.overrides : []).map((o) => {
+      if (typeof o?.match !== 'string') return undefined;
+      const c = compilePython(o.match);
+      return c.ok === true ? c.regex : undefined;
+    });
+    compiledOverrides.set(data, compiled);
+  }
+  return compiled;
+}
+
+const listings = new Map<string, { mtimeMs: number; names: string[] }>();
+
+/** The config files in a folder, listed again only when the folder changes. */
+function configNames(dir: string): string[] | undefined {
+  try {
+    const { mtimeMs } = statSync(dir);
+    const hit = listings.get(dir);
+    if (hit?.mtimeMs === mtimeMs) return hit.names;
+    const names = readdirSync(dir)
+      .filter((n) => /\.qat\.ya?ml$/i.test(n))
+      .sort();
+    listings.delete(dir);
+    listings.set(dir, { mtimeMs, names });
+    if (listings.size > MAX_ON_DISK) listings.delete(listings.keys().next().value!);
+    return names;
+  } catch {
+    return undefined;
+  }
 }
 
 export function configForScript(scriptUri: string, open: OpenText = () => undefined): ScriptConfig | undefined {
@@ -77,14 +133,8 @@ export function configForScript(scriptUri: string, open: OpenText = () => undefi
     return undefined;
   }
   const dir = path.dirname(script);
-  let names: string[];
-  try {
-    names = readdirSync(dir)
-      .filter((n) => /\.qat\.ya?ml$/i.test(n))
-      .sort();
-  } catch {
-    return undefined;
-  }
+  const names = configNames(dir);
+  if (!names) return undefined;
   const configs = names.flatMap((n) => {
     const file = path.join(dir, n);
     const data = readConfig(file, open);
@@ -101,10 +151,10 @@ export function effectiveQConfig(data: ConfigData, modulePath: string): Effectiv
   const parts = modulePath.split('.');
   const candidates = parts.map((_, i) => parts.slice(0, parts.length - i).join('.'));
   const global = data.qconfig ?? {};
-  for (const [index, o] of (data.overrides ?? []).entries()) {
-    if (typeof o?.match !== 'string') continue;
-    const compiled = compilePython(o.match);
-    if (compiled.ok !== true || !candidates.some((c) => compiled.regex.test(c))) continue;
+  const patterns = overridePatterns(data);
+  for (const [index, o] of (Array.isArray(data.overrides) ? data.overrides : []).entries()) {
+    const regex = patterns[index];
+    if (!regex || typeof o?.match !== 'string' || !candidates.some((c) => regex.test(c))) continue;
     const precision = o.precision ?? 'int8';
     const override = { index, match: o.match };
     if (precision !== 'int8') return { precision, override };
@@ -116,12 +166,4 @@ export function effectiveQConfig(data: ConfigData, modulePath: string): Effectiv
     };
   }
   return { precision: 'int8', activation: global.activation ?? {}, weight: global.weight ?? {} };
-}
-
-/** Module paths an attribute name can stand for: itself at the top, or any nested module of that name. */
-export function modulePathsFor(attribute: string, model?: ModelKnowledge): string[] {
-  if (!model) return [attribute];
-  const exact = model.modules.filter((m) => m.path === attribute).map((m) => m.path);
-  if (exact.length) return exact;
-  return model.modules.filter((m) => m.path.endsWith(`.${attribute}`)).map((m) => m.path);
 }

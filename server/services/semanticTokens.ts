@@ -6,10 +6,10 @@ import { SemanticTokensBuilder, type SemanticTokens, type SemanticTokensLegend }
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { overrideMatches, makeContext } from '../rules/yaml/context';
 import { parsedConfig } from './configDiagnostics';
-import type { ModelKnowledge } from './modelIndex';
+import { modulePathsFor, type ModelKnowledge } from './modelIndex';
 import { parsePython } from './pythonDiagnostics';
 import { pythonBudget } from '../util/budget';
-import { configForScript, effectiveQConfig, modulePathsFor, type OpenText } from './scriptConfig';
+import { configForScript, effectiveQConfig, type OpenText } from './scriptConfig';
 
 export const TOKEN_TYPES = ['namespace', 'property'] as const;
 export const TOKEN_MODIFIERS = ['int8', 'float'] as const;

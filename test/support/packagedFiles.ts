@@ -7,6 +7,7 @@ import path from 'node:path';
 /** Files the extension opens from its own folder at run time, with where each is opened. */
 export const RUNTIME_FILES: Record<string, string> = {
   'out/server/server.js': 'client/languageClient.ts: the language server',
+  'out/server/graphWorker.js': 'server/server.ts: the worker indexing big exported graphs',
   'out/client/slimWorker.js': 'client/editors/graphPanel.ts: the ONNX slimming worker',
   'out/webview/main.js': 'client/editors/graphPanel.ts: the graph page',
   'out/webview/ui.js': 'client/editors/graphPanel.ts: the page toolkit',
