@@ -13,6 +13,7 @@ import {
   UNSIGNED_DTYPES,
 } from '../knowledge/quant';
 import { scalarValue, stringValue } from '../rules/yaml/context';
+import { MODULE_TESTS_PER_HOVER } from '../util/budget';
 import { compilePython } from '../util/pyRegex';
 import { parsedConfig } from './configDiagnostics';
 import type { ModelKnowledge } from './modelIndex';
@@ -83,17 +84,21 @@ export function yamlHover(doc: TextDocument, position: Position, model?: ModelKn
   };
 }
 
-/** Which modules of the last exported graph an override's match selects (re.fullmatch, as the kernel does). */
+/** Which modules of the last exported graph an override's match selects (re.fullmatch, as the kernel does); of a
+ * model with more than MODULE_TESTS_PER_HOVER modules, which of the first ones. */
 function matchedModules(pattern: string, model: ModelKnowledge): string {
   const compiled = compilePython(pattern);
   if (compiled.ok !== true) return '';
-  const hits = model.modules.filter((m) => compiled.regex.test(m.path));
-  if (hits.length === 0) return `**Matches** no module of the ${model.stage} graph.`;
+  const scanned = model.modules.slice(0, MODULE_TESTS_PER_HOVER);
+  const hits = scanned.filter((m) => compiled.regex.test(m.path));
+  const of =
+    scanned.length < model.modules.length ? ` of the first ${scanned.length} (of ${model.modules.length})` : '';
+  if (hits.length === 0) return `**Matches** no module${of} of the ${model.stage} graph.`;
   const shown = hits
     .slice(0, 12)
     .map((m) => `\`${m.path}\` ${m.type}`)
     .join(', ');
-  return `**Matches** ${hits.length} module${hits.length === 1 ? '' : 's'} (and their children): ${shown}${hits.length > 12 ? ', ...' : ''}`;
+  return `**Matches** ${hits.length} module${hits.length === 1 ? '' : 's'}${of} (and their children): ${shown}${hits.length > 12 ? ', ...' : ''}`;
 }
 
 /** The range an observer spec resolves to and how torch computes scale / zero_point from it. */

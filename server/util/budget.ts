@@ -9,6 +9,10 @@ export const PYTHON_CHARS = 200_000;
 export const CONFIG_CHARS = 512_000;
 export const MAX_OVERRIDES = 1000;
 export const SIZE_CODE = 'SIZE';
+/** Override patterns tried against an exported graph's module paths (about 1 µs each): per hover, and per
+ * analysis of a config (in slices). A model with a million modules is checked up to these, never past them. */
+export const MODULE_TESTS_PER_HOVER = 200_000;
+export const MODULE_TESTS_PER_ANALYSIS = 2_000_000;
 
 export interface Budgeted {
   /** The analysed prefix (the whole text when it fits). */

@@ -4,18 +4,23 @@
 // A typo in a literal name gets a fix.
 import path from 'node:path';
 import type { Finding, Fix } from '../types';
+import type { KnownModule, ModelKnowledge } from '../../services/modelIndex';
+import { MODULE_TESTS_PER_ANALYSIS } from '../../util/budget';
 import { closest } from '../../util/levenshtein';
 import { compilePython } from '../../util/pyRegex';
 import { overrideMatches, replaceFix, type YamlRuleContext } from './context';
 
-export function overrideUnmatched(ctx: YamlRuleContext): Finding[] {
+export function* overrideUnmatched(ctx: YamlRuleContext): Generator<void, Finding[]> {
   const model = ctx.model;
   if (!model || model.modules.length === 0) return [];
-  const paths = model.modules.map((m) => m.path);
-  const known = new Set(paths);
+  const { paths, known } = modulePaths(model);
   const from = `(from ${path.basename(model.graphFile)}, ${model.stage} graph)`;
   const findings: Finding[] = [];
+  // Patterns run against every module path; past the budget the overrides left are not checked (no warning
+  // is better than a wrong one).
+  let tests = 0;
   for (const m of overrideMatches(ctx)) {
+    yield;
     const compiled = compilePython(m.pattern);
     if (compiled.ok !== true) continue; // QCFG013 reports it (invalid, or beyond the linear-time matcher)
     const names = literalNames(m.pattern);
@@ -32,7 +37,15 @@ export function overrideUnmatched(ctx: YamlRuleContext): Finding[] {
           `${unknown.length === names.length ? '; this override changes nothing' : ''}.`,
         fixes: renameFix(ctx.text, m.at, names, known, paths),
       });
-    } else if (!paths.some((p) => compiled.regex.test(p))) {
+      continue;
+    }
+    if (tests + paths.length > MODULE_TESTS_PER_ANALYSIS) break;
+    let matched = false;
+    for (let i = 0; i < paths.length && !matched; i++) {
+      matched = compiled.regex.test(paths[i]);
+      if (++tests % 10_000 === 0) yield;
+    }
+    if (!matched)
       findings.push({
         code: 'QCFG015',
         severity: 'warning',
@@ -40,9 +53,21 @@ export function overrideUnmatched(ctx: YamlRuleContext): Finding[] {
         end: m.at[1],
         message: `match "${m.pattern}" matches none of the model's ${paths.length} modules ${from}; this override changes nothing.`,
       });
-    }
   }
   return findings;
+}
+
+// The module paths as a list and a set, once per graph read (not once per analysis).
+const pathSets = new WeakMap<KnownModule[], { paths: string[]; known: Set<string> }>();
+
+function modulePaths(model: ModelKnowledge): { paths: string[]; known: Set<string> } {
+  let found = pathSets.get(model.modules);
+  if (!found) {
+    const paths = model.modules.map((m) => m.path);
+    found = { paths, known: new Set(paths) };
+    pathSets.set(model.modules, found);
+  }
+  return found;
 }
 
 /** `conv1|layer1.0.conv1` as names; a dot counts as a literal dot (escaped or not, as people write them). */
