@@ -16,8 +16,10 @@ import { clampedTextDocument } from './services/documentSync';
 import { GraphLoader } from './services/graphLoader';
 import { modelIndex } from './services/modelIndex';
 import { semanticLegend } from './services/semanticTokens';
+import { setWorkspaceFolders } from './services/workspaceFolders';
 
 const connection = createConnection(ProposedFeatures.all);
+let canWatchFolders = false;
 const documents = new TextDocuments(clampedTextDocument);
 const settings = new SettingsHandler(connection, () => diagnostics.refreshAll());
 const diagnostics = new DiagnosticsHandler(connection, documents, () => settings.current, settings.ready);
@@ -32,6 +34,8 @@ modelIndex.readBigGraphsWith(graphLoader, () => {
 
 connection.onInitialize((params) => {
   settings.initialize(params);
+  setWorkspaceFolders(params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : []));
+  canWatchFolders = !!params.capabilities.workspace?.workspaceFolders;
   return {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -40,11 +44,20 @@ connection.onInitialize((params) => {
       documentSymbolProvider: true,
       semanticTokensProvider: { legend: semanticLegend, full: true },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+      workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
     },
     serverInfo: { name: 'qat-studio', version: '0.1.0' },
   };
 });
-connection.onInitialized(() => void settings.initialized());
+connection.onInitialized(() => {
+  void settings.initialized();
+  if (canWatchFolders)
+    connection.workspace.onDidChangeWorkspaceFolders(async () => {
+      const folders = await connection.workspace.getWorkspaceFolders().catch(() => null);
+      setWorkspaceFolders(folders?.map((f) => f.uri) ?? []);
+      diagnostics.refreshAll();
+    });
+});
 // The client watches **/*.qatgraph.json (written by the kernel's graph/export): module names for configs.
 connection.onDidChangeWatchedFiles(({ changes }) => {
   for (const change of changes) {

@@ -1,6 +1,7 @@
 // Diagnostics for a QAT config YAML: syntax errors, JSON Schema errors and the semantic rules. The analysis is
 // a step generator (util/slices.ts): the server runs it in slices so a huge config never blocks other
 // requests, tests and code actions run it at once. A huge config is analysed up to a budget (util/budget.ts).
+import { fileURLToPath } from 'node:url';
 import {
   Composer,
   Lexer,
@@ -24,6 +25,7 @@ import { CONFIG_CHARS, configBudget, MAX_OVERRIDES, sizeFinding } from '../util/
 import { closest } from '../util/levenshtein';
 import { runAll } from '../util/slices';
 import { validateConfigSchema, type SchemaError } from './schema';
+import { workspaceFolders } from './workspaceFolders';
 
 export function parseConfig(text: string): Document.Parsed {
   return runAll(parseSteps(text));
@@ -81,8 +83,17 @@ export function forgetConfig(uri: string): void {
   parsed.delete(uri);
 }
 
-export function configFindings(text: string, model?: ModelKnowledge): Finding[] {
-  return runAll(configSteps(text, model));
+export function configFindings(text: string, model?: ModelKnowledge, uri?: string): Finding[] {
+  return runAll(configSteps(text, model, uri));
+}
+
+function filePath(uri: string | undefined): string | undefined {
+  if (!uri?.startsWith('file:')) return undefined;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
 }
 
 /** configFindings as steps; with `uri`, the parse is kept for parsedConfig. */
@@ -130,7 +141,8 @@ function* budgetedSteps(text: string, model?: ModelKnowledge, uri?: string): Gen
       yield;
     }
   }
-  const ctx = makeContext(text, doc, model);
+  const configFile = filePath(uri);
+  const ctx = makeContext(text, doc, model, configFile ? { configFile, folders: workspaceFolders() } : undefined);
   for (const rule of yamlRules) {
     yield;
     const found = rule(ctx);

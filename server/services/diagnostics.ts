@@ -6,9 +6,11 @@ import { configFindings, configSteps, forgetConfig, isQatConfig } from './config
 import { modelIndex } from './modelIndex';
 import { analyzePythonSliced, forgetPython, pythonFindings } from './pythonDiagnostics';
 import { defaultSettings, type Settings } from './settings';
+import { foldersGeneration } from './workspaceFolders';
 import type { Finding, Severity } from '../rules/types';
 import { PYTHON_CHARS, pythonBudget, sizeFinding } from '../util/budget';
 import { runSliced } from '../util/slices';
+import { PATH_OUTSIDE } from '../rules/yaml/pathOutside';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -24,9 +26,11 @@ function keyOf(doc: TextDocument) {
   const text = doc.getText();
   const isConfig = doc.languageId === 'yaml' && isQatConfig(doc.uri, text);
   const model = isConfig ? modelIndex.forConfig(doc.uri) : undefined;
+  // The findings of a config also depend on its model's graph and on the workspace folders (QCFG016).
+  const stamp = isConfig ? `${model?.stamp ?? ''}|${foldersGeneration()}` : undefined;
   const cached = lastFindings.get(doc.uri);
-  const fresh = cached?.text === text && cached.languageId === doc.languageId && cached.model === model?.stamp;
-  return { text, isConfig, model, cached: fresh ? cached.findings : undefined };
+  const fresh = cached?.text === text && cached.languageId === doc.languageId && cached.model === stamp;
+  return { text, isConfig, model, stamp, cached: fresh ? cached.findings : undefined };
 }
 
 function remember(doc: TextDocument, text: string, model: string | undefined, findings: Finding[]): Finding[] {
@@ -37,7 +41,7 @@ function remember(doc: TextDocument, text: string, model: string | undefined, fi
 }
 
 export function findingsFor(doc: TextDocument): Finding[] {
-  const { text, isConfig, model, cached } = keyOf(doc);
+  const { text, isConfig, model, stamp, cached } = keyOf(doc);
   if (cached) return cached;
   let findings: Finding[] = [];
   if (doc.languageId === 'python') {
@@ -52,8 +56,8 @@ export function findingsFor(doc: TextDocument): Finding[] {
           `${Math.round(text.length / 1024)} KB; the first ${PYTHON_CHARS / 1000} KB is checked`,
         ),
       ];
-  } else if (isConfig) findings = configFindings(text, model);
-  return remember(doc, text, model?.stamp, findings);
+  } else if (isConfig) findings = configFindings(text, model, doc.uri);
+  return remember(doc, text, stamp, findings);
 }
 
 /**
@@ -62,14 +66,14 @@ export function findingsFor(doc: TextDocument): Finding[] {
  * says a newer version exists (nothing is cached then).
  */
 export async function prepareFindings(doc: TextDocument, stale: () => boolean): Promise<boolean> {
-  const { text, isConfig, model, cached } = keyOf(doc);
+  const { text, isConfig, model, stamp, cached } = keyOf(doc);
   if (cached) return true;
   if (doc.languageId === 'python')
     return (await analyzePythonSliced(pythonBudget(text).text, doc.uri, stale)) !== undefined;
   if (!isConfig) return true;
   const findings = await runSliced(configSteps(text, model, doc.uri), stale);
   if (!findings) return false;
-  remember(doc, text, model?.stamp, findings);
+  remember(doc, text, stamp, findings);
   return true;
 }
 
@@ -101,6 +105,7 @@ export function visibleFindings(doc: TextDocument, settings: Settings = defaultS
   const anyIgnore = /qat:\s*ignore/.test(doc.getText());
   for (const f of findingsFor(doc)) {
     const level = settings.severity[f.code];
+    if (f.code === PATH_OUTSIDE && settings.allowPathsOutsideWorkspace) continue;
     if (level === 'off' || (anyIgnore && suppressed(doc, f))) continue;
     out.push(level ? { ...f, severity: level } : f);
   }

@@ -6,9 +6,11 @@ export type SeverityOverride = Severity | 'off';
 export interface Settings {
   /** Per-code severity, e.g. { QAT004: 'off', QCFG010: 'warning' }. */
   severity: Record<string, SeverityOverride>;
+  /** qatStudio.kernel.allowPathsOutsideWorkspace (machine scope: a workspace cannot turn it on). */
+  allowPathsOutsideWorkspace: boolean;
 }
 
-export const defaultSettings: Settings = { severity: {} };
+export const defaultSettings: Settings = { severity: {}, allowPathsOutsideWorkspace: false };
 
 const LEVELS = new Set<string>(['error', 'warning', 'information', 'hint', 'off']);
 
@@ -21,5 +23,6 @@ export function parseSettings(section: unknown): Settings {
       if (typeof level === 'string' && LEVELS.has(level)) severity[code] = level as SeverityOverride;
     }
   }
-  return { severity };
+  const kernel = (section as { kernel?: { allowPathsOutsideWorkspace?: unknown } } | null)?.kernel;
+  return { severity, allowPathsOutsideWorkspace: kernel?.allowPathsOutsideWorkspace === true };
 }

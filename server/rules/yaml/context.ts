@@ -22,6 +22,8 @@ export interface YamlRuleContext {
   backend: string;
   /** The model's module paths, when the kernel has exported its graph (graph/export). */
   model?: ModelKnowledge;
+  /** The config's file and the workspace folders, when the server knows them. */
+  workspace?: { configFile: string; folders: readonly string[] };
 }
 
 export function pairOf(map: YAMLMap, key: string): Pair<Node, Node> | undefined {
@@ -56,13 +58,19 @@ export function collectObservers(doc: Document.Parsed): ObserverSpec[] {
   return out;
 }
 
-export function makeContext(text: string, doc: Document.Parsed, model?: ModelKnowledge): YamlRuleContext {
+export function makeContext(
+  text: string,
+  doc: Document.Parsed,
+  model?: ModelKnowledge,
+  workspace?: YamlRuleContext['workspace'],
+): YamlRuleContext {
   const root = isMap(doc.contents) ? doc.contents : undefined;
   return {
     text,
     doc,
     observers: collectObservers(doc),
     model,
+    workspace,
     flow: (root && stringValue(root, 'flow')) || 'pt2e',
     backend: (root && stringValue(root, 'backend')) || 'x86',
   };

@@ -7,6 +7,7 @@ import { observerFlow } from './observerFlow';
 import { overrideMatch } from './overrideMatch';
 import { overrideShadowed } from './overrideShadowed';
 import { overrideUnmatched } from './overrideUnmatched';
+import { pathOutside } from './pathOutside';
 import { precisionSupport } from './precisionSupport';
 import { qschemeObserver } from './qschemeObserver';
 import { quantRange } from './quantRange';
@@ -35,4 +36,5 @@ export const yamlRules: YamlRule[] = [
   overrideMatch,
   overrideShadowed,
   overrideUnmatched,
+  pathOutside,
 ];
