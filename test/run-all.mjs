@@ -28,10 +28,20 @@ const suites = {
     args: ['-m', 'pytest', '-q', 'test/rule-claims'],
     parse: parsePytest,
   },
-  // The kernel's user-code and kill cases (tests/test_kernel_reliability.py) run in the reliability suite.
+  // The kernel's user-code and kill cases (tests/test_kernel_reliability.py) and its hostile-workspace cases
+  // (marked hostile_workspace) run in the reliability suite.
   python: {
     cmd: python,
-    args: ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--ignore=tests/test_kernel_reliability.py'],
+    args: [
+      '-m',
+      'pytest',
+      '-q',
+      '-p',
+      'no:cacheprovider',
+      '--ignore=tests/test_kernel_reliability.py',
+      '-m',
+      'not hostile_workspace',
+    ],
     cwd: path.join(root, 'python-helpers'),
     parse: parsePytest,
   },

@@ -11,6 +11,8 @@ import pytest
 from qat_kernel.rpc.errors import ArtifactUnknown
 from qat_kernel.runtimes import provenance
 
+pytestmark = pytest.mark.hostile_workspace
+
 
 @pytest.fixture(autouse=True)
 def state(tmp_path, monkeypatch):

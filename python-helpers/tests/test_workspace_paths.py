@@ -13,6 +13,8 @@ import pytest
 from qat_kernel.pipeline import config as configmod
 from qat_kernel.rpc.errors import ConfigInvalid
 
+pytestmark = pytest.mark.hostile_workspace
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits"
 
 

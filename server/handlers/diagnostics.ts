@@ -4,6 +4,7 @@
 import type { Connection, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnosticsFor, forgetDocument, prepareFindings } from '../services/diagnostics';
+import { prepareScriptConfig } from '../services/scriptConfig';
 import type { Settings } from '../services/settings';
 
 // Short: typing bursts still coalesce (keys come ~100 ms apart), and the 50 ms republish goal leaves room for the rules.
@@ -71,6 +72,9 @@ export class DiagnosticsHandler {
       return;
     }
     void this.connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
+    // The config beside a script is parsed now, in slices, so the first hover over a module finds it ready.
+    if (doc.languageId === 'python')
+      await prepareScriptConfig(doc.uri, (uri) => this.documents.get(uri)?.getText()).catch(() => undefined);
   }
 
   dispose(): void {

@@ -32,7 +32,7 @@ export function parseConfig(text: string): Document.Parsed {
 }
 
 /** yaml's parseDocument, a step per few hundred lexemes (lexing and the CST are most of the time). */
-function* parseSteps(text: string): Generator<void, Document.Parsed> {
+export function* parseSteps(text: string): Generator<void, Document.Parsed> {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
   let n = 0;
@@ -71,10 +71,15 @@ function remember(uri: string, text: string, doc: Document.Parsed): void {
 
 /** The parsed analysed part of an open config (its budget), reusing the last parse of the same text. */
 export function parsedConfig(uri: string, text: string): Document.Parsed {
+  return runAll(parsedConfigSteps(uri, text));
+}
+
+/** parsedConfig as steps: a request handler runs them in slices before a service asks for the parse. */
+export function* parsedConfigSteps(uri: string, text: string): Generator<void, Document.Parsed> {
   const part = configBudget(text).text;
   const last = parsed.get(uri);
   if (last?.text === part) return last.doc;
-  const doc = parseConfig(part);
+  const doc = yield* parseSteps(part);
   remember(uri, part, doc);
   return doc;
 }

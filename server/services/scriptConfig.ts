@@ -10,7 +10,8 @@ import type { Document } from 'yaml';
 import { LIMITS, readWorkspaceFileSync } from '../../common/workspaceFile';
 import { configBudget } from '../util/budget';
 import { compilePython, type LinearRegex } from '../util/pyRegex';
-import { parseConfig, parsedConfig } from './configDiagnostics';
+import { runAll, runSliced } from '../util/slices';
+import { parseSteps, parsedConfigSteps } from './configDiagnostics';
 import { modelIndex, type ModelKnowledge } from './modelIndex';
 
 type Spec = Record<string, unknown>;
@@ -47,11 +48,12 @@ const onDisk = new Map<string, { key: string; data?: ConfigData }>();
 const fromParse = new WeakMap<Document.Parsed, ConfigData | null>();
 const compiledOverrides = new WeakMap<ConfigData, Array<LinearRegex | undefined>>();
 const MAX_ON_DISK = 64;
+const MAX_CONFIGS_PER_FOLDER = 16;
 
-function readConfig(file: string, open: OpenText): ConfigData | undefined {
+function* readConfig(file: string, open: OpenText): Generator<void, ConfigData | undefined> {
   const uri = pathToFileURL(file).href;
   const text = open(uri);
-  if (text !== undefined) return dataOf(parsedConfig(uri, text));
+  if (text !== undefined) return dataOf(yield* parsedConfigSteps(uri, text));
   let stat;
   try {
     stat = statSync(file);
@@ -61,12 +63,13 @@ function readConfig(file: string, open: OpenText): ConfigData | undefined {
   const key = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
   const hit = onDisk.get(file);
   if (hit?.key === key) return hit.data;
-  let data: ConfigData | undefined;
+  let content: string | undefined;
   try {
-    data = dataOf(parseConfig(configBudget(readWorkspaceFileSync(file, LIMITS.config)).text));
+    content = readWorkspaceFileSync(file, LIMITS.config);
   } catch {
-    data = undefined; // missing, not a regular file or over the limit: no config
+    content = undefined; // missing, not a regular file or over the limit: no config
   }
+  const data = content === undefined ? undefined : dataOf(yield* parseSteps(configBudget(content).text));
   onDisk.delete(file);
   onDisk.set(file, { key, data });
   if (onDisk.size > MAX_ON_DISK) onDisk.delete(onDisk.keys().next().value!);
@@ -125,6 +128,25 @@ function configNames(dir: string): string[] | undefined {
 }
 
 export function configForScript(scriptUri: string, open: OpenText = () => undefined): ScriptConfig | undefined {
+  return runAll(scriptConfigSteps(scriptUri, open));
+}
+
+/** Parses what configForScript needs in slices (leaving the parse cached), so a request handler can await it
+ * while other requests are answered. */
+export function prepareScriptConfig(scriptUri: string, open: OpenText): Promise<unknown> {
+  const run = () => runSliced(scriptConfigSteps(scriptUri, open), () => false);
+  // One parse at a time per script (a hover right after the document opened waits for the one its
+  // diagnostics started); the pass after it finds everything cached.
+  const running = inFlight.get(scriptUri);
+  if (running) return running.then(run);
+  const started = run().finally(() => inFlight.delete(scriptUri));
+  inFlight.set(scriptUri, started);
+  return started;
+}
+
+const inFlight = new Map<string, Promise<unknown>>();
+
+function* scriptConfigSteps(scriptUri: string, open: OpenText): Generator<void, ScriptConfig | undefined> {
   if (!scriptUri.startsWith('file:')) return undefined;
   let script: string;
   try {
@@ -135,11 +157,13 @@ export function configForScript(scriptUri: string, open: OpenText = () => undefi
   const dir = path.dirname(script);
   const names = configNames(dir);
   if (!names) return undefined;
-  const configs = names.flatMap((n) => {
+  const configs: Array<{ file: string; data: ConfigData }> = [];
+  // A folder of hundreds of configs: the first MAX_CONFIGS_PER_FOLDER by name are considered.
+  for (const n of names.slice(0, MAX_CONFIGS_PER_FOLDER)) {
     const file = path.join(dir, n);
-    const data = readConfig(file, open);
-    return data ? [{ file, data }] : [];
-  });
+    const data = yield* readConfig(file, open);
+    if (data) configs.push({ file, data });
+  }
   const own = configs.find((c) => String(c.data.model?.entry ?? '').split(':')[0] === path.basename(script));
   const chosen = own ?? configs[0];
   if (!chosen) return undefined;

@@ -6,10 +6,14 @@
 //   QAT_BENCH_RELIABILITY_PYTHON (default 2,500 each).
 // - Kernel: one kernel process fed the named hostile frames and mutated ones, kernel/info after each (the
 //   driver the `reliability` suite uses). Mutations from QAT_BENCH_RELIABILITY_FRAMES (default 1,000).
+// - Workspace: the planted and oversized workspace cases of the reliability suite's workspace part
+//   (test/support/workspaceReliability.ts) at bench scale (a graph of 1M modules, a 20 MB config), each case in
+//   its own server process, with the canary hover's latency and the peak RSS.
 // Each prints inputs tried, crashes, hangs, the slowest input and the memory growth.
 import { describe, runOnnxReliability } from '../reliability/onnxRun';
 import { runKernelFrames } from '../support/kernelFrames';
 import { runLanguageServerReliability } from '../support/lspReliability';
+import { BENCH_SCALE, CANARY_MS, runWorkspaceReliability } from '../support/workspaceReliability';
 import { type BenchFigure, recordBench } from './results';
 
 const figures: BenchFigure[] = [];
@@ -76,9 +80,33 @@ async function benchKernel(): Promise<void> {
   if (r.crashes || r.hangs || r.failures.length || r.exitAfterTruncated !== 0) process.exitCode = 1;
 }
 
+async function benchWorkspace(): Promise<void> {
+  console.log(
+    `\n## reliability: workspace (planted and oversized files, ${BENCH_SCALE.graphModules} modules, ` +
+      `${BENCH_SCALE.bigConfigBytes >> 20} MB config; canary hover bound ${CANARY_MS} ms)`,
+  );
+  const outcomes = await runWorkspaceReliability(BENCH_SCALE);
+  console.log('| part | case | outcome | canary / case ms | peak RSS | detail |');
+  console.log('|---|---|---|---|---|---|');
+  for (const o of outcomes)
+    console.log(
+      `| ${o.part} | ${o.name} | ${o.ok ? 'ok' : 'FAIL'} | ${o.ms.toFixed(0)} | ` +
+        `${o.peakRssMb === undefined ? '' : `${o.peakRssMb.toFixed(0)} MB`} | ${o.detail} |`,
+    );
+  const failed = outcomes.filter((o) => !o.ok);
+  const slowest = outcomes.reduce((a, b) => (b.ms > a.ms ? b : a));
+  figures.push({
+    model: 'workspace (planted and oversized files)',
+    measure: `${outcomes.length} cases`,
+    value: `${failed.length} failed, slowest ${slowest.ms.toFixed(0)} ms (${slowest.name})`,
+  });
+  if (failed.length) process.exitCode = 1;
+}
+
 export async function benchReliability(): Promise<void> {
   await benchOnnx();
   await benchLanguageServer();
   await benchKernel();
+  await benchWorkspace();
   recordBench({ area: 'reliability', title: 'hostile inputs', ratio: 'RSS at the end over RSS at the start', figures });
 }
