@@ -60,6 +60,9 @@ test('severity settings change or switch off diagnostics per code', () => {
     codeActionsFor(doc, everything(doc), settings).map((a) => a.diagnostics![0].code),
     ['QCFG008', 'QCFG008'],
   );
-  assert.deepEqual(parseSettings(undefined), { severity: {} });
-  assert.deepEqual(parseSettings({ diagnostics: 'x' }), { severity: {} });
+  const none = { severity: {}, allowPathsOutsideWorkspace: false };
+  assert.deepEqual(parseSettings(undefined), none);
+  assert.deepEqual(parseSettings({ diagnostics: 'x' }), none);
+  assert.deepEqual(parseSettings({ kernel: { allowPathsOutsideWorkspace: 'yes' } }), none, 'only true turns it on');
+  assert.equal(parseSettings({ kernel: { allowPathsOutsideWorkspace: true } }).allowPathsOutsideWorkspace, true);
 });
