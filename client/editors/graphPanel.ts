@@ -131,7 +131,8 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
     if (this.disposed) return;
     // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements); the
     // properties panel gets their summaries instead. Graph JSON holds no weights: it goes as it is.
-    // Slimming parses the user's file: it runs in a worker thread with time and memory limits, never here.
+    // Slimming parses the user's file: it runs in a worker thread with time and memory limits, never here. A file
+    // it cannot read (MalformedOnnxError) or that hits a limit is reported here and never reaches the view whole.
     let slim: SlimResult | undefined;
     if (!/\.qatgraph\.json$/i.test(content.title)) {
       slimService ??= new SlimService(vscode.Uri.joinPath(this.extensionUri, 'out', 'client', 'slimWorker.js').fsPath);

@@ -5,11 +5,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { onnx } from '../../build/generated/onnx-pb.js';
+import { OnnxWireError } from '../../common/wireReader';
 import { slimOnnx } from '../../client/editors/slimOnnx';
-import { SlimError, SlimService } from '../../client/editors/slimService';
-import { deeplyNested, duplicatedNodes } from '../support/onnxShapes';
+import { MalformedOnnxError, SlimError, SlimService } from '../../client/editors/slimService';
+import {
+  concat,
+  deeplyNested,
+  duplicatedNodes,
+  field,
+  floats,
+  tensorProto,
+  withGraphFields,
+  withModelFields,
+} from '../support/onnxShapes';
 import { repoRoot } from './helpers/builder';
 
+const workerFile = path.join(repoRoot, 'out', 'client', 'slimWorker.js');
 const original = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')));
 
 const payloadBytes = (t: onnx.ITensorProto) =>
@@ -71,28 +82,74 @@ test('summaries match the removed values', () => {
   }
 });
 
-test('small models pass through untouched, and broken bytes are returned as they came', () => {
+test('small models pass through untouched; a truncated one is reported with the byte and the field', () => {
   const same = slimOnnx(original, 1 << 30);
   assert.equal(same.bytes, original);
   assert.equal(same.removed.size, 0);
   const truncated = original.subarray(0, Math.floor(original.length / 2));
-  assert.equal(slimOnnx(truncated, 1024).bytes, truncated);
+  assert.throws(
+    () => slimOnnx(truncated, 1024),
+    (e: unknown) =>
+      e instanceof OnnxWireError &&
+      /^This is not a valid ONNX file: a field runs past its message at byte \d+, in model \(field 7\)\.$/.test(
+        e.message,
+      ),
+  );
 });
 
-// Hostile shapes: the contract is "return the input unchanged" for anything that is not a sane model.
-test('deeply nested messages (10k and 100k levels) come back unchanged instead of overflowing the stack', () => {
+/** The OnnxWireError slimOnnx throws on `bytes`. */
+function malformed(bytes: Uint8Array): OnnxWireError {
+  try {
+    slimOnnx(bytes, 1024);
+  } catch (err) {
+    if (err instanceof OnnxWireError) return err;
+    throw err;
+  }
+  assert.fail('slimmed a malformed file');
+}
+
+test('4 garbage bytes in model.functions: malformed, at the byte of the bad key, whatever the rest holds', () => {
+  // A scalar with 1M values (4 MB) besides: the file must not reach the view whole.
+  const scalar = field(5, tensorProto('scalar', [], floats(1_000_000)));
+  const bytes = withModelFields(withGraphFields(original, [scalar]), [
+    field(25, Uint8Array.of(0xff, 0xff, 0xff, 0xff)),
+  ]);
+  const err = malformed(bytes);
+  const functionData = bytes.length - 4;
+  assert.equal(err.offset, functionData);
+  assert.equal(
+    err.message,
+    `This is not a valid ONNX file: a number runs past its message at byte ${functionData}, in model.functions[0].`,
+  );
+});
+
+test('a broken tensor deep inside is named by its path: training_info, its graph, the initializer', () => {
+  const broken = field(5, Uint8Array.of((9 << 3) | 2, 100, 1, 2, 3)); // raw_data claims 100 bytes, has 3
+  const graph = concat([field(5, tensorProto('ok', [2], floats(2))), broken]);
+  const bytes = withModelFields(original, [field(20, field(1, graph))]);
+  const err = malformed(bytes);
+  assert.match(
+    err.message,
+    /a field runs past its message at byte \d+, in model\.training_info\[0\]\.initialization\.initializer\[1\] \(field 9\)\.$/,
+  );
+  assert.equal(bytes[err.offset! - 1], 100, 'the offset is just after the length that runs past');
+});
+
+// Hostile shapes that are not sane models are reported, fast, without a stack that grows with them.
+test('deeply nested messages (10k and 100k levels) are reported as nested too deeply, not overflowing the stack', () => {
   for (const depth of [10_000, 100_000]) {
-    const bytes = deeplyNested(depth);
-    const out = slimOnnx(bytes, 1024);
-    assert.equal(out.bytes, bytes, `${depth} levels`);
-    assert.equal(out.removed.size, 0);
+    const err = malformed(deeplyNested(depth));
+    assert.match(err.message, /messages nested more than 256 deep at byte \d+, in model\.graph\.node\[0\]/);
+    assert.match(err.message, /…/, 'the path leaves out the middle');
+    assert.ok(err.message.length < 300, err.message);
   }
 });
 
-test('16 MB and 64 MB of zeros come back unchanged, read no further than the first field', () => {
+test('16 MB and 64 MB of zeros are reported at their first byte, read no further than the first field', () => {
   for (const size of [16, 64]) {
-    const zeros = new Uint8Array(size * 1024 * 1024);
-    assert.equal(slimOnnx(zeros, 1024).bytes, zeros);
+    const err = malformed(new Uint8Array(size * 1024 * 1024));
+    assert.equal(err.message, 'This is not a valid ONNX file: field number 0 at byte 0, in model.');
+    assert.equal(err.offset, 0);
   }
 });
 
@@ -106,8 +163,6 @@ test('a model with its node list duplicated to 20k nodes slims to the same graph
   assert.ok(after.graph!.node!.length >= 20_000);
   assert.equal(after.graph!.initializer!.length, before.graph!.initializer!.length);
 });
-
-const workerFile = path.join(repoRoot, 'out', 'client', 'slimWorker.js');
 
 test('the worker thread slims exactly as the function does, and the caller keeps its bytes', async () => {
   const service = new SlimService(workerFile);
@@ -124,9 +179,17 @@ test('the worker thread slims exactly as the function does, and the caller keeps
     await service.slim(file, 1024);
     assert.equal(file.byteLength, original.byteLength, 'the Buffer was detached');
     assert.deepEqual((await service.slim(file, 1024)).bytes, direct.bytes);
-    // Hostile shapes through the worker: unchanged, not an error.
-    const deep = deeplyNested(100_000);
-    assert.deepEqual((await service.slim(deep)).bytes, deep);
+    // A malformed file through the worker: a MalformedOnnxError with the reader's message and byte, and the worker
+    // goes on with the next file.
+    const truncated = original.subarray(0, 1000);
+    await assert.rejects(
+      service.slim(truncated),
+      (e: unknown) =>
+        e instanceof MalformedOnnxError &&
+        e.message === malformed(truncated).message &&
+        e.offset === malformed(truncated).offset,
+    );
+    assert.deepEqual((await service.slim(original, 1024)).bytes, direct.bytes);
   } finally {
     service.dispose();
   }
