@@ -5,7 +5,7 @@ import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol
 import type { FromWebview, ModelAccuracy, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from './html';
 import { selectionSync, type SyncPeer } from './graphSync';
-import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
+import type { SlimResult } from './slimOnnx';
 import { SlimError, SlimService } from './slimService';
 import { contentKey, layoutCache } from './layoutCache';
 import { PanelLife, type ContentPanel } from './panelLife';
@@ -137,7 +137,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
     if (!/\.qatgraph\.json$/i.test(content.title)) {
       slimService ??= new SlimService(vscode.Uri.joinPath(this.extensionUri, 'out', 'client', 'slimWorker.js').fsPath);
       try {
-        slim = await slimService.slim(content.onnx, SLIM_LIMIT_BYTES);
+        slim = await slimService.slim(content.onnx);
       } catch (err) {
         if (!(err instanceof SlimError)) throw err;
         this.log.error(`graph view: ${content.title}: ${err.message}`);

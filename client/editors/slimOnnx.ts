@@ -1,9 +1,10 @@
 // Large weights stay in the extension host: the .onnx bytes are rewritten at the protobuf wire level with
 // the payload of every tensor above a size limit removed (its name, dims and data type kept), and each
 // removed tensor summarized (min, max, mean, std, a histogram) for the properties panel. The graph view
-// never needs the values of a big tensor, so a 500 MB model reaches the webview as a few hundred KB. A file the
-// walk cannot read is reported as malformed (OnnxWireError, naming the byte and the message), never handed on
-// whole: the view would get every payload.
+// never needs the values of a big tensor, so a 500 MB model reaches the webview as a few hundred KB. The small
+// tensors kept have a budget in all: past it, the largest of them are cut too (100k tensors just under the limit
+// are 400 MB). A file the walk cannot read is reported as malformed (OnnxWireError, naming the byte and the
+// message), never handed on whole: the view would get every payload.
 // A wire walk, not a decode: the host never materializes the model's messages. It reads the wire with the
 // webview's reader (common/wireReader.ts).
 import type { WeightStats } from '../../protocol/webview';
@@ -19,6 +20,8 @@ const HISTOGRAM_BINS = 32;
 
 /** What the graph panel strips: the webview reads values of tensors up to 1,024 elements (4 KB of float32). */
 export const SLIM_LIMIT_BYTES = 4096;
+/** The payload bytes of the tensors under the limit that the view gets, all together. */
+export const SLIM_BUDGET_BYTES = 16 * 1024 ** 2;
 
 // Which fields hold which message types (onnx.proto field numbers), and their names in errors ([]: repeated).
 type Kind = 'model' | 'graph' | 'node' | 'attribute' | 'function' | 'sparse' | 'training' | 'tensor';
@@ -96,19 +99,49 @@ function readField(r: WireReader, end: number): [number, number, number] {
 }
 
 /**
- * Rewrites the model: tensors whose payload is over `limitBytes` lose it. Throws OnnxWireError on a file it cannot
- * read. One pass with an explicit stack (no recursion on the file's nesting depth) that records only the cuts:
- * memory is bounded by the number of removed tensors, not by the number of fields.
+ * Rewrites the model: tensors whose payload is over `limitBytes` lose it, and so do the largest of the others when
+ * together they are over `budgetBytes`. Throws OnnxWireError on a file it cannot read. One pass with an explicit
+ * stack (no recursion on the file's nesting depth) that records only the cuts: memory is bounded by the number of
+ * removed tensors, not by the number of fields. Past the budget, a second pass cuts at a lower limit.
  */
-export function slimOnnx(input: Uint8Array, limitBytes = SLIM_LIMIT_BYTES): SlimResult {
+export function slimOnnx(
+  input: Uint8Array,
+  limitBytes = SLIM_LIMIT_BYTES,
+  budgetBytes = SLIM_BUDGET_BYTES,
+): SlimResult {
   const r = new WireReader(input);
+  let slim = slimAt(r, limitBytes);
+  if (slim.keptBytes > budgetBytes) slim = slimAt(r, keptLimit(slim.kept, budgetBytes));
+  if (slim.removed.size === 0) return { bytes: input, removed: slim.removed };
+  return { bytes: applyEdits(input, slim.edits), removed: slim.removed };
+}
+
+/** The cuts at one limit, and the tensors kept: how many of each payload size (at most limit + 1 sizes). */
+function slimAt(r: WireReader, limit: number) {
   const removed = new Map<string, WeightStats>();
+  const kept = new Map<number, number>();
+  let keptBytes = 0;
   const edits = walk(r, (start, end, out) => {
     const p = payloadOf(r, start, end);
-    return p.bytes > limitBytes ? cut(r.buf, p, removed, out) : 0;
+    if (p.bytes > limit) return cut(r.buf, p, removed, out);
+    kept.set(p.bytes, (kept.get(p.bytes) ?? 0) + 1);
+    keptBytes += p.bytes;
+    return 0;
   });
-  if (removed.size === 0) return { bytes: input, removed };
-  return { bytes: applyEdits(input, edits), removed };
+  return { edits, removed, kept, keptBytes };
+}
+
+/** The largest payload size at which the tensors kept fit the budget, the smallest first (tensors of one size are
+ * kept or cut together, whatever their order in the file). */
+function keptLimit(kept: Map<number, number>, budget: number): number {
+  let total = 0;
+  let at = 0;
+  for (const size of [...kept.keys()].sort((a, b) => a - b)) {
+    total += size * kept.get(size)!;
+    if (total > budget) break;
+    at = size;
+  }
+  return at;
 }
 
 /** `model.graph.node[12].attribute[0]`: the messages being read, for errors (the middle of a deep one left out).

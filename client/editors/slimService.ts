@@ -2,7 +2,7 @@
 // block or crash the extension host: past a limit the worker is ended and the caller gets a clear SlimError; a
 // file it cannot read is a MalformedOnnxError (what is wrong, at which byte, in which message).
 import { Worker } from 'node:worker_threads';
-import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
+import { SLIM_BUDGET_BYTES, SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
 import type { SlimReply, SlimRequest } from './slimWorker';
 
 export class SlimError extends Error {}
@@ -27,6 +27,15 @@ export interface SlimLimits {
   maxHeapMb: number;
   /** An idle worker is ended after this long. */
   idleMs: number;
+}
+
+/** What one request cuts, and how long it may take. */
+export interface SlimOptions {
+  /** A tensor with more payload bytes than this loses it. */
+  limitBytes?: number;
+  /** The payload bytes of the other tensors kept in all; past it, the largest of them lose theirs too. */
+  budgetBytes?: number;
+  timeoutMs?: number;
 }
 
 export const DEFAULT_SLIM_LIMITS: SlimLimits = {
@@ -59,7 +68,12 @@ export class SlimService {
 
   /** Resolves with the slimmed model, or rejects with a SlimError saying which limit was hit (a MalformedOnnxError
    * when the file cannot be read). */
-  slim(input: Uint8Array, limitBytes = SLIM_LIMIT_BYTES, timeoutMs = this.limits.timeoutMs): Promise<SlimResult> {
+  slim(input: Uint8Array, options: SlimOptions = {}): Promise<SlimResult> {
+    const {
+      limitBytes = SLIM_LIMIT_BYTES,
+      budgetBytes = SLIM_BUDGET_BYTES,
+      timeoutMs = this.limits.timeoutMs,
+    } = options;
     const mb = (n: number) => `${(n / 1024 ** 2).toFixed(0)} MB`;
     if (input.byteLength > this.limits.maxInputBytes)
       return Promise.reject(
@@ -82,7 +96,7 @@ export class SlimService {
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       clearTimeout(this.idle);
-      worker.postMessage({ id, bytes, limitBytes } satisfies SlimRequest, [bytes.buffer]);
+      worker.postMessage({ id, bytes, limitBytes, budgetBytes } satisfies SlimRequest, [bytes.buffer]);
     });
   }
 

@@ -9,6 +9,7 @@ export interface SlimRequest {
   id: number;
   bytes: Uint8Array;
   limitBytes: number;
+  budgetBytes: number;
 }
 export type SlimReply =
   | { id: number; ok: true; bytes: Uint8Array; removed: Array<[string, WeightStats]> }
@@ -18,7 +19,7 @@ export type SlimReply =
 parentPort?.on('message', (req: SlimRequest) => {
   let reply: SlimReply;
   try {
-    const { bytes, removed } = slimOnnx(req.bytes, req.limitBytes);
+    const { bytes, removed } = slimOnnx(req.bytes, req.limitBytes, req.budgetBytes);
     reply = { id: req.id, ok: true, bytes, removed: [...removed] };
   } catch (err) {
     reply =

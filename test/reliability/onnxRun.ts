@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { SlimError, SlimService } from '../../client/editors/slimService';
-import { SLIM_LIMIT_BYTES } from '../../client/editors/slimOnnx';
 import { deeplyNested, duplicatedNodes, mutate, rng } from '../support/onnxShapes';
 import type { DecodeReply } from '../support/decodeWorker';
 import { repoRoot } from '../support/paths';
@@ -127,7 +126,7 @@ export async function runOnnxReliability(count: number, seed = 20261204, withFla
     const t0 = performance.now();
     let slimmed = bytes;
     try {
-      slimmed = (await slimmer.slim(bytes, SLIM_LIMIT_BYTES, boundMs)).bytes;
+      slimmed = (await slimmer.slim(bytes, { timeoutMs: boundMs })).bytes;
     } catch (err) {
       if (!(err instanceof SlimError)) stats.crashes.push(`${label}: slim threw ${String(err)}`);
       else if (/took more than/.test(err.message)) stats.hangs.push(`${label}: slimming`);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { onnx } from '../../build/generated/onnx-pb.js';
 import { OnnxWireError } from '../../common/wireReader';
-import { slimOnnx } from '../../client/editors/slimOnnx';
+import { SLIM_LIMIT_BYTES, slimOnnx } from '../../client/editors/slimOnnx';
 import { MalformedOnnxError, SlimError, SlimService } from '../../client/editors/slimService';
 import {
   concat,
@@ -97,6 +97,55 @@ test('small models pass through untouched; a truncated one is reported with the 
   );
 });
 
+/** Payload bytes of the model's initializers, by name. */
+const initializerPayloads = (bytes: Uint8Array) =>
+  new Map(onnx.ModelProto.decode(bytes).graph!.initializer!.map((t) => [t.name!, payloadBytes(t)]));
+
+test('past the budget, the largest tensors under the limit lose their payload too, the smallest are kept', async () => {
+  const mid = Array.from({ length: 50 }, (_, i) => field(5, tensorProto(`mid_${i}`, [1000], floats(1000))));
+  const tiny = Array.from({ length: 50 }, (_, i) => field(5, tensorProto(`tiny_${i}`, [10], floats(10))));
+  const bytes = withGraphFields(original, [...mid, ...tiny]);
+  // Within the default budget, nothing under the limit is cut.
+  const within = initializerPayloads(slimOnnx(bytes, SLIM_LIMIT_BYTES).bytes);
+  for (let i = 0; i < 50; i++) assert.equal(within.get(`mid_${i}`), 4000);
+  const budget = 64 * 1024;
+  const { bytes: slimmed, removed } = slimOnnx(bytes, SLIM_LIMIT_BYTES, budget);
+  const before = initializerPayloads(bytes);
+  const after = initializerPayloads(slimmed);
+  const kept = [...after.values()].filter((b) => b > 0);
+  assert.ok(kept.reduce((a, b) => a + b, 0) <= budget, 'the payload kept is within the budget');
+  const cutUnderLimit = [...before].filter(([name, b]) => b <= SLIM_LIMIT_BYTES && after.get(name) === 0 && b > 0);
+  assert.ok(cutUnderLimit.length >= 50, `${cutUnderLimit.length} cut under the limit`);
+  assert.ok(
+    Math.max(...kept) < Math.min(...cutUnderLimit.map(([, b]) => b)),
+    'every kept tensor is smaller than every cut one',
+  );
+  for (let i = 0; i < 50; i++) {
+    assert.equal(after.get(`tiny_${i}`), 40, `tiny_${i} kept`);
+    assert.equal(after.get(`mid_${i}`), 0, `mid_${i} cut`);
+  }
+  // A tensor cut by the budget is summarized like a big one.
+  const stats = removed.get('mid_7')!;
+  assert.deepEqual([stats.bytes, stats.count, stats.min, stats.max, stats.mean], [4000, 1000, 0, 999, 499.5]);
+  assert.ok(Math.abs(stats.std! - Math.sqrt((1000 ** 2 - 1) / 12)) < 1e-9, `std ${stats.std}`);
+  assert.equal(stats.histogram!.length, 32);
+  assert.equal(
+    stats.histogram!.reduce((a, b) => a + b, 0),
+    1000,
+  );
+  assert.ok(
+    stats.histogram!.every((n) => n === 31 || n === 32),
+    'values 0..999 spread evenly',
+  );
+  // The worker cuts to the budget it is given.
+  const service = new SlimService(workerFile);
+  try {
+    assert.deepEqual((await service.slim(bytes, { budgetBytes: budget })).bytes, slimmed);
+  } finally {
+    service.dispose();
+  }
+});
+
 /** The OnnxWireError slimOnnx throws on `bytes`. */
 function malformed(bytes: Uint8Array): OnnxWireError {
   try {
@@ -168,7 +217,7 @@ test('the worker thread slims exactly as the function does, and the caller keeps
   const service = new SlimService(workerFile);
   try {
     const input = original.slice();
-    const viaWorker = await service.slim(input, 1024);
+    const viaWorker = await service.slim(input, { limitBytes: 1024 });
     const direct = slimOnnx(original, 1024);
     assert.deepEqual(viaWorker.bytes, direct.bytes);
     assert.deepEqual([...viaWorker.removed], [...direct.removed]);
@@ -176,9 +225,9 @@ test('the worker thread slims exactly as the function does, and the caller keeps
     // A file as read (a Node Buffer, as Compare Layers reads the export): usable again after it was slimmed once,
     // as when a closed results view is shown again.
     const file = Buffer.from(original);
-    await service.slim(file, 1024);
+    await service.slim(file, { limitBytes: 1024 });
     assert.equal(file.byteLength, original.byteLength, 'the Buffer was detached');
-    assert.deepEqual((await service.slim(file, 1024)).bytes, direct.bytes);
+    assert.deepEqual((await service.slim(file, { limitBytes: 1024 })).bytes, direct.bytes);
     // A malformed file through the worker: a MalformedOnnxError with the reader's message and byte, and the worker
     // goes on with the next file.
     const truncated = original.subarray(0, 1000);
@@ -189,7 +238,7 @@ test('the worker thread slims exactly as the function does, and the caller keeps
         e.message === malformed(truncated).message &&
         e.offset === malformed(truncated).offset,
     );
-    assert.deepEqual((await service.slim(original, 1024)).bytes, direct.bytes);
+    assert.deepEqual((await service.slim(original, { limitBytes: 1024 })).bytes, direct.bytes);
   } finally {
     service.dispose();
   }
@@ -208,7 +257,7 @@ test('past its size or time limit the worker is stopped with a clear message, an
   service.dispose();
   const again = new SlimService(workerFile);
   try {
-    assert.ok((await again.slim(original, 1024)).removed.size >= 2);
+    assert.ok((await again.slim(original, { limitBytes: 1024 })).removed.size >= 2);
   } finally {
     again.dispose();
   }
