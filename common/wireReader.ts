@@ -5,7 +5,15 @@
 import { read as utf8 } from 'protobufjs/src/util/utf8.js';
 
 /** The file is not a well-formed ModelProto; the message says what was wrong and where. */
-export class OnnxWireError extends Error {}
+export class OnnxWireError extends Error {
+  /** `offset`: the byte where the reader found the problem, when a read found it. */
+  constructor(
+    message: string,
+    readonly offset?: number,
+  ) {
+    super(message);
+  }
+}
 
 const TWO_32 = 4294967296;
 
@@ -16,10 +24,17 @@ export class WireReader {
   private lo = 0;
   private hi = 0;
 
+  /** Names the message being read (`model.graph.initializer[3]`) in errors, when the caller keeps track of it. */
+  where: (() => string) | undefined;
+
   constructor(readonly buf: Uint8Array) {}
 
   fail(what: string): never {
-    throw new OnnxWireError(`This is not a valid ONNX file: ${what} at byte ${this.pos}.`);
+    const where = this.where?.();
+    throw new OnnxWireError(
+      `This is not a valid ONNX file: ${what} at byte ${this.pos}${where ? `, in ${where}` : ''}.`,
+      this.pos,
+    );
   }
 
   /** Reads a varint (up to 10 bytes) into lo/hi. */
@@ -139,8 +154,12 @@ export class WireReader {
 
   /** The next field's key; throws on field number 0. */
   key(end: number): number {
+    const start = this.pos;
     const key = this.uint32(end);
-    if (key >>> 3 === 0) this.fail('field number 0');
+    if (key >>> 3 === 0) {
+      this.pos = start;
+      this.fail('field number 0');
+    }
     return key;
   }
 }

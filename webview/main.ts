@@ -22,6 +22,7 @@ import { createMinimap } from './view/minimap';
 import { sourceOf } from './view/source';
 import { counterpart, selectedOf } from './view/sync';
 import { isQdq, type GraphNode } from './importers/types';
+import { attachStats } from './importers/onnxTensor';
 import { layoutInWorker } from './worker/client';
 import { renderLayerTable } from './view/layerTable';
 import { boxesOf, type BaseLayout } from './graph/layoutReuse';
@@ -218,7 +219,7 @@ async function draw(
   const { graph, layout, big, timings, inWorker, total } = laidOut;
   for (const [name, stats] of Object.entries(msg.weights ?? {})) {
     const t = graph.tensors.get(name);
-    if (t) t.stats = stats;
+    if (t) attachStats(t, stats);
   }
   if (msg.executed) applyExecuted(graph, msg.executed);
   // The model's counts (the drawn graph's would change as groups open and close).

@@ -5,7 +5,7 @@ import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol
 import type { FromWebview, ModelAccuracy, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from './html';
 import { selectionSync, type SyncPeer } from './graphSync';
-import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
+import type { SlimResult } from './slimOnnx';
 import { SlimError, SlimService } from './slimService';
 import { contentKey, layoutCache } from './layoutCache';
 import { PanelLife, type ContentPanel } from './panelLife';
@@ -131,12 +131,13 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
     if (this.disposed) return;
     // Weights the view never reads stay here (the webview reads values of tensors up to 1,024 elements); the
     // properties panel gets their summaries instead. Graph JSON holds no weights: it goes as it is.
-    // Slimming parses the user's file: it runs in a worker thread with time and memory limits, never here.
+    // Slimming parses the user's file: it runs in a worker thread with time and memory limits, never here. A file
+    // it cannot read (MalformedOnnxError) or that hits a limit is reported here and never reaches the view whole.
     let slim: SlimResult | undefined;
     if (!/\.qatgraph\.json$/i.test(content.title)) {
       slimService ??= new SlimService(vscode.Uri.joinPath(this.extensionUri, 'out', 'client', 'slimWorker.js').fsPath);
       try {
-        slim = await slimService.slim(content.onnx, SLIM_LIMIT_BYTES);
+        slim = await slimService.slim(content.onnx);
       } catch (err) {
         if (!(err instanceof SlimError)) throw err;
         this.log.error(`graph view: ${content.title}: ${err.message}`);

@@ -1,10 +1,22 @@
 // Runs slimOnnx in a worker thread with size, time and heap limits, so a hostile or broken .onnx file cannot
-// block or crash the extension host: past a limit the worker is ended and the caller gets a clear SlimError.
+// block or crash the extension host: past a limit the worker is ended and the caller gets a clear SlimError; a
+// file it cannot read is a MalformedOnnxError (what is wrong, at which byte, in which message).
 import { Worker } from 'node:worker_threads';
-import { SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
+import { SLIM_BUDGET_BYTES, SLIM_LIMIT_BYTES, type SlimResult } from './slimOnnx';
 import type { SlimReply, SlimRequest } from './slimWorker';
 
 export class SlimError extends Error {}
+
+/** The file is not an ONNX model the slimmer can read: the message says what is wrong, at which byte, in which
+ * message (`model.functions[0]`). Nothing of it goes to the view. */
+export class MalformedOnnxError extends SlimError {
+  constructor(
+    message: string,
+    readonly offset: number | undefined,
+  ) {
+    super(message);
+  }
+}
 
 export interface SlimLimits {
   /** Files above this size are refused before any parsing. */
@@ -15,6 +27,15 @@ export interface SlimLimits {
   maxHeapMb: number;
   /** An idle worker is ended after this long. */
   idleMs: number;
+}
+
+/** What one request cuts, and how long it may take. */
+export interface SlimOptions {
+  /** A tensor with more payload bytes than this loses it. */
+  limitBytes?: number;
+  /** The payload bytes of the other tensors kept in all; past it, the largest of them lose theirs too. */
+  budgetBytes?: number;
+  timeoutMs?: number;
 }
 
 export const DEFAULT_SLIM_LIMITS: SlimLimits = {
@@ -45,8 +66,14 @@ export class SlimService {
     this.limits = { ...DEFAULT_SLIM_LIMITS, ...limits };
   }
 
-  /** Resolves with the slimmed model, or rejects with a SlimError saying which limit was hit. */
-  slim(input: Uint8Array, limitBytes = SLIM_LIMIT_BYTES, timeoutMs = this.limits.timeoutMs): Promise<SlimResult> {
+  /** Resolves with the slimmed model, or rejects with a SlimError saying which limit was hit (a MalformedOnnxError
+   * when the file cannot be read). */
+  slim(input: Uint8Array, options: SlimOptions = {}): Promise<SlimResult> {
+    const {
+      limitBytes = SLIM_LIMIT_BYTES,
+      budgetBytes = SLIM_BUDGET_BYTES,
+      timeoutMs = this.limits.timeoutMs,
+    } = options;
     const mb = (n: number) => `${(n / 1024 ** 2).toFixed(0)} MB`;
     if (input.byteLength > this.limits.maxInputBytes)
       return Promise.reject(
@@ -69,7 +96,7 @@ export class SlimService {
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       clearTimeout(this.idle);
-      worker.postMessage({ id, bytes, limitBytes } satisfies SlimRequest, [bytes.buffer]);
+      worker.postMessage({ id, bytes, limitBytes, budgetBytes } satisfies SlimRequest, [bytes.buffer]);
     });
   }
 
@@ -89,6 +116,7 @@ export class SlimService {
       this.pending.delete(reply.id);
       clearTimeout(p.timer);
       if (reply.ok) p.resolve({ bytes: reply.bytes, removed: new Map(reply.removed) });
+      else if (reply.malformed) p.reject(new MalformedOnnxError(reply.message, reply.malformed.offset));
       else p.reject(new SlimError(`The model could not be read: ${reply.message}`));
       if (!this.pending.size) this.idle = setTimeout(() => this.stop(), this.limits.idleMs).unref();
     });

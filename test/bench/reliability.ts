@@ -28,8 +28,9 @@ async function benchOnnx(): Promise<void> {
   console.log(`\n## reliability (onnx)\n${describe(stats)}`);
   for (const c of stats.crashes.slice(0, 5)) console.log(`  crash: ${c}`);
   for (const h of stats.hangs.slice(0, 5)) console.log(`  hang: ${h}`);
+  for (const u of stats.unexpected) console.log(`  unexpected: ${u}`);
   figures.push({ model: 'ONNX files (slimming, decoding, layout)', measure: 'outcome', value: describe(stats) });
-  if (stats.crashes.length || stats.hangs.length) process.exitCode = 1;
+  if (stats.crashes.length || stats.hangs.length || stats.unexpected.length) process.exitCode = 1;
 }
 
 async function benchLanguageServer(): Promise<void> {

@@ -9,6 +9,8 @@ import { BANDS, bandOf } from '../../common/bands';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
 import { slimOnnx } from '../../client/editors/slimOnnx';
+import { decodeOnnxGraph } from '../../webview/importers/onnxWire';
+import { field, floats, tensorProto, withGraphFields } from '../support/onnxShapes';
 import type { BuildOrtResult, HistogramsResult, QatTrainResult } from '../../protocol/kernel';
 import { executedOverlayFor } from '../../client/editors/executedOverlay';
 import { change } from '../../webview/view/drift';
@@ -298,6 +300,38 @@ test('a malformed model shows an error panel instead of a graph', async () => {
   assert.equal(await page.locator('svg g.node').count(), 0);
   assert.deepEqual(violations, []);
   await page.screenshot({ path: path.join(artifactsDir, 'webview-error.png') });
+  await page.close();
+});
+
+test('a tensor whose dims cannot be right is marked in the properties panel; the rest of the model opens', async () => {
+  const digits = new Uint8Array(readFileSync(path.join(fixtures, 'digits.qdq.onnx')));
+  const dq = decodeOnnxGraph(digits).nodes.find((n) => n.op === 'DequantizeLinear')!;
+  const scale = dq.inputs[1];
+  // That scale again with dims [-1, 4] (the last initializer of a name wins), through the host's slimming as sent.
+  const slim = slimOnnx(withGraphFields(digits, [field(5, tensorProto(scale, [-1, 4], floats(4)))]));
+  const { page, violations } = await openPage();
+  await post(page, {
+    type: 'showGraph',
+    title: 'digits.qdq.onnx',
+    onnx: slim.bytes,
+    layers: result.layers,
+    threshold: result.threshold,
+    weights: Object.fromEntries(slim.removed),
+  });
+  await page.waitForSelector('svg g.node.layer', { timeout: 15_000, state: 'attached' });
+  const qdqExpected = (onnxSummary.ops.QuantizeLinear ?? 0) + (onnxSummary.ops.DequantizeLinear ?? 0);
+  assert.equal(await page.locator('svg g.node.qdq').count(), qdqExpected);
+  const node = page.locator(`svg g.node[data-name="${dq.name}"]`);
+  await node.dispatchEvent('pointerdown', { clientX: 0, clientY: 0 });
+  await node.dispatchEvent('pointerup', { clientX: 0, clientY: 0 });
+  const props = page.locator('#props');
+  assert.equal(
+    await props.locator('dt:text-is("scale") + dd').textContent(),
+    'float32[?×4] (invalid: its dims [-1, 4] hold -1, not a size)',
+  );
+  assert.equal(await page.locator('#status.error').count(), 0);
+  assert.deepEqual(violations, []);
+  await page.screenshot({ path: path.join(artifactsDir, 'webview-invalid-tensor.png') });
   await page.close();
 });
 

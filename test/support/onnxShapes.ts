@@ -1,4 +1,5 @@
-// Hostile .onnx shapes built at the protobuf wire level: deep nesting, zeros, duplicated nodes, and mutations.
+// Hostile .onnx shapes built at the protobuf wire level: deep nesting, zeros, duplicated nodes, added tensors and
+// fields, and mutations.
 // Shared by the unit tests, the reliability suite and its bench figure.
 
 function varint(out: number[], value: number): void {
@@ -89,7 +90,7 @@ function lengthDelimited(number: number, body: Uint8Array[]): Uint8Array[] {
   return [Uint8Array.from(header), ...body];
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+export function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
@@ -97,6 +98,53 @@ function concat(parts: Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
+}
+
+/** One length-delimited field: its key, its length, then `body`. */
+export function field(number: number, body: Uint8Array): Uint8Array {
+  return concat(lengthDelimited(number, [body]));
+}
+
+/** A signed 64-bit varint (a negative one takes 10 bytes, as protobuf writes an int64). */
+function varint64(out: number[], value: number): void {
+  let v = BigInt.asUintN(64, BigInt(value));
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+}
+
+/** A TensorProto: its dims (packed, as given: negative ones too), data type (1: float32), name and raw_data. */
+export function tensorProto(name: string, dims: number[], raw: Uint8Array, dataType = 1): Uint8Array {
+  const packed: number[] = [];
+  for (const d of dims) varint64(packed, d);
+  const type: number[] = [2 << 3];
+  varint(type, dataType);
+  return concat([
+    ...(dims.length ? [field(1, Uint8Array.from(packed))] : []),
+    Uint8Array.from(type),
+    field(8, new TextEncoder().encode(name)),
+    field(9, raw),
+  ]);
+}
+
+/** The model with `fields` (whole fields: key, length, body) added at the end of its graph. */
+export function withGraphFields(model: Uint8Array, fields: Uint8Array[]): Uint8Array {
+  const graphField = topFields(model).find((f) => f.number === 7);
+  if (!graphField) throw new Error('no graph');
+  const body = [model.subarray(graphField.dataStart, graphField.end), ...fields];
+  return concat([model.subarray(0, graphField.start), ...lengthDelimited(7, body), model.subarray(graphField.end)]);
+}
+
+/** The model with `fields` added after its own. */
+export function withModelFields(model: Uint8Array, fields: Uint8Array[]): Uint8Array {
+  return concat([model, ...fields]);
+}
+
+/** float32 raw data of `count` values 0, 1, 2, ... */
+export function floats(count: number): Uint8Array {
+  return new Uint8Array(Float32Array.from({ length: count }, (_, i) => i).buffer);
 }
 
 /**

@@ -5,11 +5,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { onnx } from '../../build/generated/onnx-pb.js';
-import { slimOnnx } from '../../client/editors/slimOnnx';
-import { SlimError, SlimService } from '../../client/editors/slimService';
-import { deeplyNested, duplicatedNodes } from '../support/onnxShapes';
+import { OnnxWireError } from '../../common/wireReader';
+import { SLIM_LIMIT_BYTES, slimOnnx } from '../../client/editors/slimOnnx';
+import { MalformedOnnxError, SlimError, SlimService } from '../../client/editors/slimService';
+import {
+  concat,
+  deeplyNested,
+  duplicatedNodes,
+  field,
+  floats,
+  tensorProto,
+  withGraphFields,
+  withModelFields,
+} from '../support/onnxShapes';
 import { repoRoot } from './helpers/builder';
 
+const workerFile = path.join(repoRoot, 'out', 'client', 'slimWorker.js');
 const original = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'digits', 'digits.qdq.onnx')));
 
 const payloadBytes = (t: onnx.ITensorProto) =>
@@ -71,28 +82,123 @@ test('summaries match the removed values', () => {
   }
 });
 
-test('small models pass through untouched, and broken bytes are returned as they came', () => {
+test('small models pass through untouched; a truncated one is reported with the byte and the field', () => {
   const same = slimOnnx(original, 1 << 30);
   assert.equal(same.bytes, original);
   assert.equal(same.removed.size, 0);
   const truncated = original.subarray(0, Math.floor(original.length / 2));
-  assert.equal(slimOnnx(truncated, 1024).bytes, truncated);
+  assert.throws(
+    () => slimOnnx(truncated, 1024),
+    (e: unknown) =>
+      e instanceof OnnxWireError &&
+      /^This is not a valid ONNX file: a field runs past its message at byte \d+, in model \(field 7\)\.$/.test(
+        e.message,
+      ),
+  );
 });
 
-// Hostile shapes: the contract is "return the input unchanged" for anything that is not a sane model.
-test('deeply nested messages (10k and 100k levels) come back unchanged instead of overflowing the stack', () => {
-  for (const depth of [10_000, 100_000]) {
-    const bytes = deeplyNested(depth);
-    const out = slimOnnx(bytes, 1024);
-    assert.equal(out.bytes, bytes, `${depth} levels`);
-    assert.equal(out.removed.size, 0);
+/** Payload bytes of the model's initializers, by name. */
+const initializerPayloads = (bytes: Uint8Array) =>
+  new Map(onnx.ModelProto.decode(bytes).graph!.initializer!.map((t) => [t.name!, payloadBytes(t)]));
+
+test('past the budget, the largest tensors under the limit lose their payload too, the smallest are kept', async () => {
+  const mid = Array.from({ length: 50 }, (_, i) => field(5, tensorProto(`mid_${i}`, [1000], floats(1000))));
+  const tiny = Array.from({ length: 50 }, (_, i) => field(5, tensorProto(`tiny_${i}`, [10], floats(10))));
+  const bytes = withGraphFields(original, [...mid, ...tiny]);
+  // Within the default budget, nothing under the limit is cut.
+  const within = initializerPayloads(slimOnnx(bytes, SLIM_LIMIT_BYTES).bytes);
+  for (let i = 0; i < 50; i++) assert.equal(within.get(`mid_${i}`), 4000);
+  const budget = 64 * 1024;
+  const { bytes: slimmed, removed } = slimOnnx(bytes, SLIM_LIMIT_BYTES, budget);
+  const before = initializerPayloads(bytes);
+  const after = initializerPayloads(slimmed);
+  const kept = [...after.values()].filter((b) => b > 0);
+  assert.ok(kept.reduce((a, b) => a + b, 0) <= budget, 'the payload kept is within the budget');
+  const cutUnderLimit = [...before].filter(([name, b]) => b <= SLIM_LIMIT_BYTES && after.get(name) === 0 && b > 0);
+  assert.ok(cutUnderLimit.length >= 50, `${cutUnderLimit.length} cut under the limit`);
+  assert.ok(
+    Math.max(...kept) < Math.min(...cutUnderLimit.map(([, b]) => b)),
+    'every kept tensor is smaller than every cut one',
+  );
+  for (let i = 0; i < 50; i++) {
+    assert.equal(after.get(`tiny_${i}`), 40, `tiny_${i} kept`);
+    assert.equal(after.get(`mid_${i}`), 0, `mid_${i} cut`);
+  }
+  // A tensor cut by the budget is summarized like a big one.
+  const stats = removed.get('mid_7')!;
+  assert.deepEqual([stats.bytes, stats.count, stats.min, stats.max, stats.mean], [4000, 1000, 0, 999, 499.5]);
+  assert.ok(Math.abs(stats.std! - Math.sqrt((1000 ** 2 - 1) / 12)) < 1e-9, `std ${stats.std}`);
+  assert.equal(stats.histogram!.length, 32);
+  assert.equal(
+    stats.histogram!.reduce((a, b) => a + b, 0),
+    1000,
+  );
+  assert.ok(
+    stats.histogram!.every((n) => n === 31 || n === 32),
+    'values 0..999 spread evenly',
+  );
+  // The worker cuts to the budget it is given.
+  const service = new SlimService(workerFile);
+  try {
+    assert.deepEqual((await service.slim(bytes, { budgetBytes: budget })).bytes, slimmed);
+  } finally {
+    service.dispose();
   }
 });
 
-test('16 MB and 64 MB of zeros come back unchanged, read no further than the first field', () => {
+/** The OnnxWireError slimOnnx throws on `bytes`. */
+function malformed(bytes: Uint8Array): OnnxWireError {
+  try {
+    slimOnnx(bytes, 1024);
+  } catch (err) {
+    if (err instanceof OnnxWireError) return err;
+    throw err;
+  }
+  assert.fail('slimmed a malformed file');
+}
+
+test('4 garbage bytes in model.functions: malformed, at the byte of the bad key, whatever the rest holds', () => {
+  // A scalar with 1M values (4 MB) besides: the file must not reach the view whole.
+  const scalar = field(5, tensorProto('scalar', [], floats(1_000_000)));
+  const bytes = withModelFields(withGraphFields(original, [scalar]), [
+    field(25, Uint8Array.of(0xff, 0xff, 0xff, 0xff)),
+  ]);
+  const err = malformed(bytes);
+  const functionData = bytes.length - 4;
+  assert.equal(err.offset, functionData);
+  assert.equal(
+    err.message,
+    `This is not a valid ONNX file: a number runs past its message at byte ${functionData}, in model.functions[0].`,
+  );
+});
+
+test('a broken tensor deep inside is named by its path: training_info, its graph, the initializer', () => {
+  const broken = field(5, Uint8Array.of((9 << 3) | 2, 100, 1, 2, 3)); // raw_data claims 100 bytes, has 3
+  const graph = concat([field(5, tensorProto('ok', [2], floats(2))), broken]);
+  const bytes = withModelFields(original, [field(20, field(1, graph))]);
+  const err = malformed(bytes);
+  assert.match(
+    err.message,
+    /a field runs past its message at byte \d+, in model\.training_info\[0\]\.initialization\.initializer\[1\] \(field 9\)\.$/,
+  );
+  assert.equal(bytes[err.offset! - 1], 100, 'the offset is just after the length that runs past');
+});
+
+// Hostile shapes that are not sane models are reported, fast, without a stack that grows with them.
+test('deeply nested messages (10k and 100k levels) are reported as nested too deeply, not overflowing the stack', () => {
+  for (const depth of [10_000, 100_000]) {
+    const err = malformed(deeplyNested(depth));
+    assert.match(err.message, /messages nested more than 256 deep at byte \d+, in model\.graph\.node\[0\]/);
+    assert.match(err.message, /…/, 'the path leaves out the middle');
+    assert.ok(err.message.length < 300, err.message);
+  }
+});
+
+test('16 MB and 64 MB of zeros are reported at their first byte, read no further than the first field', () => {
   for (const size of [16, 64]) {
-    const zeros = new Uint8Array(size * 1024 * 1024);
-    assert.equal(slimOnnx(zeros, 1024).bytes, zeros);
+    const err = malformed(new Uint8Array(size * 1024 * 1024));
+    assert.equal(err.message, 'This is not a valid ONNX file: field number 0 at byte 0, in model.');
+    assert.equal(err.offset, 0);
   }
 });
 
@@ -107,13 +213,11 @@ test('a model with its node list duplicated to 20k nodes slims to the same graph
   assert.equal(after.graph!.initializer!.length, before.graph!.initializer!.length);
 });
 
-const workerFile = path.join(repoRoot, 'out', 'client', 'slimWorker.js');
-
 test('the worker thread slims exactly as the function does, and the caller keeps its bytes', async () => {
   const service = new SlimService(workerFile);
   try {
     const input = original.slice();
-    const viaWorker = await service.slim(input, 1024);
+    const viaWorker = await service.slim(input, { limitBytes: 1024 });
     const direct = slimOnnx(original, 1024);
     assert.deepEqual(viaWorker.bytes, direct.bytes);
     assert.deepEqual([...viaWorker.removed], [...direct.removed]);
@@ -121,12 +225,20 @@ test('the worker thread slims exactly as the function does, and the caller keeps
     // A file as read (a Node Buffer, as Compare Layers reads the export): usable again after it was slimmed once,
     // as when a closed results view is shown again.
     const file = Buffer.from(original);
-    await service.slim(file, 1024);
+    await service.slim(file, { limitBytes: 1024 });
     assert.equal(file.byteLength, original.byteLength, 'the Buffer was detached');
-    assert.deepEqual((await service.slim(file, 1024)).bytes, direct.bytes);
-    // Hostile shapes through the worker: unchanged, not an error.
-    const deep = deeplyNested(100_000);
-    assert.deepEqual((await service.slim(deep)).bytes, deep);
+    assert.deepEqual((await service.slim(file, { limitBytes: 1024 })).bytes, direct.bytes);
+    // A malformed file through the worker: a MalformedOnnxError with the reader's message and byte, and the worker
+    // goes on with the next file.
+    const truncated = original.subarray(0, 1000);
+    await assert.rejects(
+      service.slim(truncated),
+      (e: unknown) =>
+        e instanceof MalformedOnnxError &&
+        e.message === malformed(truncated).message &&
+        e.offset === malformed(truncated).offset,
+    );
+    assert.deepEqual((await service.slim(original, { limitBytes: 1024 })).bytes, direct.bytes);
   } finally {
     service.dispose();
   }
@@ -145,7 +257,7 @@ test('past its size or time limit the worker is stopped with a clear message, an
   service.dispose();
   const again = new SlimService(workerFile);
   try {
-    assert.ok((await again.slim(original, 1024)).removed.size >= 2);
+    assert.ok((await again.slim(original, { limitBytes: 1024 })).removed.size >= 2);
   } finally {
     again.dispose();
   }

@@ -1,5 +1,6 @@
 // Small ONNX tensors (scales, zero-points, shapes) read into numbers for the properties panel.
 import type { onnx } from '../../build/generated/onnx-pb.js';
+import type { WeightStats } from '../../protocol/webview';
 import type { TensorInfo, TensorValues } from './types';
 
 const DTYPES: Record<number, string> = {
@@ -68,20 +69,39 @@ export class ValueArena {
   }
 }
 
+/** The number of elements `dims` make, or what is wrong with them (a negative size, a count past 2^53). */
+export function elementCount(dims: readonly number[]): number | string {
+  const overflow = () => `its dims [${dims.join(', ')}] make more elements than can be counted`;
+  let count = 1;
+  for (const d of dims) {
+    if (d < 0) return `its dims [${dims.join(', ')}] hold ${d}, not a size`;
+    if (!Number.isSafeInteger(d)) return overflow();
+    count *= d;
+  }
+  return Number.isSafeInteger(count) ? count : overflow();
+}
+
 /**
  * Values of tensors up to `limit` elements; larger tensors (weights) keep only their shape and dtype. Raw data
  * becomes one typed array over a copy of just its bytes (cheap to make and to post to the page), in `arena`
- * when one is given.
+ * when one is given. A tensor whose dims or data cannot be right gets a `problem` and no values, and the rest of
+ * the model opens as usual.
  */
 export function readTensor(t: onnx.ITensorProto, limit = 1024, arena?: ValueArena): TensorInfo {
   const dims = (t.dims ?? []).map(Number);
-  const count = dims.reduce((a, b) => a * b, 1);
   const info: TensorInfo = { dtype: dtypeName(t.data_type ?? 0), dims };
-  if (count > limit) return info;
+  const count = elementCount(dims);
+  if (typeof count === 'string') return { ...info, problem: count };
+  // Bytes per element of the types whose values are read; one entry of a typed field per element for them too.
+  const size = info.dtype === 'int64' ? 8 : RAW[info.dtype]?.BYTES_PER_ELEMENT;
   const raw = t.raw_data && t.raw_data.length ? t.raw_data : undefined;
+  if (raw && size && raw.byteLength !== size * count) {
+    const need = `dims [${dims.join(', ')}] of ${info.dtype} take ${size * count}`;
+    return { ...info, problem: `its raw_data holds ${raw.byteLength} bytes; ${need}` };
+  }
+  if (count > limit) return info;
   if (raw) {
-    const size = info.dtype === 'int64' ? 8 : RAW[info.dtype]?.BYTES_PER_ELEMENT;
-    if (size && size * count <= raw.byteLength) {
+    if (size) {
       // Uint8Array's slice, not Buffer's (a view): the copy starts at offset 0, aligned for any element size.
       const [buffer, offset] = arena
         ? arena.copy(raw, size * count, size)
@@ -100,6 +120,19 @@ export function readTensor(t: onnx.ITensorProto, limit = 1024, arena?: ValueAren
       : t.int64_data?.length
         ? t.int64_data
         : t.double_data;
-  if (typed?.length) info.values = typed.map(Number);
+  if (!typed?.length) return info;
+  if (size && typed.length !== count) return { ...info, problem: countProblem(typed.length, dims, count) };
+  info.values = typed.map(Number);
   return info;
+}
+
+const countProblem = (values: number, dims: readonly number[], count: number) =>
+  `it holds ${values} values; its dims [${dims.join(', ')}] make ${count}`;
+
+/** Gives a tensor the host's summary of the values it kept; a count its dims do not make marks the tensor. */
+export function attachStats(t: TensorInfo, stats: WeightStats): void {
+  t.stats = stats;
+  if (t.problem || stats.count === undefined) return;
+  const count = elementCount(t.dims);
+  if (typeof count === 'number' && count !== stats.count) t.problem = countProblem(stats.count, t.dims, count);
 }

@@ -128,6 +128,7 @@ function attributeAt(c: Cursor, end: number): [string, string] {
     c.pos = t[0];
     const info = tensorAt(c, t[1], 16).info;
     value = `${info.dtype}[${info.dims.join('×')}]${info.values ? ` ${JSON.stringify(Array.from(info.values))}` : ''}`;
+    if (info.problem) value += ` (invalid: ${info.problem})`;
   } else if (g) {
     c.pos = g[0];
     const sub = subgraphSummary(c, g[1]);

@@ -57,6 +57,8 @@ export interface TensorInfo {
   values?: TensorValues;
   /** Value summary for tensors whose values stayed in the extension host (large weights). */
   stats?: import('../../protocol/webview').WeightStats;
+  /** What is wrong with the file's tensor (a negative dim, data that does not match its dims): no values then. */
+  problem?: string;
 }
 
 /** Dims as the view writes them: 1×16×8×8, with a symbolic dimension's name (batch) or ? for an unknown one. */

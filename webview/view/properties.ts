@@ -38,6 +38,7 @@ function tensorText(t: TensorInfo | undefined): string {
   if (!t) return '';
   // A negative dim is one the exporter left dynamic (the batch, usually): its name where the file gives one.
   const shape = `${t.dtype}[${dimsText(t) || 'scalar'}]`;
+  if (t.problem) return `${shape} (invalid: ${t.problem})`;
   if (!t.values) return shape;
   if (t.values.length === 1) return `${shape} ${fmt(t.values[0])}`;
   const n = t.values.length > INLINE_VALUES ? PREVIEW_VALUES : t.values.length;
@@ -85,6 +86,7 @@ function weightSection(name: string, s: WeightStats, t: TensorInfo | undefined, 
   const rows: Array<[string, string]> = [];
   if (role) rows.push(['input', role]);
   if (t) rows.push(['type', `${t.dtype}[${dimsText(t) || 'scalar'}]`]);
+  if (t?.problem) rows.push(['invalid', t.problem]);
   if (s.count !== undefined) rows.push(['values', String(s.count)]);
   if (s.min !== undefined && s.max !== undefined) rows.push(['range', `${fmt(s.min)} … ${fmt(s.max)}`]);
   if (s.mean !== undefined) rows.push(['mean ± std', `${fmt(s.mean)} ± ${fmt(s.std ?? 0)}`]);
