@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from qat_kernel import atomic
+from qat_kernel.rpc import errors
 
 HELPERS = Path(__file__).resolve().parents[1]
 
@@ -87,6 +88,23 @@ def test_writing_names_the_destination_of_a_failed_write_only(tmp_path, monkeypa
     library = raised(RuntimeError("INVALID_PROTOBUF : Protobuf serialization failed."))
     assert isinstance(library, atomic.WriteError) and library.errno == errno.ENOSPC
     assert isinstance(library.__cause__, RuntimeError)
+
+
+def test_a_write_failure_is_one_typed_error(validate):
+    failure = atomic.WriteError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/w/out/digits.int8.pt2")
+    error = errors.from_exception(failure, "/w", "qat/convert", "save")
+    rpc = error.to_rpc()
+    assert rpc["code"] == -32009
+    validate("KernelErrorData", rpc["data"])
+    assert rpc["data"] == {"kind": "writeFailed", "path": "/w/out/digits.int8.pt2", "stage": "save", "errno": "ENOSPC"}
+    assert rpc["message"].startswith("qat/convert (save) could not write /w/out/digits.int8.pt2: No space left")
+    assert "free space" in rpc["message"] and "another disk" in rpc["message"]
+    # A full disk under a writer of its own (TensorBoard events) is the same kind, read-only file systems too.
+    for code in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        plain = errors.from_exception(OSError(code, os.strerror(code)), "/w", "qat/train", "epoch")
+        assert plain.kind == "writeFailed" and plain.data["errno"] == errno.errorcode[code]
+    # Other OSErrors are not writes for certain.
+    assert errors.from_exception(PermissionError(errno.EACCES, "denied", "/x"), None, "qat/train").kind == "internal"
 
 
 @pytest.mark.parametrize("standing", ["symlink out", "dangling symlink", "file", "folder"])
