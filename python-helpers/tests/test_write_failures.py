@@ -1,6 +1,6 @@
-"""Writes that fail, on the real kernel: a failed write is the typed error writeFailed naming the path, the stage
-and what to do; the kernel lives on with its trained models (the same request again does not train again);
-nothing half-written is left."""
+"""Writes that fail and cancels that come mid-write, on the real kernel: a failed write is the typed error
+writeFailed naming the path, the stage and what to do; the kernel lives on with its trained models (the same
+request again does not train again); nothing half-written is left."""
 
 from __future__ import annotations
 
@@ -66,16 +66,33 @@ def test_convert_onto_a_folder_is_write_failed_and_the_model_is_kept(kernel, con
     assert again["reused"] is True and (tmp_path / "model.int8.pt2").stat().st_size == again["size"]["fileBytes"]
 
 
+def test_a_failed_onnx_export_is_an_error_never_ok_without_the_file(kernel, config, validate, tmp_path):
+    taken = tmp_path / "digits.qdq.onnx"
+    taken.mkdir()
+    with pytest.raises(RpcError) as err:
+        kernel.request("export/onnx", {"config": str(config), "path": str(taken), "verify": False})
+    _write_failed(err.value, validate, taken, "EISDIR", "onnx")
+    assert os.listdir(tmp_path) == [taken.name] and os.listdir(taken) == []
+    result = kernel.request("export/onnx", {"config": str(config), "path": str(tmp_path / "ok.onnx"), "verify": False})
+    validate("ExportOnnxResult", result)
+    assert result["reused"] is True and result["path"] == str(tmp_path / "ok.onnx")
+
+
 def test_a_full_disk_is_write_failed_and_freeing_space_is_enough(kernel, config, validate, small_disk):
-    pt2 = small_disk / "digits.int8.pt2"
+    pt2, onnx = small_disk / "digits.int8.pt2", small_disk / "digits.qdq.onnx"
     with pytest.raises(RpcError) as err:
         kernel.request("qat/convert", {"config": str(config), "path": str(pt2)})
     _write_failed(err.value, validate, pt2, "ENOSPC", "save")
     assert "The disk is full: free space on it" in err.value.message
+    with pytest.raises(RpcError) as err:
+        kernel.request("export/onnx", {"config": str(config), "path": str(onnx), "verify": False})
+    _write_failed(err.value, validate, onnx, "ENOSPC", "onnx")
     assert os.listdir(small_disk) == ["filler"]
     (small_disk / "filler").unlink()
     converted = kernel.request("qat/convert", {"config": str(config), "path": str(pt2)})
-    assert converted["reused"] is True and pt2.stat().st_size == converted["size"]["fileBytes"]
+    exported = kernel.request("export/onnx", {"config": str(config), "path": str(onnx), "verify": False})
+    assert converted["reused"] is True and exported["reused"] is True
+    assert pt2.stat().st_size == converted["size"]["fileBytes"] and onnx.stat().st_size > 0
 
 
 def test_a_checkpoint_on_a_full_disk_is_write_failed(kernel, validate, small_disk):
@@ -113,3 +130,35 @@ def test_a_kernel_that_may_not_write_large_files_says_so_and_lives_on(validate, 
         assert accuracy["reused"] is True and accuracy["int8"] > 0.9
     finally:
         assert client.close(timeout=60) == 0, "".join(client.stderr_lines[-40:])
+
+
+def test_a_cancel_during_the_onnx_export_writes_nothing(kernel, config, validate, tmp_path):
+    path = tmp_path / "digits.qdq.onnx"
+    request_id = kernel.request_async("export/onnx", {"config": str(config), "path": str(path), "verify": False})
+    kernel.wait_progress(request_id, where=lambda p: p["stage"] == "onnx")
+    kernel.notify("$/cancelRequest", {"id": request_id})
+    response = kernel.wait_response(request_id, timeout=120)
+    assert "error" in response, response
+    assert response["error"]["code"] == -32800 and response["error"]["data"]["kind"] == "cancelled", response
+    validate("KernelErrorData", response["error"]["data"])
+    assert os.listdir(tmp_path) == []
+    assert kernel.request("kernel/info")["packages"]["torch"]["version"]
+
+
+def test_a_cancel_the_exporter_never_saw_discards_its_file(tmp_path):
+    """The same, certain to have come during the export: the exporter does not look at cancels, so one that came
+    before it returns is honoured as it ends, before its file replaces anything."""
+    import torch
+
+    from qat_kernel.rpc.context import RequestContext
+    from qat_kernel.rpc.errors import Cancelled
+    from qat_kernel.runtimes.onnx import qdq_export
+
+    path = tmp_path / "model.onnx"
+    path.write_bytes(b"the previous export")
+    ctx = RequestContext(1, "export/onnx", {}, lambda method, params: None)
+    ctx.cancel()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
+    with pytest.raises(Cancelled):
+        qdq_export.export_qdq(model, (torch.randn(2, 8),), path, 18, check_cancelled=ctx.check_cancelled)
+    assert os.listdir(tmp_path) == [path.name] and path.read_bytes() == b"the previous export"
