@@ -1,6 +1,6 @@
-"""Writes that fail and cancels that come mid-write, on the real kernel: a failed write is the typed error
-writeFailed naming the path, the stage and what to do; the kernel lives on with its trained models (the same
-request again does not train again); nothing half-written is left."""
+"""Writes that fail, cancels that come mid-write and output folders that are symlinks, on the real kernel: a
+failed write is the typed error writeFailed naming the path, the stage and what to do; the kernel lives on
+with its trained models (the same request again does not train again); nothing half-written is left."""
 
 from __future__ import annotations
 
@@ -162,3 +162,20 @@ def test_a_cancel_the_exporter_never_saw_discards_its_file(tmp_path):
     with pytest.raises(Cancelled):
         qdq_export.export_qdq(model, (torch.randn(2, 8),), path, 18, check_cancelled=ctx.check_cancelled)
     assert os.listdir(tmp_path) == [path.name] and path.read_bytes() == b"the previous export"
+
+
+def test_an_output_folder_that_is_a_symlink_is_replaced_not_written_through(kernel, config, tmp_path):
+    elsewhere = tmp_path / "someone-elses"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not QAT Studio's", encoding="utf-8")
+    out = config.parent / "out"
+    folder = out / "ort-cpu"
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    params = {"config": str(config), "quantizeStatic": False, "bench": False, "replaceQdq": False}
+    result = kernel.request("build/ort", params, timeout=600)
+    assert result["outDir"] == str(folder)
+    assert folder.is_dir() and not folder.is_symlink()
+    assert (folder / "model.qdq.onnx").is_file() and (folder / "build-report.json").is_file()
+    assert sorted(os.listdir(elsewhere)) == ["keep.txt"]
+    assert (elsewhere / "keep.txt").read_text(encoding="utf-8") == "not QAT Studio's"
+    assert not [name for name in os.listdir(out) if name.startswith(".")], os.listdir(out)
