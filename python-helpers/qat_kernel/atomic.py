@@ -58,8 +58,8 @@ def free_bytes(path: Path) -> int | None:
 def _write_errno(exc: BaseException, path: Path) -> int | None:
     if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
         name = exc.filename
-        # An error about another file (a read in the same block) is not this write's.
-        if name is None or Path(os.fsdecode(name)).is_relative_to(path.parent):
+        # An error about another file (a read in the same block) is not this write's; a write() names none.
+        if not isinstance(name, (str, bytes)) or Path(os.fsdecode(name)).is_relative_to(path.parent):
             return exc.errno
     free = free_bytes(path)
     return errno.ENOSPC if free is not None and free < FULL_BELOW else None
