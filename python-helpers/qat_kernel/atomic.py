@@ -1,18 +1,83 @@
 """Nothing the kernel writes is left half-written: a file is written beside its destination and renamed
 over it, a folder is built beside its destination and swapped in. A cancel, an error or a kill in between
 leaves the old file or folder (or none), never a part of the new one. What a killed process was writing (a
-hidden sibling named with its pid) is removed by the next write of the same destination."""
+hidden sibling named with its pid) is removed by the next write of the same destination.
+
+A write that fails (the disk or a quota full, no permission, a read-only file system, a folder in the way)
+raises WriteError naming the destination, whatever library was writing, so the kernel can say what to do."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import json
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+# What an OSError says when the write itself failed, not the request.
+WRITE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.EEXIST,
+        errno.ENOTEMPTY,
+    }
+)
+# Left free on the disk after a library's own writer failed there, the disk counts as full: its error names
+# no errno (ONNX Runtime: "Protobuf serialization failed"; a compiler: its exit code).
+FULL_BELOW = 1 << 20
+
+
+class WriteError(OSError):
+    """Writing `filename` (a file, or a folder being built) failed; `errno` and `strerror` say why."""
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged writer may still use on the file system holding `path` (its nearest existing
+    folder), or None when that cannot be told."""
+    for folder in (path, *path.parents):
+        try:
+            st = os.statvfs(folder)
+        except OSError:
+            continue
+        return st.f_bavail * st.f_frsize
+    return None
+
+
+def _write_errno(exc: BaseException, path: Path) -> int | None:
+    if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+        name = exc.filename
+        # An error about another file (a read in the same block) is not this write's; a write() names none.
+        if not isinstance(name, (str, bytes)) or Path(os.fsdecode(name)).is_relative_to(path.parent):
+            return exc.errno
+    free = free_bytes(path)
+    return errno.ENOSPC if free is not None and free < FULL_BELOW else None
+
+
+@contextlib.contextmanager
+def writing(path) -> Iterator[None]:
+    """Turns a failure to write `path` in the block into WriteError (see WRITE_ERRNOS and FULL_BELOW)."""
+    path = Path(path)
+    try:
+        yield
+    except WriteError:
+        raise
+    except Exception as exc:
+        code = _write_errno(exc, path)
+        if code is None:
+            raise
+        raise WriteError(code, os.strerror(code), str(path)) from exc
 
 
 def sibling(path: Path, suffix: str) -> Path:
@@ -30,6 +95,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _remove(path: Path) -> None:
+    """A folder with its content, a file, or a symlink itself (never what it points to)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
 def sweep(path: Path, suffix: str) -> None:
     """Removes the siblings of `path` (see `sibling`) that a process no longer running left behind."""
     prefix = f".{path.name}."
@@ -40,14 +114,8 @@ def sweep(path: Path, suffix: str) -> None:
         return
     for name in names:
         found = rest.fullmatch(name[len(prefix) :]) if name.startswith(prefix) else None
-        if not found or _alive(int(found[1])):
-            continue
-        stale = path.parent / name
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
+        if found and not _alive(int(found[1])):
+            _remove(path.parent / name)
 
 
 @contextlib.contextmanager
@@ -55,20 +123,25 @@ def replacing(path) -> Iterator[Path]:
     """A temporary path beside `path` to write to; renamed over `path` when the block ends without error,
     removed otherwise. The parent folder is created."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sweep(path, "tmp")
     tmp = sibling(path, "tmp")
     try:
-        yield tmp
-        os.replace(tmp, path)
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            sweep(path, "tmp")
+            yield tmp
+            os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
 
 
-def write_text(path, text: str) -> None:
+def write_bytes(path, data) -> None:
     with replacing(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
+
+
+def write_text(path, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path, data, indent: int | None = None) -> None:
@@ -81,44 +154,55 @@ def copy_file(src, path) -> None:
         shutil.copyfile(src, tmp)
 
 
+def write_serialized(path, serialize: Callable[[io.BytesIO], None]) -> None:
+    """`serialize(buffer)` writes into memory, then the bytes go to `path`: torch's zip writer aborts the whole
+    process when the disk fills under it (torch 2.13, torch.export.save), and a Python write raises instead."""
+    buffer = io.BytesIO()
+    serialize(buffer)
+    write_bytes(path, buffer.getbuffer())
+
+
 def torch_save(obj, path) -> None:
     import torch
 
-    with replacing(path) as tmp:
-        torch.save(obj, tmp)
+    write_serialized(path, lambda buffer: torch.save(obj, buffer))
 
 
 @contextlib.contextmanager
 def staging(folder) -> Iterator[Path]:
-    """An empty folder beside `folder` to build in; it replaces `folder` (whose old content is removed)
-    when the block ends without error, and is removed otherwise."""
+    """An empty folder beside `folder` to build in; it replaces `folder` (see replace_dir) when the block ends
+    without error, and is removed otherwise."""
     folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    sweep(folder, "staging")
     stage = sibling(folder, "staging")
-    stage.mkdir()
     try:
-        yield stage
-        replace_dir(stage, folder)
+        with writing(folder):
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            sweep(folder, "staging")
+            stage.mkdir()
+            yield stage
+            replace_dir(stage, folder)
     finally:
-        if stage.exists():
-            shutil.rmtree(stage, ignore_errors=True)
+        _remove(stage)
 
 
 def replace_dir(src: Path, folder: Path) -> None:
-    """Move `src` into place as `folder`; an existing `folder` is swapped out first, then removed."""
-    old = None
-    if folder.exists():
-        old = folder.with_name(f".{folder.name}.old.{uuid.uuid4().hex[:8]}")
-        os.replace(folder, old)
-    try:
-        os.replace(src, folder)
-    except BaseException:
-        if old is not None:
-            os.replace(old, folder)
-        raise
+    """Move `src` into place as `folder`. What was there is swapped out first, then removed: a folder, a file,
+    or a symlink, which is replaced itself: what it points to is never written to or removed."""
+    folder = Path(folder)
+    with writing(folder):
+        old = None
+        if os.path.lexists(folder):
+            sweep(folder, "old")
+            old = sibling(folder, "old")
+            os.replace(folder, old)
+        try:
+            os.replace(src, folder)
+        except BaseException:
+            if old is not None:
+                os.replace(old, folder)
+            raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
 
 
 def rebase(obj, old: str, new: str):

@@ -23,7 +23,8 @@ class RpcError(Exception):
 
 
 class KernelClient:
-    def __init__(self, env: dict | None = None):
+    def __init__(self, env: dict | None = None, preexec_fn=None):
+        """`preexec_fn`: run in the kernel's process before it starts (e.g. to set a resource limit)."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "qat_kernel"],
             cwd=HELPERS,
@@ -31,6 +32,7 @@ class KernelClient:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})},
+            preexec_fn=preexec_fn,
         )
         self._next_id = 1
         self._responses: dict = {}

@@ -57,6 +57,9 @@ def test_an_output_folder_that_is_a_symlink_out_is_refused(layout, monkeypatch):
     cfg = configmod.load_config(str(ws / "digits.qat.yaml"))
     with pytest.raises(ConfigInvalid, match="outside the workspace"):
         cfg.resolve("out/digits.qdq.onnx")
+    # The folders build/ort, build/tvm and deploy/c-artifact build there too.
+    with pytest.raises(ConfigInvalid, match="outside the workspace"):
+        cfg.out("ort-cpu")
 
 
 def test_without_a_workspace_nothing_is_limited(layout, monkeypatch):

@@ -182,11 +182,8 @@ def build(
     onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = out_dir_for(cfg)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = atomic.sibling(out_dir, "staging")
-    stage.mkdir()
     notes: list = []
-    try:
+    with atomic.staging(out_dir) as stage:
         ctx.progress("optimize", f"ONNX Runtime {onnxruntime.__version__}: optimising the QDQ graph", 0.0)
         qdq = stage / "model.qdq.onnx"
         shutil.copyfile(onnx_file, qdq)
@@ -319,10 +316,6 @@ def build(
         atomic.write_text(stage / MARKDOWN, result["markdown"])
         ctx.check_cancelled()
         del sess, sessions
-        atomic.replace_dir(stage, out_dir)
-        if replacement is not None:
-            atomic.copy_file(out_dir / "model.qdq.replaced.onnx", replacement["onnx"])
-    finally:
-        if stage.exists():
-            shutil.rmtree(stage, ignore_errors=True)
+    if replacement is not None:
+        atomic.copy_file(out_dir / "model.qdq.replaced.onnx", replacement["onnx"])
     return result

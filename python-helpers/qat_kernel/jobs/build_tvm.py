@@ -28,7 +28,6 @@ target, onnx, build, rpc, verify, bench."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
@@ -207,143 +206,140 @@ def build(
     onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = targets.out_dir(cfg, "tvm", name)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = atomic.sibling(out_dir, "staging")
     notes: list = []
-    try:
-
-        def build_progress(_stage: str, message: str, fraction: float) -> None:
-            ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
-
-        fp16 = mixed.fp16_matcher(cfg)
-        report = build_tvm(
-            onnx_file,
-            spec,
-            stage,
-            fold_int8=fold_int8,
-            progress=build_progress,
-            check_cancelled=ctx.check_cancelled,
-            fp16=fp16,
-            workspace=cfg.folder,
-        )
-        artifact = stage / tvm_build_mod.ARTIFACT
-        result: dict = {
-            "target": name,
-            "targetSource": source,
-            "tvmTarget": report["target"],
-            "arch": report["arch"],
-            "device": report["device"],
-            "runnableHere": bool(report["runnable_here"]),
-            "tvmVersion": report["tvm_version"],
-            "foldInt8": bool(fold_int8),
-            "onnx": str(onnx_file),
-            "onnxReused": onnx_reused,
-            "reused": reused,
-            "artifact": str(artifact),
-            "artifactBytes": report["artifact_bytes"],
-            "outDir": str(out_dir),
-            "reportPath": str(out_dir / tvm_build_mod.REPORT),
-            "markdownPath": str(out_dir / MARKDOWN),
-            "buildSeconds": report["build_time_s"],
-            "times": {k: report["times_s"][k] for k in ("import", "fold", "compile", "export")},
-            "opsPerPrecision": {
-                "before": report["ops_before"]["per_precision"],
-                "after": report["ops_after"]["per_precision"],
-            },
-            "anchorsPerPrecision": {
-                "before": report["ops_before"]["anchors_per_precision"],
-                "after": report["ops_after"]["anchors_per_precision"],
-            },
-            "kernelsPerPrecision": report["kernels_per_precision"],
-            "ops": [
-                {
-                    "onnxNode": o["onnx_node"],
-                    "opType": o["op_type"],
-                    "precision": o["precision"],
-                    **({"module": o["module"]} if o.get("module") else {}),
-                    **({"moduleClass": o["module_class"]} if o.get("module_class") else {}),
-                    **({"detail": o["detail"]} if o.get("detail") else {}),
-                    **({"reason": o["reason"]} if o.get("reason") else {}),
-                }
-                for o in report["ops"]
-            ],
-        }
-        for key in ("dotprod", "vnni"):
-            if report.get(key):
-                result[key] = report[key]
-        if report.get("cross_compiler"):
-            result["crossCompiler"] = report["cross_compiler"]
-        notes.extend(report.get("notes") or [])
-        if fp16 is not None:
-            result["fp16Layers"] = mixed.fp16_layers(report)
-            if not result["fp16Layers"] and not any(n.startswith("fp16 overrides not applied") for n in notes):
-                notes.append(
-                    f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
-                    "match, so every layer keeps the precision of the export"
-                )
-
-        board = None
-        if remote is not None:
-            limit = samples
-            x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
-            board, result["rpc"] = tvm_rpc.on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
-        if want_verify and board is not None:
-            result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss, tvm_fn=board)
-            want_verify = False
-        if (want_verify or want_bench) and not report["runnable_here"]:
-            skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
-            notes.append(
-                f"{skipped} not measured: the {report['arch']} library does not run on this machine "
-                "(run it on the board through TVM RPC: an `rpc` in the config's target, or under qemu-user)"
-            )
-        elif want_verify or want_bench:
-            limit = samples
-            ctx.progress("verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0)
-            x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
-            if want_verify:
-                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss)
-            if want_bench:
-                runs = bench_runs
-                result["bench"] = time_build(
-                    onnx_file, artifact, report, spec, stage / "bench", x, trained, converted, runs, ctx
-                )
-        if board is not None:
-            board.close()
-        ctx.check_cancelled()
+    with atomic.staging(out_dir) as stage:
         try:
-            result["ortExecuted"] = ort_executed(onnx_file, stage / "ort", out_dir / "ort")
-        except Exception as err:  # noqa: BLE001 - the TVM build stands without ORT's view of the export
-            notes.append(f"ONNX Runtime's precision as executed not shown: {type(err).__name__}: {err}")
 
-        result = atomic.rebase(result, str(stage), str(out_dir))
-        result["cpu"] = cpu.summary()
-        result["notes"] = notes
-        result["summary"] = report_summary(result)
-        result["markdown"] = report_markdown(result)
-        result["seconds"] = round(time.monotonic() - started, 2)
-        full = atomic.rebase(report, str(stage), str(out_dir))
-        full.update(
-            {
-                "request": {
-                    "target": name,
-                    "targetSource": source,
-                    "foldInt8": bool(fold_int8),
-                    "config": str(cfg.path),
+            def build_progress(_stage: str, message: str, fraction: float) -> None:
+                ctx.progress("build", message.replace(str(stage), str(out_dir)), fraction)
+
+            fp16 = mixed.fp16_matcher(cfg)
+            report = build_tvm(
+                onnx_file,
+                spec,
+                stage,
+                fold_int8=fold_int8,
+                progress=build_progress,
+                check_cancelled=ctx.check_cancelled,
+                fp16=fp16,
+                workspace=cfg.folder,
+            )
+            artifact = stage / tvm_build_mod.ARTIFACT
+            result: dict = {
+                "target": name,
+                "targetSource": source,
+                "tvmTarget": report["target"],
+                "arch": report["arch"],
+                "device": report["device"],
+                "runnableHere": bool(report["runnable_here"]),
+                "tvmVersion": report["tvm_version"],
+                "foldInt8": bool(fold_int8),
+                "onnx": str(onnx_file),
+                "onnxReused": onnx_reused,
+                "reused": reused,
+                "artifact": str(artifact),
+                "artifactBytes": report["artifact_bytes"],
+                "outDir": str(out_dir),
+                "reportPath": str(out_dir / tvm_build_mod.REPORT),
+                "markdownPath": str(out_dir / MARKDOWN),
+                "buildSeconds": report["build_time_s"],
+                "times": {k: report["times_s"][k] for k in ("import", "fold", "compile", "export")},
+                "opsPerPrecision": {
+                    "before": report["ops_before"]["per_precision"],
+                    "after": report["ops_after"]["per_precision"],
                 },
-                "parity": result.get("parity"),
-                "bench": result.get("bench"),
-                "rpc": result.get("rpc"),
-                "notes": notes,
-                "summary": result["summary"],
+                "anchorsPerPrecision": {
+                    "before": report["ops_before"]["anchors_per_precision"],
+                    "after": report["ops_after"]["anchors_per_precision"],
+                },
+                "kernelsPerPrecision": report["kernels_per_precision"],
+                "ops": [
+                    {
+                        "onnxNode": o["onnx_node"],
+                        "opType": o["op_type"],
+                        "precision": o["precision"],
+                        **({"module": o["module"]} if o.get("module") else {}),
+                        **({"moduleClass": o["module_class"]} if o.get("module_class") else {}),
+                        **({"detail": o["detail"]} if o.get("detail") else {}),
+                        **({"reason": o["reason"]} if o.get("reason") else {}),
+                    }
+                    for o in report["ops"]
+                ],
             }
-        )
-        atomic.write_json(stage / tvm_build_mod.REPORT, full, indent=2)
-        atomic.write_text(stage / MARKDOWN, result["markdown"])
-        ctx.check_cancelled()
-        tvm_run.forget_vms(stage)
-        atomic.replace_dir(stage, out_dir)
-    finally:
-        if stage.exists():
+            for key in ("dotprod", "vnni"):
+                if report.get(key):
+                    result[key] = report[key]
+            if report.get("cross_compiler"):
+                result["crossCompiler"] = report["cross_compiler"]
+            notes.extend(report.get("notes") or [])
+            if fp16 is not None:
+                result["fp16Layers"] = mixed.fp16_layers(report)
+                if not result["fp16Layers"] and not any(n.startswith("fp16 overrides not applied") for n in notes):
+                    notes.append(
+                        f"fp16 overrides not applied: no ONNX node of {onnx_file.name} belongs to a layer they "
+                        "match, so every layer keeps the precision of the export"
+                    )
+
+            board = None
+            if remote is not None:
+                limit = samples
+                x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+                board, result["rpc"] = tvm_rpc.on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
+            if want_verify and board is not None:
+                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss, tvm_fn=board)
+                want_verify = False
+            if (want_verify or want_bench) and not report["runnable_here"]:
+                skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
+                notes.append(
+                    f"{skipped} not measured: the {report['arch']} library does not run on this machine "
+                    "(run it on the board through TVM RPC: an `rpc` in the config's target, or under qemu-user)"
+                )
+            elif want_verify or want_bench:
+                limit = samples
+                ctx.progress(
+                    "verify" if want_verify else "bench", "PyTorch INT8 outputs on the validation samples", 0.0
+                )
+                x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+                if want_verify:
+                    result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss)
+                if want_bench:
+                    runs = bench_runs
+                    result["bench"] = time_build(
+                        onnx_file, artifact, report, spec, stage / "bench", x, trained, converted, runs, ctx
+                    )
+            if board is not None:
+                board.close()
+            ctx.check_cancelled()
+            try:
+                result["ortExecuted"] = ort_executed(onnx_file, stage / "ort", out_dir / "ort")
+            except Exception as err:  # noqa: BLE001 - the TVM build stands without ORT's view of the export
+                notes.append(f"ONNX Runtime's precision as executed not shown: {type(err).__name__}: {err}")
+
+            result = atomic.rebase(result, str(stage), str(out_dir))
+            result["cpu"] = cpu.summary()
+            result["notes"] = notes
+            result["summary"] = report_summary(result)
+            result["markdown"] = report_markdown(result)
+            result["seconds"] = round(time.monotonic() - started, 2)
+            full = atomic.rebase(report, str(stage), str(out_dir))
+            full.update(
+                {
+                    "request": {
+                        "target": name,
+                        "targetSource": source,
+                        "foldInt8": bool(fold_int8),
+                        "config": str(cfg.path),
+                    },
+                    "parity": result.get("parity"),
+                    "bench": result.get("bench"),
+                    "rpc": result.get("rpc"),
+                    "notes": notes,
+                    "summary": result["summary"],
+                }
+            )
+            atomic.write_json(stage / tvm_build_mod.REPORT, full, indent=2)
+            atomic.write_text(stage / MARKDOWN, result["markdown"])
+            ctx.check_cancelled()
+        finally:
             tvm_run.forget_vms(stage)
-            shutil.rmtree(stage, ignore_errors=True)
     return result

@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 import time
 
-from qat_kernel import atomic
+from qat_kernel import atomic, packages
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
-from qat_kernel.pipeline import session
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes.onnx import qdq_export
@@ -34,6 +33,21 @@ def _write_fp32_graph(cfg: Config, trained) -> None:
         atomic.write_json(model_graph.default_path(cfg, "fp32"), graph)
     except Exception as exc:  # noqa: BLE001 - the comparison is what was asked for
         log.warning("could not write the fp32 graph: %s: %s", type(exc).__name__, exc)
+
+
+def _export_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> dict:
+    """{path} of the config's QDQ export, or {path: None, error} when the exporter failed: the comparison is
+    still worth returning. A failed write is not reported here but raised, as every failed write is."""
+    try:
+        return {"path": str(qdq_export.export_for_config(cfg, trained, converted, ctx))}
+    except atomic.WriteError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the comparison is what was asked for
+        log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
+        error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ModuleNotFoundError) and exc.name:  # e.g. onnxscript
+            error += f" (install: {packages.install_command(exc.name.split('.')[0])})"
+        return {"path": None, "error": error}
 
 
 def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, steps: int | None) -> dict:
@@ -57,10 +71,7 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     ctx.check_cancelled()
 
     if trained.flow == "pt2e":
-        opset = cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
-        onnx = qdq_export.export_for_config(cfg, trained, converted, ctx, opset)
-        if onnx["path"] is not None:
-            session.record_export(trained, onnx["path"], opset)
+        onnx = _export_onnx(cfg, trained, converted, ctx)
     else:
         onnx = {
             "path": None,

@@ -182,79 +182,75 @@ def deploy(
     input_q, layers = layers_mod.extract(converted, example, str(cfg.folder))
     stem = stem_of(cfg)
     out_dir = out_dir_for(cfg, name)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = atomic.sibling(out_dir, "staging")
-    stage.mkdir()
     notes: list = []
-    try:
-        header = stage / f"{stem}_qparams.h"
-        header.write_text(cgen.header(stem, cfg.path.name, input_q, tuple(example.shape[1:]), layers), encoding="utf-8")
-        runner_src = stage / f"{stem}_runner.c"
-        runner_src.write_text(cgen.runner(stem), encoding="utf-8")
-        limit = samples
-        inputs, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
-        x = inputs.values[0]
-        (stage / "samples").mkdir()
-        x[:SAMPLE_COUNT].tofile(stage / "samples" / "input.f32")
-        np.ascontiguousarray(torch_out[:SAMPLE_COUNT], dtype=np.float32).tofile(stage / "samples" / "expected.f32")
+    with atomic.staging(out_dir) as stage:
+        try:
+            header = stage / f"{stem}_qparams.h"
+            header.write_text(
+                cgen.header(stem, cfg.path.name, input_q, tuple(example.shape[1:]), layers), encoding="utf-8"
+            )
+            runner_src = stage / f"{stem}_runner.c"
+            runner_src.write_text(cgen.runner(stem), encoding="utf-8")
+            limit = samples
+            inputs, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
+            x = inputs.values[0]
+            (stage / "samples").mkdir()
+            x[:SAMPLE_COUNT].tofile(stage / "samples" / "input.f32")
+            np.ascontiguousarray(torch_out[:SAMPLE_COUNT], dtype=np.float32).tofile(stage / "samples" / "expected.f32")
 
-        ctx.progress("compile", f"compiling {runner_src.name} for {arch}")
-        binary = toolchain.compile_runner(runner_src, arch, stage / "bin" / f"{stem}_runner", integer_bias=False)
-        with tempfile.TemporaryDirectory(prefix="qat-size-") as tmp:
-            footprint = toolchain.footprint(runner_src, arch, Path(tmp))
-        footprint["arenaBytes"] = cgen.arena(tuple(example.shape[1:]), layers)[1] * 4
-        ctx.check_cancelled()
+            ctx.progress("compile", f"compiling {runner_src.name} for {arch}")
+            binary = toolchain.compile_runner(runner_src, arch, stage / "bin" / f"{stem}_runner", integer_bias=False)
+            with tempfile.TemporaryDirectory(prefix="qat-size-") as tmp:
+                footprint = toolchain.footprint(runner_src, arch, Path(tmp))
+            footprint["arenaBytes"] = cgen.arena(tuple(example.shape[1:]), layers)[1] * 4
+            ctx.check_cancelled()
 
-        tvm_result = None
-        if want_tvm:
-            tvm_result = _tvm(cfg, trained, converted, spec, resolved, stage / "tvm", x, ctx, notes)
-        result: dict = {
-            "target": name,
-            "arch": arch,
-            "stem": stem,
-            "reused": reused,
-            "outDir": str(out_dir),
-            "reportPath": str(out_dir / REPORT),
-            "header": str(out_dir / header.name),
-            "runner": str(out_dir / runner_src.name),
-            "readme": str(out_dir / "README.md"),
-            "headerBytes": header.stat().st_size,
-            "weightBytes": int(sum(la.weight.size for la in layers if la.weight is not None)),
-            "outputSize": int(torch_out.shape[-1]),
-            "input": {
-                "shape": list(example.shape[1:]),
-                "scale": input_q.scale,
-                "zeroPoint": input_q.zero_point,
-                "dtype": input_q.dtype,
-            },
-            "layers": [_layer_json(la) for la in layers],
-            "footprint": footprint,
-            "samples": {
-                "input": str(out_dir / "samples" / "input.f32"),
-                "expected": str(out_dir / "samples" / "expected.f32"),
-                "count": min(SAMPLE_COUNT, len(x)),
-            },
-        }
-        if want_verify:
-            with tempfile.TemporaryDirectory(prefix="qat-runner-") as tmp:
-                result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted, Path(tmp), ctx)
-        result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
-        if tvm_result is not None:
-            result["tvm"] = atomic.rebase(tvm_result, str(stage), str(out_dir))
-        (stage / "README.md").write_text(readme(stem, arch, result["binary"], tvm_result), encoding="utf-8")
-        result["notes"] = notes
-        result["summary"] = summary(result)
-        result["seconds"] = round(time.monotonic() - started, 2)
-        atomic.write_json(stage / REPORT, result, indent=2)
-        ctx.check_cancelled()
-        tvm_run.forget_vms(stage)
-        atomic.replace_dir(stage, out_dir)
-        # What verify/parity compiles and runs, and the TVM libraries beside it.
-        provenance.record(out_dir / header.name, out_dir / runner_src.name, *sorted(out_dir.glob("tvm/*.so")))
-    finally:
-        if stage.exists():
+            tvm_result = None
+            if want_tvm:
+                tvm_result = _tvm(cfg, trained, converted, spec, resolved, stage / "tvm", x, ctx, notes)
+            result: dict = {
+                "target": name,
+                "arch": arch,
+                "stem": stem,
+                "reused": reused,
+                "outDir": str(out_dir),
+                "reportPath": str(out_dir / REPORT),
+                "header": str(out_dir / header.name),
+                "runner": str(out_dir / runner_src.name),
+                "readme": str(out_dir / "README.md"),
+                "headerBytes": header.stat().st_size,
+                "weightBytes": int(sum(la.weight.size for la in layers if la.weight is not None)),
+                "outputSize": int(torch_out.shape[-1]),
+                "input": {
+                    "shape": list(example.shape[1:]),
+                    "scale": input_q.scale,
+                    "zeroPoint": input_q.zero_point,
+                    "dtype": input_q.dtype,
+                },
+                "layers": [_layer_json(la) for la in layers],
+                "footprint": footprint,
+                "samples": {
+                    "input": str(out_dir / "samples" / "input.f32"),
+                    "expected": str(out_dir / "samples" / "expected.f32"),
+                    "count": min(SAMPLE_COUNT, len(x)),
+                },
+            }
+            if want_verify:
+                with tempfile.TemporaryDirectory(prefix="qat-runner-") as tmp:
+                    result["verify"] = _verify(binary, arch, layers, x, labels, torch_out, converted, Path(tmp), ctx)
+            result["binary"] = {**binary, "path": str(out_dir / "bin" / Path(binary["path"]).name)}
+            if tvm_result is not None:
+                result["tvm"] = atomic.rebase(tvm_result, str(stage), str(out_dir))
+            (stage / "README.md").write_text(readme(stem, arch, result["binary"], tvm_result), encoding="utf-8")
+            result["notes"] = notes
+            result["summary"] = summary(result)
+            result["seconds"] = round(time.monotonic() - started, 2)
+            atomic.write_json(stage / REPORT, result, indent=2)
+            ctx.check_cancelled()
+        finally:
             tvm_run.forget_vms(stage)
-            shutil.rmtree(stage, ignore_errors=True)
+    # What verify/parity compiles and runs, and the TVM libraries beside it.
+    provenance.record(out_dir / header.name, out_dir / runner_src.name, *sorted(out_dir.glob("tvm/*.so")))
     return result
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
-from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.onnx import qdq_export
@@ -100,19 +99,7 @@ def export(
     if path is not None and not path.is_absolute():
         path = cfg.resolve(str(path))
     opset = opset or cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
-    exported = qdq_export.export_for_config(cfg, trained, converted, ctx, opset, path)
-    if exported["path"] is None:
-        failed = {
-            "path": None,
-            "error": exported["error"],
-            "opset": opset,
-            "reused": reused,
-            "seconds": round(time.monotonic() - started, 2),
-        }
-        failed["summary"] = report.export(failed)
-        return failed
-    path = Path(exported["path"])
-    session.record_export(trained, path, opset)
+    path = qdq_export.export_for_config(cfg, trained, converted, ctx, opset, path)
     model = onnx.load(str(path))
     ops = [n.op_type for n in model.graph.node]
     fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)

@@ -34,20 +34,20 @@ def save_int8(
     if not path.is_absolute():
         path = cfg.resolve(str(path))
     ctx.progress("save", f"writing {path.name}")
-    with atomic.replacing(path) as tmp:
-        if trained.flow == "pt2e":
-            from qat_kernel.pipeline import pt2e_flow
+    if trained.flow == "pt2e":
+        from qat_kernel.pipeline import pt2e_flow
 
-            program = torch.export.export(
-                _without_unused_tensors(converted),
-                tuple(trained.example),
-                dynamic_shapes=pt2e_flow.dynamic_batch(len(trained.example)),
-            )
-            torch.export.save(program, str(tmp))
-            kind = "exported-program"
-        else:
-            torch.save(converted.state_dict(), str(tmp))
-            kind = "state-dict"
+        program = torch.export.export(
+            _without_unused_tensors(converted),
+            tuple(trained.example),
+            dynamic_shapes=pt2e_flow.dynamic_batch(len(trained.example)),
+        )
+        ctx.check_cancelled()
+        atomic.write_serialized(path, lambda buffer: torch.export.save(program, buffer))
+        kind = "exported-program"
+    else:
+        atomic.torch_save(converted.state_dict(), path)
+        kind = "state-dict"
     int8_accuracy = trained.accuracy("int8", ctx)
     fp32_bytes, int8_bytes = model_bytes(trained.fp32), model_bytes(converted)
     result = {

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             emit({"result": result})
     except BaseException as exc:  # noqa: BLE001 - reported to the kernel, typed
-        emit({"error": errors.from_exception(exc, ctx.workspace).to_rpc()})
+        emit({"error": errors.from_exception(exc, ctx.workspace, ctx.method, ctx.stage).to_rpc()})
         code = 1
     finally:
         out.flush()

@@ -46,6 +46,11 @@ class Config:
         check_inside(path, key or relative)
         return path
 
+    def out(self, name: str) -> Path:
+        """<config folder>/out/<name>, an output the kernel writes: `out` is held to the workspace like any path,
+        `name` is not resolved (a folder the kernel builds there replaces a symlink, never writes through it)."""
+        return self.resolve("out") / name
+
 
 # The folders the extension opened (a JSON list), set by the extension when it starts the kernel: user code is
 # imported, weights loaded and outputs written only inside them. Unset (the kernel run by hand, the tests), or when

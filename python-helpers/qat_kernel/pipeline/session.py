@@ -147,9 +147,9 @@ def exported(trained: Trained, path, opset: int) -> bool:
 
 
 def out_path(cfg: Config, name: str) -> Path:
-    folder = cfg.folder / "out"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / name
+    path = cfg.out(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def layer_source(trained: Trained, layer) -> dict | None:

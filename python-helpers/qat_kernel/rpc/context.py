@@ -18,6 +18,7 @@ class RequestContext:
         self.finished = threading.Event()  # set by the server once the request has ended
         # Folder of the user's workspace once known: errors are located in files under it.
         self.workspace: str | None = None
+        self.stage: str | None = None  # of the last progress: a failed write names it
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -33,6 +34,7 @@ class RequestContext:
 
     def progress(self, stage: str, message: str, fraction: float | None = None, **data) -> None:
         """data: optional structured fields of ProgressParams (e.g. train={epoch, step, loss, ...})."""
+        self.stage = stage
         params = {"token": self.params.get("progressToken", self.id), "stage": stage, "message": message}
         if fraction is not None:
             params["fraction"] = min(max(float(fraction), 0.0), 1.0)

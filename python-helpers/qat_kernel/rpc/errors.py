@@ -6,10 +6,11 @@ error type of the kernel is declared here, the runtimes' too (ToolchainMissing, 
 
 from __future__ import annotations
 
+import errno
 import traceback
 from typing import Any
 
-from qat_kernel import packages, userpaths
+from qat_kernel import atomic, packages, userpaths
 from qat_kernel.rpc import protocol
 
 # JSON-RPC 2.0's own codes (protocol errors, no KernelErrorData)
@@ -61,6 +62,41 @@ class ArtifactUnknown(KernelError):
     (qat_kernel.provenance): not loaded, not compiled, not run. `path` names it."""
 
     kind = "artifactUnknown"
+
+
+class WriteFailed(KernelError):
+    """Writing an output failed (atomic.WriteError, or an error only a write raises): `path` the file or folder,
+    `stage` the request's stage then, `errno` why (ENOSPC, EACCES, ...). Nothing half-written is left and the
+    kernel lives on with its trained models: the same request after the fix does not train again."""
+
+    kind = "writeFailed"
+
+
+# What the user can do about each errno of a failed write.
+_WRITE_ADVICE = {
+    errno.ENOSPC: "The disk is full: free space on it, or choose an output path on another disk",
+    errno.EDQUOT: "Your disk quota is used up: free space in it, or choose an output path elsewhere",
+    errno.EFBIG: "The file is larger than this file system or your limits allow: choose an output path elsewhere",
+    errno.EROFS: "The file system is read-only: choose an output path on a writable one",
+    errno.EACCES: "You may not write there: change the folder's permissions, or choose another output path",
+    errno.EPERM: "You may not write there: change the folder's permissions, or choose another output path",
+}
+_IN_THE_WAY = "Something else is in the way at that path: move it, or choose another output path"
+
+
+def write_failed(exc: OSError, method: str, stage: str | None) -> WriteFailed:
+    """The typed error of a failed write (`exc.filename`: the destination, when known)."""
+    code = exc.errno if exc.errno is not None else errno.EIO
+    name = errno.errorcode.get(code, str(code))
+    where = f"{method} ({stage})" if stage else method
+    target = f" {exc.filename}" if exc.filename is not None else ""
+    return WriteFailed(
+        f"{where} could not write{target}: {exc.strerror or name}. {_WRITE_ADVICE.get(code, _IN_THE_WAY)}, then "
+        "run it again. Nothing half-written was left, and the kernel keeps the models it trained.",
+        path=str(exc.filename) if exc.filename is not None else None,
+        stage=stage,
+        errno=name,
+    )
 
 
 class UserCodeError(KernelError):
@@ -133,15 +169,26 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
 
 
-def from_exception(exc: BaseException, workspace: str | None) -> KernelError | ProtocolError:
-    """Classify an exception raised while serving a request. `workspace`: the config's folder."""
+# Errors only a write raises: a library's own writer that is not atomic's (TensorBoard events, a cache).
+_ONLY_WRITES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+def from_exception(
+    exc: BaseException, workspace: str | None, method: str = "", stage: str | None = None
+) -> KernelError | ProtocolError:
+    """Classify an exception raised while serving a request. `workspace`: the config's folder; `method`
+    and `stage`: the request and the stage it was in (named by a failed write)."""
     if isinstance(exc, (KernelError, ProtocolError)):
         return exc
+    if isinstance(exc, atomic.WriteError):
+        return write_failed(exc, method, stage)
     text = format_traceback(exc)
     summary = f"{type(exc).__name__}: {exc}"
     if _is_oom(exc):
         return OutOfMemory(f"Out of memory: {exc}", traceback=text)
     location = userpaths.exception_location(exc, workspace) if workspace else None
+    if isinstance(exc, OSError) and exc.errno in _ONLY_WRITES and location is None:
+        return write_failed(exc, method, stage)
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         top = exc.name.split(".")[0]
         # A missing module we pin (torch, sklearn, ...) is an install problem even when the user's

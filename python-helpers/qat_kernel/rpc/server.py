@@ -190,7 +190,7 @@ class Server:
         except Interrupted:
             return None, errors.Cancelled("Request cancelled (interrupted)").to_rpc()
         except BaseException as exc:  # noqa: BLE001 - user code may even raise SystemExit
-            kernel_error = errors.from_exception(exc, ctx.workspace)
+            kernel_error = errors.from_exception(exc, ctx.workspace, ctx.method, ctx.stage)
             if ctx.cancelled and kernel_error.kind != "cancelled":  # what the cancel made the code raise
                 kernel_error = errors.Cancelled(f"Request cancelled ({kernel_error.message})")
             if kernel_error.code == errors.InternalError.code:

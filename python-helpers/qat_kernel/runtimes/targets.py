@@ -346,4 +346,4 @@ def arch_of(spec) -> str:
 
 def out_dir(cfg: Config, kind: str, name: str) -> Path:
     """<config folder>/out/<kind>-<target name> (tvm-..., deploy-...), the name made safe for a folder."""
-    return cfg.folder / "out" / (f"{kind}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name))
+    return cfg.out(f"{kind}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name))

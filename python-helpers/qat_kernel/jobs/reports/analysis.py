@@ -94,7 +94,7 @@ def histograms(r: dict) -> list[str]:
 
 
 def export(r: dict) -> list[str]:
-    lines = [f"QDQ ONNX (opset {r['opset']}): {r['path']}" if r.get("path") else f"export failed: {r.get('error')}"]
+    lines = [f"QDQ ONNX (opset {r['opset']}): {r['path']}"]
     s = r.get("size")
     if s:
         lines.append(

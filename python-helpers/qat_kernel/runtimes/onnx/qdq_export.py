@@ -16,20 +16,21 @@ through the graph edges. Weights are INT8 initializers `_frozen_paramN` feeding 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
-from qat_kernel import atomic, packages
+from qat_kernel import atomic
 from qat_kernel.pipeline.model_io import as_args
-
-log = logging.getLogger("qat_kernel")
 
 DEFAULT_OPSET = 18
 
 
-def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None, names=None) -> Path:
+def export_qdq(
+    converted, example, path: Path, opset: int, dynamic_shapes=None, names=None, check_cancelled=None
+) -> Path:
     """`example`: the model's inputs (a tuple of tensors, or one tensor); `names`: the ONNX inputs' names, in
-    that order (pipeline.model_io's; default the exporter's own); `dynamic_shapes`: as torch.export takes them."""
+    that order (pipeline.model_io's; default the exporter's own); `dynamic_shapes`: as torch.export takes them.
+    `check_cancelled` is called once the file is written, before it replaces `path`: a cancel that came during
+    the export (seconds, in calls a cancel does not interrupt) discards it."""
     import torch
 
     example = as_args(example)
@@ -44,15 +45,18 @@ def export_qdq(converted, example, path: Path, opset: int, dynamic_shapes=None, 
             dynamic_shapes=dynamic_shapes,
             input_names=list(names) if names else None,
         )
+        if check_cancelled is not None:
+            check_cancelled()
     return path
 
 
-def export_trained(trained, converted, path: Path, opset: int) -> Path:
+def export_trained(trained, converted, path: Path, opset: int, ctx) -> Path:
     """The trained model's INT8 graph as QDQ ONNX: its example inputs, their names, one dynamic batch dim."""
     from qat_kernel.pipeline import pt2e_flow
 
     example = tuple(trained.example)
-    return export_qdq(converted, example, path, opset, pt2e_flow.dynamic_batch(len(example)), trained.io.names)
+    dynamic = pt2e_flow.dynamic_batch(len(example))
+    return export_qdq(converted, example, path, opset, dynamic, trained.io.names, ctx.check_cancelled)
 
 
 def onnx_path(cfg):
@@ -61,21 +65,18 @@ def onnx_path(cfg):
     return relative, cfg.resolve(relative)
 
 
-def export_for_config(cfg, trained, converted, ctx, opset: int | None = None, path=None) -> dict:
-    """The config's QDQ export ({path} or {path: None, error}: a failed export is reported, not raised)."""
+def export_for_config(cfg, trained, converted, ctx, opset: int | None = None, path: Path | None = None) -> Path:
+    """The config's QDQ export (`opset`, `path`: instead of the config's), written now and recorded as this
+    model's export."""
+    from qat_kernel.pipeline import session
+
     relative, default_path = onnx_path(cfg)
     path = path or default_path
     opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
-    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
-    try:
-        export_trained(trained, converted, path, opset)
-    except Exception as exc:  # noqa: BLE001 - the comparison is still worth returning
-        log.warning("ONNX export failed: %s: %s", type(exc).__name__, exc)
-        error = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, ModuleNotFoundError) and exc.name:  # e.g. onnxscript
-            error += f" (install: {packages.install_command(exc.name.split('.')[0])})"
-        return {"path": None, "error": error}
-    return {"path": str(path)}
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative if path == default_path else path}")
+    export_trained(trained, converted, path, opset, ctx)
+    session.record_export(trained, path, opset)
+    return path
 
 
 def qdq_onnx(cfg, trained, converted, ctx) -> tuple[Path, bool]:
@@ -88,8 +89,4 @@ def qdq_onnx(cfg, trained, converted, ctx) -> tuple[Path, bool]:
     if session.exported(trained, path, opset):
         ctx.progress("onnx", f"reusing {relative}, exported from this model earlier", 1.0)
         return path, True
-    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative}")
-    export_trained(trained, converted, path, opset)
-    session.record_export(trained, path, opset)
-    ctx.check_cancelled()
-    return path, False
+    return export_for_config(cfg, trained, converted, ctx), False

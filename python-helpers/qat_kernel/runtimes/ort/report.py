@@ -19,4 +19,4 @@ LABELS = {
 
 
 def out_dir_for(cfg) -> Path:
-    return cfg.folder / "out" / OUT_NAME
+    return cfg.out(OUT_NAME)

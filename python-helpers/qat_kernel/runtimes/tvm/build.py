@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -535,10 +534,7 @@ def build_tvm(
     check_cancelled()
 
     progress("export", f"Writing the library into {out_dir}", 0.8)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = atomic.sibling(out_dir, "tmp")
-    tmp.mkdir()
-    try:
+    with atomic.staging(out_dir) as tmp:
         t0 = time.perf_counter()
         fcompile = resolved.fcompile()
         try:
@@ -599,10 +595,6 @@ def build_tvm(
         report["build_time_s"] = round(time.perf_counter() - t_start, 4)
         (tmp / REPORT).write_text(json.dumps(report, indent=2), encoding="utf-8")
         check_cancelled()
-        atomic.replace_dir(tmp, out_dir)
-        ledger.record(out_dir / ARTIFACT)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    ledger.record(out_dir / ARTIFACT)
     progress("done", f"Built {out_dir / ARTIFACT} ({report['artifact_bytes']} bytes)", 1.0)
     return report
