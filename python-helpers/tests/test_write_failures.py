@@ -12,6 +12,8 @@ import pytest
 from conftest import copy_example
 from rpc_client import KernelClient, RpcError
 
+pytestmark = pytest.mark.hostile_workspace
+
 WRITE_FAILED = -32009
 
 
