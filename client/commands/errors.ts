@@ -34,6 +34,11 @@ export async function reportKernelError(err: unknown, what: string, log: vscode.
     } else if (pick === 'Show Log') log.show();
     return;
   }
+  if (data?.kind === 'writeFailed') {
+    // The message names the file and what to do (free space, another output path); the log has the details.
+    if ((await vscode.window.showErrorMessage(`${what} failed: ${err.message}`, 'Show Log')) === 'Show Log') log.show();
+    return;
+  }
   const suffix = data?.path ? ` (at ${data.path})` : '';
   void vscode.window.showErrorMessage(`${what} failed: ${err.message}${suffix}`);
 }
