@@ -1,6 +1,5 @@
 // Owns every lifetime: the output channel, the language client, the kernel and the registrations. The commands
 // come as a table (extension.ts builds it): command modules import Ctx, Ctx imports none of them.
-import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { OnnxEditorProvider } from './editors/onnxEditor';
@@ -17,6 +16,7 @@ import { LayersView, revealLayer } from './views/layersView';
 import { layoutCache } from './editors/layoutCache';
 import { ArtifactsView, openArtifact, revealArtifact } from './views/artifactsView';
 import { WalkthroughSteps, onActivation, openWalkthrough } from './onboarding/walkthrough';
+import { LIMITS, readWorkspaceFile } from '../common/workspaceFile';
 
 export interface TrackOptions {
   /** What the run was for (shown after its kind). */
@@ -85,7 +85,7 @@ export class Ctx implements vscode.Disposable {
     options: string | TrackOptions = {},
   ): Promise<T> {
     const o = typeof options === 'string' ? { detail: options } : options;
-    const configText = o.holds?.configText ?? (await readFile(config, 'utf8').catch(() => undefined));
+    const configText = o.holds?.configText ?? (await readWorkspaceFile(config, LIMITS.config).catch(() => undefined));
     return this.runs.track(kind, config, work, describe, {
       ...(o.detail ? { detail: o.detail } : {}),
       holds: { ...o.holds, configText },

@@ -1,7 +1,6 @@
 // QAT: Apply Fix — for a layer that loses accuracy (from the results view, the Layers view or the sensitivity
 // ranking): the override the analysis suggests, written as one undoable edit of the config; then, when confirmed
 // (or the qatStudio.applyFix.retrain setting says so), retrain, compare again and show before and after.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
@@ -16,6 +15,7 @@ import { fixEntry, suggestFix, type FixSuggestion } from '../fix/suggestFix';
 import { compareLayers } from './compareLayers';
 import { reportKernelError } from './errors';
 import type { LayerContext } from '../../protocol/webview';
+import { LIMITS, readWorkspaceFile } from '../../common/workspaceFile';
 
 export type RetrainMode = 'ask' | 'always' | 'never';
 
@@ -83,7 +83,7 @@ export function applyFix(ctx: Ctx) {
     const uri = vscode.Uri.file(t.config);
     const doc = await vscode.workspace.openTextDocument(uri);
     // Dirty with the saved text (e.g. after undoing an earlier fix) is clean for the kernel, which reads the file.
-    if (doc.isDirty && doc.getText() !== (await readFile(t.config, 'utf8').catch(() => undefined))) {
+    if (doc.isDirty && doc.getText() !== (await readWorkspaceFile(t.config, LIMITS.config).catch(() => undefined))) {
       void vscode.window.showWarningMessage(
         `Save ${path.basename(t.config)} first: the fix is measured against the saved config.`,
       );

@@ -1,12 +1,12 @@
 // QAT: Build for Target... — pick one of the config's targets or a preset, then run it as a `qat` task
 // (progress in the terminal, Cancel with the task); the build report opens when it succeeds.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { parse } from 'yaml';
 import type { Ctx } from '../ctx';
 import { QatTaskProvider } from '../tasks/qatTasks';
 import { configFor } from './configPick';
+import { LIMITS, readWorkspaceFile } from '../../common/workspaceFile';
 
 const PRESETS = [
   { label: 'x86-64', detail: 'This machine: LLVM for the host CPU' },
@@ -26,7 +26,8 @@ export function buildForTarget(ctx: Ctx) {
     if (!target) {
       let named: Array<{ name?: string; tvm?: unknown }> = [];
       try {
-        named = (parse(await readFile(config.fsPath, 'utf8')) as { targets?: typeof named })?.targets ?? [];
+        named =
+          (parse(await readWorkspaceFile(config.fsPath, LIMITS.config)) as { targets?: typeof named })?.targets ?? [];
       } catch {
         // A broken config still offers the presets; the language server shows what is wrong with it.
       }

@@ -1,12 +1,12 @@
 // The Layers view: the last comparison's layers, worst first; a click selects the layer in the results view
 // and reveals its definition in the source; the wrench applies the fix, and hovering a row says which and why.
-import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { LayerResult } from '../../protocol/kernel';
 import type { ModelAccuracy, ToWebview } from '../../protocol/webview';
 import type { ReopeningPanel } from '../editors/panelLife';
 import { bandOf } from '../../common/bands';
 import { suggestFix } from '../fix/suggestFix';
+import { LIMITS, readWorkspaceFile } from '../../common/workspaceFile';
 
 export interface Comparison {
   config: string;
@@ -77,7 +77,11 @@ export class LayersView implements vscode.TreeDataProvider<LayerResult>, vscode.
     if (last) {
       try {
         const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === last.config);
-        const s = suggestFix(open?.getText() ?? (await readFile(last.config, 'utf8')), last.layers, l.module);
+        const s = suggestFix(
+          open?.getText() ?? (await readWorkspaceFile(last.config, LIMITS.config)),
+          last.layers,
+          l.module,
+        );
         const others = s.modules.length - 1;
         tip.appendMarkdown(
           `\n\n---\n\n$(wrench) **Apply Fix**: ${s.label}${others ? ` (with ${others} more layers that lose as much)` : ''}\n\n`,

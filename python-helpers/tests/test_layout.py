@@ -1,5 +1,5 @@
 """The kernel's layout rules, read from its imports (module level and inside functions alike):
-- layers, imports pointing down only: the top-level modules (atomic, tbevents, packages, userpaths) < rpc/ <
+- layers, imports pointing down only: the top-level modules (atomic, reads, tbevents, packages, userpaths) < rpc/ <
   pipeline/ < analysis/ < runtimes/ < jobs/ < methods/, with the RPC server and __main__ the entry on top;
 - runtimes/: a backend (ort, tvm, inductor, c) imports no other backend; onnx/ (the QDQ export and its
   rewrites) and the modules in runtimes/ itself (targets, parity, bench, cpu) import none;

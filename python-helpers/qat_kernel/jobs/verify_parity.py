@@ -25,6 +25,7 @@ from pathlib import Path
 
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import model_io
+from qat_kernel.reads import REPORT_BYTES, read_regular_text
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity, provenance, targets
 from qat_kernel.runtimes.c import folder as c_folder
@@ -106,7 +107,10 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         report = lib.parent / "build-report.json"
         built_from = None
         if report.is_file():
-            built_from = json.loads(report.read_text(encoding="utf-8")).get("onnx")
+            try:
+                built_from = json.loads(read_regular_text(report, REPORT_BYTES)).get("onnx")
+            except (OSError, ValueError, AttributeError):
+                built_from = None  # not a report it wrote: the library's age alone decides
         stale = not _newer_than(lib, onnx_file) or (built_from is not None and built_from != str(onnx_file))
         from qat_kernel.runtimes.tvm.run import load_tvm
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qat_kernel.reads import CONFIG_BYTES, read_regular_text
 from qat_kernel.rpc.errors import ConfigInvalid
 
 # Integer range of each quantized dtype (float16 has none to check).
@@ -144,9 +145,11 @@ def load_config(path: str) -> Config:
 
     file = Path(path).expanduser().resolve()
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_regular_text(file, CONFIG_BYTES)
     except OSError as exc:
         raise ConfigInvalid(f"Cannot read {file}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigInvalid(f"{file.name} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from qat_kernel.reads import REPORT_BYTES, read_regular_text
 from qat_kernel.runtimes import provenance, targets
 
 REPORT = "deploy-report.json"
@@ -20,8 +21,11 @@ def host_runner(deploy_dir: Path) -> dict | None:
     report = deploy_dir / REPORT
     if not report.is_file():
         return None
-    data = json.loads(report.read_text(encoding="utf-8"))
-    source, header = Path(data["runner"]), Path(data["header"])
+    try:
+        data = json.loads(read_regular_text(report, REPORT_BYTES))
+        source, header = Path(data["runner"]), Path(data["header"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a report deploy/c-artifact wrote
     if not (source.is_file() and header.is_file()):
         return None
     # The report names the files: only ones deploy/c-artifact wrote are compiled and run.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qat_kernel.reads import REPORT_BYTES, read_regular_text
 from qat_kernel.rpc.errors import TvmBuildError
 from qat_kernel.runtimes import provenance
 from qat_kernel.runtimes.targets import elf_machine, host_arch
@@ -19,7 +20,7 @@ def _artifact_report(artifact: Path) -> dict:
     report = artifact.with_name("build-report.json")
     if report.exists():
         try:
-            return json.loads(report.read_text(encoding="utf-8"))
+            return json.loads(read_regular_text(report, REPORT_BYTES))
         except (OSError, ValueError):
             pass
     return {}
