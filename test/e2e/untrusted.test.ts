@@ -1,8 +1,11 @@
 // Workspace Trust: in Restricted Mode diagnostics still work, but no command starts the kernel or runs code; the
 // QAT Studio views say what is limited, a refused command says why, and the walkthrough (opened on the
-// extension's first activation) ticks nothing for a refused command.
+// extension's first activation) ticks nothing for a refused command. The folder also holds what a cloned repository
+// can plant (a FIFO named like a config beside the scripts, the config's exported graphs as a symlink to /dev/zero
+// and a FIFO): the diagnostics still come.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -18,6 +21,10 @@ let page: Page;
 before(async () => {
   mkdirSync(artifactsDir, { recursive: true });
   const workspace = exampleWorkspace({ 'bad-range.qat.yaml': BAD_RANGE_YAML });
+  execFileSync('mkfifo', [path.join(workspace, 'planted.qat.yaml')]);
+  mkdirSync(path.join(workspace, 'out'));
+  symlinkSync('/dev/zero', path.join(workspace, 'out', 'bad-range.fp32.qatgraph.json'));
+  execFileSync('mkfifo', [path.join(workspace, 'out', 'bad-range.prepared.qatgraph.json')]);
   cs = await startCodeServer(workspace, {
     smokeTestDriver: true,
     workspaceTrust: true,
