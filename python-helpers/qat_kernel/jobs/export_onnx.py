@@ -79,7 +79,7 @@ def export(
     ctx: RequestContext,
     *,
     config: str,
-    path: str | None,
+    path: str | Path | None,
     opset: int | None,
     want_verify: bool,
     samples: int | None,
@@ -100,6 +100,7 @@ def export(
     if path is not None and not path.is_absolute():
         path = cfg.resolve(str(path))
     opset = opset or cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
+    assert opset is not None  # the config schema makes export.onnx.opset an integer
     exported = qdq_export.export_for_config(cfg, trained, converted, ctx, opset, path)
     if exported["path"] is None:
         failed = {
