@@ -109,8 +109,8 @@ def import_onnx(onnx_path, batch: int | None = None, workspace=None) -> tuple[tv
                 onnx.checker.check_model(model)
             except Exception:  # noqa: BLE001 - from_onnx only warns too
                 pass
-            # TVM types the graph as a ModelProto (it reads a GraphProto) and opset as an int: without one, the
-            # importer raises a TypeError and the public from_onnx below detects it
+            # TVM types the graph as a ModelProto (it reads a GraphProto) and opset as an int (None here for a model
+            # that declares no default-domain opset, as before)
             mod = importer.from_onnx(model.graph, opset)  # pyright: ignore[reportArgumentType] - see above
             provenance = _provenance(mod, importer, model)
         except (ImportError, AttributeError, TypeError):
