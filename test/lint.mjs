@@ -1,4 +1,5 @@
-// The house checks, one TAP test each: TypeScript types, ESLint, Prettier, Ruff lint and Ruff format.
+// The house checks, one TAP test each: TypeScript types, ESLint, Prettier, Ruff lint, Ruff format and Pyright on
+// the kernel (python-helpers/pyrightconfig.json, resolving its imports in the kernel venv).
 //   node test/lint.mjs [--fix]   (npm test runs it as the `lint` suite; `npm run format` = --fix: rewrites what the
 //                                 formatters and the linters' autofixes can, then checks)
 import { spawnSync } from 'node:child_process';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cache = process.env.QAT_STUDIO_CACHE ?? path.join(homedir(), '.cache', 'qat-studio');
 const ruff = path.join(cache, 'venv', 'bin', 'ruff');
+const python = path.join(cache, 'venv', 'bin', 'python');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
 const checks = [
@@ -18,6 +20,7 @@ const checks = [
   ['prettier --check', bin('prettier'), ['--check', '--log-level', 'warn', '.']],
   ['ruff check', ruff, ['check', '--quiet', '.']],
   ['ruff format --check', ruff, ['format', '--check', '--quiet', '.']],
+  ['pyright python-helpers', bin('pyright'), ['--project', 'python-helpers', '--pythonpath', python]],
 ];
 
 const fixes = [

@@ -169,22 +169,24 @@ def decode_event(record: bytes) -> dict:
     """{wall_time, step, file_version?, scalars?: {tag: value}} of one Event (the fields written here)."""
     event: dict = {"wall_time": 0.0, "step": 0}
     for field, wire, value in _fields(record):
-        if field == 1 and wire == 1:
+        if field == 1 and wire == 1 and isinstance(value, bytes):
             event["wall_time"] = struct.unpack("<d", value)[0]
-        elif field == 2 and wire == 0:
+        elif field == 2 and wire == 0 and isinstance(value, int):
             event["step"] = value - (1 << 64) if value >= 1 << 63 else value
-        elif field == 3 and wire == 2:
+        elif field == 3 and wire == 2 and isinstance(value, bytes):
             event["file_version"] = value.decode()
-        elif field == 5 and wire == 2:
+        elif field == 5 and wire == 2 and isinstance(value, bytes):
             scalars = event.setdefault("scalars", {})
-            for vfield, _, entry in _fields(value):
+            for vfield, vwire, entry in _fields(value):
                 if vfield != 1:
                     continue
+                if not isinstance(entry, bytes):
+                    raise CorruptEventFile(f"a summary value of wire type {vwire}")
                 tag, number = None, None
                 for f, w, v in _fields(entry):
-                    if f == 1 and w == 2:
+                    if f == 1 and w == 2 and isinstance(v, bytes):
                         tag = v.decode()
-                    elif f == 2 and w == 5:
+                    elif f == 2 and w == 5 and isinstance(v, bytes):
                         number = struct.unpack("<f", v)[0]
                 if tag is not None and number is not None:
                     scalars[tag] = number

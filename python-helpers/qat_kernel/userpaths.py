@@ -50,7 +50,7 @@ def is_user_file(file: str, workspace: str) -> bool:
     return not is_installed_file(file)
 
 
-def _chain(exc: BaseException):
+def _chain(exc: BaseException | None):
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))

@@ -272,6 +272,7 @@ def test_config_target_strings_and_dicts(tmp_path):
                 {"name": "pi", "tvm": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"},
                 {"name": "portable", "tvm": {"kind": "llvm"}},
                 {"name": "x86-64", "tvm": {"kind": "llvm"}},
+                {"name": "board", "tvm": "aarch64", "rpc": "10.0.0.7:9090"},
             ]
         ),
     )
@@ -283,6 +284,9 @@ def test_config_target_strings_and_dicts(tmp_path):
     )
     assert method.config_target(cfg, "x86-64")[1] == "config"  # the config's entry before the preset
     assert method.config_target(cfg, "aarch64") == ("aarch64", "preset", None)
+    # the board's address with the YAML path a connection error points at; none for the others or a preset
+    assert method.config_rpc(cfg, "board") == ("10.0.0.7:9090", "targets.4.rpc")
+    assert method.config_rpc(cfg, "pi") is None and method.config_rpc(cfg, "aarch64") is None
     spec, source, resolved = method.resolve_config(cfg, "portable")
     assert resolved.target == {"kind": "llvm"} and resolved.runnable_here
     assert method.out_dir(cfg, "tvm", "my board/v2") == config.parent / "out" / "tvm-my_board_v2"

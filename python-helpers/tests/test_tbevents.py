@@ -110,3 +110,10 @@ def test_a_flipped_byte_or_a_cut_file_is_reported(tmp_path):
     bad_length.write_bytes(bytes(raw))
     with pytest.raises(tbevents.CorruptEventFile, match="length CRC mismatch"):
         tbevents.read_records(bad_length)
+
+
+def test_a_summary_value_that_is_not_a_message_is_reported():
+    # wall_time (field 1, fixed64), then a Summary (field 5) whose Value (field 1) is the varint 7
+    record = b"\x09" + struct.pack("<d", 0.0) + b"\x2a\x02" + b"\x08\x07"
+    with pytest.raises(tbevents.CorruptEventFile, match="wire type 0"):
+        tbevents.decode_event(record)

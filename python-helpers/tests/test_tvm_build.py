@@ -348,6 +348,23 @@ def test_strip_qdq_is_the_fp32_twin(tmp_path, digits_x):
     assert (a.argmax(1) == b.argmax(1)).mean() > 0.97
 
 
+def test_strip_qdq_keeps_a_dequantize_whose_scale_is_computed():
+    # a constant int8 tensor dequantized by a scale the graph takes as an input: no float value to fold in
+    from onnx import TensorProto, helper, numpy_helper
+
+    from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq_model
+
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["w", "s"], ["y"])],
+        "computed_scale",
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+        [numpy_helper.from_array(np.array([1, -2, 3], np.int8), "w")],
+    )
+    twin = strip_qdq_model(helper.make_model(graph))
+    assert [(n.op_type, list(n.input)) for n in twin.graph.node] == [("DequantizeLinear", ["w", "s"])]
+
+
 def test_compare_backends_digits(tmp_path, digits_x):
     class Ctx:
         def __init__(self):

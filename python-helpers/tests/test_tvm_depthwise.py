@@ -17,7 +17,7 @@ from test_tvm_kernels import _depthwise_qdq
 
 from qat_kernel.runtimes.targets import resolve_target
 from qat_kernel.runtimes.tvm import depthwise
-from qat_kernel.runtimes.tvm.build import _pipeline, build_tvm
+from qat_kernel.runtimes.tvm.build import build_tvm, relax_pipeline_for
 from qat_kernel.runtimes.tvm.run import run_tvm
 
 
@@ -72,7 +72,7 @@ def _run(tmp_path, mod, name, x):
 
     target = resolve_target("x86-64")
     t = target.tvm_target()
-    ex = tvm.compile(mod, t, relax_pipeline=_pipeline(t, target, {}, True))
+    ex = tvm.compile(mod, t, relax_pipeline=relax_pipeline_for(t, target, {}, True))
     path = tmp_path / f"{name}.so"
     ex.export_library(str(path))
     vm = relax.VirtualMachine(tvm.runtime.load_module(str(path)), tvm.cpu())

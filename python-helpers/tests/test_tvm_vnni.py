@@ -153,7 +153,7 @@ def test_vnni_kernels_are_exact(tmp_path, case):
     import tvm
     from tvm import relax
 
-    from qat_kernel.runtimes.tvm.build import _pipeline
+    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
 
     mod = _conv_module(*case)
     lanes = _host_lanes()
@@ -163,7 +163,7 @@ def test_vnni_kernels_are_exact(tmp_path, case):
 
     def build(m, name):
         t = target.tvm_target()
-        ex = tvm.compile(m, t, relax_pipeline=_pipeline(t, target, {}, True))
+        ex = tvm.compile(m, t, relax_pipeline=relax_pipeline_for(t, target, {}, True))
         path = tmp_path / f"{name}.so"
         ex.export_library(str(path))
         return path
@@ -190,7 +190,7 @@ def test_vnni_matmul_is_exact(tmp_path, x_dtype, n):
     import tvm
     from tvm import relax
 
-    from qat_kernel.runtimes.tvm.build import _pipeline
+    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
 
     mod = _matmul_module(x_dtype, n)
     lanes = _host_lanes()
@@ -200,7 +200,7 @@ def test_vnni_matmul_is_exact(tmp_path, x_dtype, n):
     t = target.tvm_target()
     paths = []
     for name, m in (("vnni", rewritten), ("packed", mod)):
-        ex = tvm.compile(m, t, relax_pipeline=_pipeline(t, target, {}, True))
+        ex = tvm.compile(m, t, relax_pipeline=relax_pipeline_for(t, target, {}, True))
         paths.append(tmp_path / f"{name}.so")
         ex.export_library(str(paths[-1]))
     assert _vpdpbusd(paths[0]) and not _vpdpbusd(paths[1])

@@ -64,8 +64,8 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     pairs, qat_for, regions = _analysis(fp32_gm, int8_gm, qat_gm)
     if not qat_reference:
         qat_for = {}
-    fp_nodes = [n for f, _ in pairs for n in (f.output, f.anchor.args[0])]
-    qat_nodes = [n for g in qat_for.values() for n in (g.output, g.anchor.args[0])]
+    fp_nodes = [n for f, _ in pairs for n in (f.output, f.input)]
+    qat_nodes = [n for g in qat_for.values() for n in (g.output, g.input)]
     # Metrics accumulate batch by batch: no layer output is kept beyond its batch.
     sums: dict = {}
 
@@ -97,7 +97,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                 fp_out, q_out = fp[f.output.name], env[q.output]
                 add((id(q), "main"), fp_out, q_out)
                 if local:
-                    add((id(q), "local"), fp_out, _shadow(interpreter, env, region, fp[f.anchor.args[0].name]))
+                    add((id(q), "local"), fp_out, _shadow(interpreter, env, region, fp[f.input.name]))
                 if g is not None:
                     qat_out = qat[g.output.name]
                     add((id(q), "vsQatFloat"), qat_out, q_out)
@@ -105,7 +105,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                         add(
                             (id(q), "vsQatFloatLocal"),
                             qat_out,
-                            _shadow(interpreter, env, region, qat[g.anchor.args[0].name]),
+                            _shadow(interpreter, env, region, qat[g.input.name]),
                         )
     layers = []
     for f, q in pairs:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 from qat_kernel.pipeline import fused_groups
 
@@ -147,14 +148,14 @@ def _kind(node) -> str | None:
     return None
 
 
-def _number(gm, value):
+def _number(gm, value) -> Any:
+    """A Q/DQ argument as Python numbers: a get_attr node's tensor or a tensor as (a list of) numbers."""
     import torch.fx
 
     if isinstance(value, torch.fx.Node) and value.op == "get_attr":
-        value = fused_groups.attr(gm, value.target)
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    return value
+        value = fused_groups.attr(gm, str(value.target))
+    tolist = getattr(value, "tolist", None)
+    return tolist() if tolist is not None else value
 
 
 def _qparams(gm, node) -> dict | None:

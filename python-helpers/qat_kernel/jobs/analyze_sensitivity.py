@@ -35,8 +35,6 @@ def analyze(
     """Rank the quantized layers by the accuracy their quantization costs; suggest the fewest to keep float."""
     started = time.monotonic()
     cfg = opening.load(ctx, config)
-    budget = budget
-    precision = precision
     limit = samples
     _, trained, reused, _ = opening.model(cfg, ctx, steps=steps)
 
@@ -85,13 +83,13 @@ def analyze(
         row["rank"] = rank
 
     target, reference_model = target_for(trained.fp32_accuracy, qat_float_accuracy, budget)
-    steps: list = []
+    greedy: list = []  # the suggestion's steps, one per layer added
     chosen, current = suggest(
         rows,
         everything,
         target,
         lambda off: measure(trained, {n: n not in off for n in names}, reference, targets, ctx, limit),
-        steps,
+        greedy,
     )
     within = current["accuracy"] >= target
     for row in rows:
@@ -114,7 +112,7 @@ def analyze(
             "withinBudget": within,
             "target": target,
             "reference": reference_model,
-            "steps": steps,
+            "steps": greedy,
         },
         "reused": reused,
         "seconds": round(time.monotonic() - started, 2),

@@ -90,21 +90,25 @@ def _replace(
     optimized = stage / "model.replaced.optimized.onnx"
     try:
         record = qdq_replace.replace(qdq, target, calibration)
+        built = None
         if record["inserted"]:
-            session = as_executed.optimized_session(target, optimized, level)
-            analysis = as_executed.precision_as_executed(optimized, target)
+            built = (
+                as_executed.optimized_session(target, optimized, level),
+                as_executed.precision_as_executed(optimized, target),
+            )
     except Exception as err:  # noqa: BLE001 - the rest of the build stands without it
         notes.append(f"Q/DQ re-placement not done: {type(err).__name__}: {err}")
         target.unlink(missing_ok=True)
         optimized.unlink(missing_ok=True)
         return None
-    if not record["inserted"]:
+    if built is None:
         notes.append(
             "Q/DQ re-placement: no float tensor between quantized ops and no float-output Gemm bias "
             "in our export; nothing to change"
         )
         target.unlink(missing_ok=True)
         return None
+    session, analysis = built
     sessions["ort-replaced-int8"] = session
     variant = _variant("replaced", LABELS["ort-replaced-int8"], target, optimized, analysis, out_dir)
     variants.insert(1, variant)
@@ -201,7 +205,7 @@ def build(
         sessions = {"ort-int8": sess}
         ctx.check_cancelled()
 
-        calibration = None
+        calibration: list = []  # what quantize_static and the re-placement calibrate on
         if want_qs or want_replace:
             calibration = [b.numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
         replacement = None
@@ -266,6 +270,7 @@ def build(
         if want_bench:
             import torch
 
+            assert fp32 is not None  # stripped above for the benchmark
             fp32_sess = ort_session(fp32)
             with torch.no_grad():
                 fns = {

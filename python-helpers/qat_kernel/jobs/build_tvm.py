@@ -172,6 +172,13 @@ def ort_executed(onnx_file: Path, work: Path, final: Path) -> dict:
 # ------------------------------------------------------------------------------------------- run
 
 
+def _rebased(report: dict, stage: Path, out_dir: Path) -> dict:
+    """`report` as it reads once the staged folder is in place."""
+    moved = atomic.rebase(report, str(stage), str(out_dir))
+    assert isinstance(moved, dict)  # rebase gives a dict for a dict
+    return moved
+
+
 def build(
     ctx: RequestContext,
     *,
@@ -193,13 +200,14 @@ def build(
     name = target
     fold_int8 = fold_int8
     ctx.progress("target", f"resolving target {name}")
-    spec, source, resolved = targets.resolve_config(cfg, name)
+    spec, source, _resolved = targets.resolve_config(cfg, name)
     opening.require_pt2e(cfg, "build/tvm compiles the QDQ ONNX export, which needs the pt2e flow")
-    rpc_address, rpc_path = targets.config_rpc(cfg, name)
-    remote = None
-    if rpc_address:  # before any training: a board that does not answer fails fast
+    rpc = targets.config_rpc(cfg, name)
+    remote = None  # (host:port, RPC session)
+    if rpc is not None:  # before any training: a board that does not answer fails fast
+        rpc_address, rpc_path = rpc
         ctx.progress("target", f"connecting to the TVM RPC server at {rpc_address}")
-        remote = tvm_rpc.connect_rpc(rpc_address, rpc_path)
+        remote = rpc_address, tvm_rpc.connect_rpc(rpc_address, rpc_path)
     ctx.check_cancelled()
 
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
@@ -284,10 +292,13 @@ def build(
             if remote is not None:
                 limit = samples
                 x, labels, torch_out = parity.reference_outputs(trained, limit, converted, ctx)
-                board, result["rpc"] = tvm_rpc.on_board(remote, artifact, report, rpc_address, x, bench_runs, ctx)
-            if want_verify and board is not None:
-                result["parity"] = verify(onnx_file, artifact, x, labels, torch_out, ctx, trained.loss, tvm_fn=board)
-                want_verify = False
+                address, rpc_session = remote
+                board, result["rpc"] = tvm_rpc.on_board(rpc_session, artifact, report, address, x, bench_runs, ctx)
+                if want_verify:
+                    result["parity"] = verify(
+                        onnx_file, artifact, x, labels, torch_out, ctx, trained.loss, tvm_fn=board
+                    )
+                    want_verify = False
             if (want_verify or want_bench) and not report["runnable_here"]:
                 skipped = " and ".join(w for w, on in (("parity", want_verify), ("latency", want_bench)) if on)
                 notes.append(
@@ -315,13 +326,13 @@ def build(
             except Exception as err:  # noqa: BLE001 - the TVM build stands without ORT's view of the export
                 notes.append(f"ONNX Runtime's precision as executed not shown: {type(err).__name__}: {err}")
 
-            result = atomic.rebase(result, str(stage), str(out_dir))
+            result = _rebased(result, stage, out_dir)
             result["cpu"] = cpu.summary()
             result["notes"] = notes
             result["summary"] = report_summary(result)
             result["markdown"] = report_markdown(result)
             result["seconds"] = round(time.monotonic() - started, 2)
-            full = atomic.rebase(report, str(stage), str(out_dir))
+            full = _rebased(report, stage, out_dir)
             full.update(
                 {
                     "request": {

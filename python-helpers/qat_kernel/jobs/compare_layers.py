@@ -54,7 +54,7 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     """Compare every quantized layer of the config's model, FP32 vs INT8."""
     started = time.monotonic()
     cfg = opening.load(ctx, config)
-    samples = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
+    count: int = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
 
     from qat_kernel.analysis import comparison
@@ -63,8 +63,8 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     int8_accuracy = trained.accuracy("int8", ctx)
     ctx.progress("convert", f"INT8 accuracy {int8_accuracy:.4f}", 1.0)
 
-    ctx.progress("compare", f"comparing layers on {samples} validation samples")
-    inputs = first_inputs(trained.val, samples)
+    ctx.progress("compare", f"comparing layers on {count} validation samples")
+    inputs = first_inputs(trained.val, count)
     compared = sum(len(x) for x in inputs)
     compare = comparison.compare_pt2e if trained.flow == "pt2e" else comparison.compare_eager
     layers = compare(trained, inputs, str(cfg.folder), ctx)

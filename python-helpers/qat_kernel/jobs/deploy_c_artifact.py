@@ -103,6 +103,7 @@ def _verify(
         0.2,
     )
     logits, trace, qemu = toolchain.run_runner(Path(binary["path"]), x, torch_out.shape[-1], work, arch, trace=True)
+    assert trace is not None  # asked for
     ctx.check_cancelled()
     output = parity.torch_output_step(converted)
     step, kind = output["step"], output["kind"]
@@ -161,6 +162,7 @@ def deploy(
     cfg = opening.load(ctx, config, pt2e="deploy/c-artifact reads the PT2E converted graph; use flow: pt2e")
     name = target
     ctx.progress("target", f"resolving target {name}")
+    resolved = None  # the TVM target, when the TVM build is asked for
     if want_tvm:
         spec, _source, resolved = targets.resolve_config(cfg, name)  # TVM's own toolchain checks
         arch = resolved.arch
@@ -206,7 +208,7 @@ def deploy(
             ctx.check_cancelled()
 
             tvm_result = None
-            if want_tvm:
+            if resolved is not None:
                 tvm_result = _tvm(cfg, trained, converted, spec, resolved, stage / "tvm", x, ctx, notes)
             result: dict = {
                 "target": name,

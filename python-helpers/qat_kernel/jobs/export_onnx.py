@@ -78,7 +78,7 @@ def export(
     ctx: RequestContext,
     *,
     config: str,
-    path: str | None,
+    path: str | Path | None,
     opset: int | None,
     want_verify: bool,
     samples: int | None,
@@ -99,6 +99,7 @@ def export(
     if path is not None and not path.is_absolute():
         path = cfg.resolve(str(path))
     opset = opset or cfg.get("export.onnx.opset", qdq_export.DEFAULT_OPSET)
+    assert opset is not None  # the config schema makes export.onnx.opset an integer
     path = qdq_export.export_for_config(cfg, trained, converted, ctx, opset, path)
     model = onnx.load(str(path))
     ops = [n.op_type for n in model.graph.node]

@@ -9,6 +9,7 @@ models are traced with torch.fx (their quantized modules are leaves). The file i
 
 from __future__ import annotations
 
+import importlib
 import time
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 
 
-def export_graph(ctx: RequestContext, *, config: str, stage: str, path: str | None, steps: int | None) -> dict:
+def export_graph(ctx: RequestContext, *, config: str, stage: str, path: str | Path | None, steps: int | None) -> dict:
     """Write the model's graph at one stage as a *.qatgraph.json file."""
     started = time.monotonic()
     stage = stage
@@ -49,7 +50,7 @@ def _fp32(cfg, ctx):
     trained = session.cached(session.cache_key(cfg, None, None))
     if trained is not None:
         return trained.fp32_graph, trained.fp32
-    import torch  # noqa: F401  (a missing torch is reported before user code runs)
+    importlib.import_module("torch")  # a missing torch is reported before user code runs
 
     from qat_kernel.pipeline import pt2e_flow, usercode
 
@@ -67,7 +68,7 @@ def _trace(module, stage: str):
     import torch.fx
 
     class Tracer(torch.fx.Tracer):
-        def is_leaf_module(self, m, qualname):
+        def is_leaf_module(self, m, module_qualified_name):
             return type(m).__module__.startswith("torch.") and type(m) is not torch.nn.Sequential
 
     tracer = Tracer()

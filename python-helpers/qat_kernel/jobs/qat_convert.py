@@ -23,7 +23,7 @@ def default_path(cfg, flow: str) -> Path:
 
 
 def save_int8(
-    ctx: RequestContext, *, config: str, path: str | None, steps: int | None, model: str | None = None
+    ctx: RequestContext, *, config: str, path: str | Path | None, steps: int | None, model: str | None = None
 ) -> dict:
     """The trained model (`model`: that one, by id) converted to INT8 and saved, atomically."""
     import torch

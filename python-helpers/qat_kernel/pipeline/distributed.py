@@ -132,16 +132,18 @@ def launch(cfg, ctx, processes: int, backend: str, worker: str, worker_args: lis
         bufsize=1,
         start_new_session=True,
     )
+    out, err = proc.stdout, proc.stderr
+    assert out is not None and err is not None  # both are pipes
     lines: queue.Queue = queue.Queue()
     tail: deque = deque(maxlen=40)
 
     def pump_stdout() -> None:
-        for line in proc.stdout:
+        for line in out:
             lines.put(line)
         lines.put(None)
 
     def pump_stderr() -> None:
-        for line in proc.stderr:
+        for line in err:
             tail.append(line)
             sys.stderr.write(line)
 

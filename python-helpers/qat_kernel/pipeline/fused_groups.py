@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torch.fx import Node
 
 ANCHORS = {"conv1d": "conv1d", "conv2d": "conv2d", "conv3d": "conv3d", "linear": "linear"}
 # Ops absorbed into the group, with the name reported for them.
@@ -51,19 +55,28 @@ def module_path(node) -> str | None:
 class Group:
     module: str
     op: str
+    anchor: Node  # the conv/linear fx.Node
+    output: Node  # fx.Node whose value is compared
     ops: list = field(default_factory=list)  # reported op names, anchor first
-    output: object = None  # fx.Node whose value is compared
-    anchor: object = None  # the conv/linear fx.Node
     nodes: list = field(default_factory=list)  # fx.Nodes from the anchor to the output
 
+    @property
+    def input(self) -> Node:
+        """The anchor's activation input: the first argument of the conv/linear, always a node."""
+        import torch.fx
 
-def _single_user(node):
+        value = self.anchor.args[0]
+        assert isinstance(value, torch.fx.Node), f"{self.anchor.name} takes {value!r} as its input"
+        return value
+
+
+def _single_user(node) -> Node | None:
     users = list(node.users)
     return users[0] if len(users) == 1 else None
 
 
 def _follow(anchor, skip_bn_arithmetic: bool = False) -> Group:
-    group = Group(module=module_path(anchor) or anchor.name, op=ANCHORS[op_name(anchor)], anchor=anchor)
+    group = Group(module=module_path(anchor) or anchor.name, op=ANCHORS[op_name(anchor)], anchor=anchor, output=anchor)
     group.ops.append(group.op)
     group.nodes.append(anchor)
     node = anchor
@@ -81,7 +94,7 @@ def _follow(anchor, skip_bn_arithmetic: bool = False) -> Group:
                 node = item
         elif skip_bn_arithmetic and _qat_bn_prefix(nxt):
             # prepare_qat_pt2e rewrites conv+BN as conv(x, w*bn_scale) / bn_scale [+ bias] -> BN
-            while op_name(nxt) in ("div", "add"):
+            while nxt is not None and op_name(nxt) in ("div", "add"):
                 group.nodes.append(nxt)
                 node, nxt = nxt, _single_user(nxt)
         else:
@@ -107,7 +120,7 @@ def _is_quant_node(node, kind: str) -> bool:
     return op_name(node).startswith(kind)
 
 
-def _after_qdq(node):
+def _after_qdq(node: Node) -> Node:
     """The dequantize after `node`'s quantize if its output is quantized, else `node`."""
     q = _single_user(node)
     if q is None or not _is_quant_node(q, "quantize_per_"):
@@ -237,14 +250,16 @@ class FakeQuants:
 
 def layer_fake_quants(gm, group: Group) -> FakeQuants:
     """Weight fake quantizer of the anchor, and those on its activation input back to the producer."""
+    import torch.fx
+
     found = FakeQuants()
     anchor = group.anchor
     weight = anchor.args[1] if len(anchor.args) > 1 else anchor.kwargs.get("weight")
-    if fake_quant_module(gm, weight) is not None:
+    if isinstance(weight, torch.fx.Node) and fake_quant_module(gm, weight) is not None:
         found.weight.append(weight.target)
-    node = anchor.args[0]
+    node = group.input
     seen = set()
-    while hasattr(node, "op") and node not in seen:
+    while isinstance(node, torch.fx.Node) and node not in seen:
         seen.add(node)
         if fake_quant_module(gm, node) is not None:
             if node.target not in found.input:
@@ -278,14 +293,16 @@ class Region:
     """The INT8 nodes that turn `entry`'s value into the group output: input Q/DQ, the layer, output
     Q/DQ. Re-running them with another value for `entry` gives the layer's "local" output."""
 
-    entry: object
+    entry: Node
     nodes: list  # in graph order, entry excluded
     weight: list  # weight dequantize chain (not fed by entry), for reporting
 
 
 def int8_region(group: Group) -> Region:
-    entry = group.anchor.args[0]
-    while _is_qdq(entry) and entry.args and hasattr(entry.args[0], "op"):
+    import torch.fx
+
+    entry = group.input
+    while _is_qdq(entry) and entry.args and isinstance(entry.args[0], torch.fx.Node):
         entry = entry.args[0]
     ancestors = _ancestors(group.output)
     downstream, stack = set(), [entry]
@@ -311,7 +328,7 @@ def run_region(interpreter, env: dict, region: Region, value):
         return local[n] if n in local else env[n]
 
     for n in region.nodes:
-        args = torch.fx.node.map_arg(n.args, lookup)
-        kwargs = torch.fx.node.map_arg(n.kwargs, lookup)
+        args = torch.fx.map_arg(n.args, lookup)
+        kwargs = torch.fx.map_arg(n.kwargs, lookup)
         local[n] = getattr(interpreter, n.op)(n.target, args, kwargs)
     return local[region.nodes[-1]] if region.nodes else value

@@ -36,8 +36,12 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from qat_kernel.rpc.errors import KernelError, NonFinite
+
+if TYPE_CHECKING:
+    import torch
 
 GAMMA_FLOOR = 1e-6  # relative to the BN's sqrt(running_var + eps)
 
@@ -114,7 +118,7 @@ def _sigma(bn_running_var, eps: float):
     return torch.sqrt(bn_running_var.detach().float() + eps)
 
 
-def folded_batch_norms(graph) -> list[tuple[str, str, object, object, float]]:
+def folded_batch_norms(graph) -> list[tuple[str, str, torch.Tensor, torch.Tensor, float]]:
     """(BN module path, gamma's attribute path, gamma, running_var, eps) of each conv -> batch_norm pair of
     an exported graph that torchao's QAT conv+BN rewrite folds (a conv whose only user is an affine
     batch_norm)."""
@@ -412,7 +416,11 @@ def _node_layer(node) -> tuple[str, str]:
             nxt = users[0]
             if op_name(nxt) == "batch_norm":
                 weight = nxt.args[1] if len(nxt.args) > 1 else None
-                owner = _owner(str(weight.target)) if getattr(weight, "op", None) == "get_attr" else ""
+                owner = (
+                    _owner(str(weight.target))
+                    if weight is not None and getattr(weight, "op", None) == "get_attr"
+                    else ""
+                )
                 return module_path(nxt) or owner, f"{op_name(node)} of the conv+BN fold"
     return module or "", op_name(node) or str(node.target)
 

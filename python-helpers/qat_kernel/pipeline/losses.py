@@ -51,7 +51,8 @@ class Loss:
     user: Callable | None = None
     note: str | None = None  # how `auto` decided, for the run's notes
 
-    def _pair(self, pred, target):
+    def aligned_pair(self, pred, target):
+        """(prediction, target) as this loss compares them, else None when they do not line up."""
         if self.kind == "next_token":
             shifted = _shifted(pred, target)
             return _aligned(*shifted) if shifted is not None else None
@@ -62,7 +63,7 @@ class Loss:
 
         if self.user is not None:
             return self.user(pred, target)
-        pair = self._pair(pred, target)
+        pair = self.aligned_pair(pred, target)
         if pair is None:
             raise ConfigInvalid(
                 f"train.loss: {self.kind} needs class scores and integer targets that line up; the prediction has "
@@ -85,14 +86,14 @@ class Loss:
         if target is None:
             return None
         pred, target = torch.as_tensor(pred), torch.as_tensor(target)
-        if self._pair(pred, target) is None:
+        if self.aligned_pair(pred, target) is None:
             return None
         right, counted = self.correct(pred, target)
         return right / counted if counted else None
 
     def correct(self, pred, target) -> tuple[int, int]:
         """(right, counted) top-1 predictions, the same positions the loss counts (-100 skipped)."""
-        pair = self._pair(pred, target)
+        pair = self.aligned_pair(pred, target)
         if pair is None:
             if self.user is not None:
                 return 0, 0
@@ -124,7 +125,7 @@ def resolve(cfg, model=None, io=None, batch=None) -> Loss:
         return Loss("cross_entropy")
     value, pred, target = own
     for kind in ("cross_entropy", "next_token"):
-        pair = Loss(kind)._pair(pred, target)
+        pair = Loss(kind).aligned_pair(pred, target)
         if pair is None:
             continue
         import torch.nn.functional as F

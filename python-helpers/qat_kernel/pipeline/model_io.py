@@ -158,7 +158,7 @@ class ModelIO:
         # One named parameter per input (not *tensors): torch.export matches dynamic_shapes and the ONNX export
         # names its inputs by this signature.
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ["self_", *self.params]]
-        forward.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        forward.__signature__ = inspect.Signature(params)
         model.forward = types.MethodType(forward, model)
         return model
 
@@ -249,7 +249,7 @@ def model_io(cfg, model=None, batches=None) -> ModelIO:
         index = target if isinstance(target, int) else len(first) - 1
         rest = [b for i, b in enumerate(first) if i != index % len(first)]
         inputs = rest[0] if len(rest) == 1 else tuple(rest)
-    if isinstance(first, Mapping) or isinstance(inputs, Mapping):
+    if isinstance(inputs, Mapping):  # a mapping batch, or a mapping beside the target
         keys = list(inputs.keys())
         if names_cfg is not None:
             names = [str(n) for n in names_cfg]

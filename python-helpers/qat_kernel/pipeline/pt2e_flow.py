@@ -65,7 +65,9 @@ def quantizer(qplan=None, qat: bool = True):
             _drop_empty_annotations(model)
             return model
 
-    return PlanQuantizer().set_global(qconfig.pt2e_config(qplan.default, qat))
+    default = qconfig.pt2e_config(qplan.default, qat)
+    assert default is not None, "the global qconfig is INT8"
+    return PlanQuantizer().set_global(default)
 
 
 def _drop_empty_annotations(model) -> None:
@@ -124,7 +126,7 @@ def prepare_qat(model, example, qplan=None, notes: list | None = None):
     """Export `model` in train mode and insert fake-quant; returns the trainable graph. BatchNorm gamma
     that would make the conv+BN fold divide by zero is raised to a floor first (health.floor_folded_gamma,
     which says so in `notes`)."""
-    from torchao.quantization.pt2e import move_exported_model_to_train
+    from torchao.quantization.pt2e import move_exported_model_to_train  # pyright: ignore[reportPrivateUsage] - public in torchao's __all__
     from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
 
     from qat_kernel.pipeline import health
@@ -160,7 +162,7 @@ def ptq(model, example, qplan, batches, ctx) -> object:
 
 def convert(prepared):
     """INT8 graph (quantize/dequantize around float ops, BN folded into conv) ready for inference."""
-    from torchao.quantization.pt2e import move_exported_model_to_eval
+    from torchao.quantization.pt2e import move_exported_model_to_eval  # pyright: ignore[reportPrivateUsage] - public in torchao's __all__
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
 
     move_exported_model_to_eval(prepared)
@@ -180,14 +182,14 @@ class Pt2eQat:
         self._layers = None
 
     def train_mode(self) -> None:
-        from torchao.quantization.pt2e import move_exported_model_to_train
+        from torchao.quantization.pt2e import move_exported_model_to_train  # pyright: ignore[reportPrivateUsage] - public in torchao's __all__
 
         move_exported_model_to_train(self.model)
         if self.bn_frozen:
             self._bn_eval()
 
     def eval_mode(self) -> None:
-        from torchao.quantization.pt2e import move_exported_model_to_eval
+        from torchao.quantization.pt2e import move_exported_model_to_eval  # pyright: ignore[reportPrivateUsage] - public in torchao's __all__
 
         move_exported_model_to_eval(self.model)
 
@@ -200,7 +202,7 @@ class Pt2eQat:
 
     def _bn_eval(self) -> bool:
         try:
-            from torchao.quantization.pt2e.export_utils import _replace_batchnorm
+            from torchao.quantization.pt2e.export_utils import _replace_batchnorm  # pyright: ignore[reportPrivateUsage] - no public form
         except ImportError:
             return False
         _replace_batchnorm(self.model, train_to_eval=True)

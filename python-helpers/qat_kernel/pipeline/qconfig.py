@@ -163,6 +163,11 @@ class LayerQConfig:
     def quantized(self) -> bool:
         return self.precision == "int8"
 
+    def int8_specs(self) -> tuple[ObserverSpec, ObserverSpec]:
+        """(activation, weight) of an INT8 layer; `plan` gives every INT8 layer both."""
+        assert self.activation is not None and self.weight is not None, f"{self.precision} layer without specs"
+        return self.activation, self.weight
+
 
 @dataclass
 class QConfigPlan:
@@ -268,8 +273,9 @@ def pt2e_config(layer: LayerQConfig, qat: bool = True):
         return None
     from torchao.quantization.pt2e.quantizer import QuantizationConfig
 
-    act = pt2e_spec(layer.activation, qat)
-    return QuantizationConfig(act, act, pt2e_spec(layer.weight, qat), None, qat)
+    activation, weight = layer.int8_specs()
+    act = pt2e_spec(activation, qat)
+    return QuantizationConfig(act, act, pt2e_spec(weight, qat), None, qat)
 
 
 # --- eager torch.ao ----------------------------------------------------------------------------
@@ -299,13 +305,14 @@ def eager_qconfig(layer: LayerQConfig):
     """torch.ao QConfig (fake quant) for an INT8 layer."""
     from torch.ao.quantization import QConfig
 
-    if layer.activation.dtype != "quint8":
+    activation, weight = layer.int8_specs()
+    if activation.dtype != "quint8":
         raise ConfigInvalid(
-            f"{layer.activation.path}.dtype: eager quantized kernels take quint8 activations",
-            path=f"{layer.activation.path}.dtype",
+            f"{activation.path}.dtype: eager quantized kernels take quint8 activations",
+            path=f"{activation.path}.dtype",
         )
-    if layer.weight.dtype != "qint8":
+    if weight.dtype != "qint8":
         raise ConfigInvalid(
-            f"{layer.weight.path}.dtype: eager quantized kernels take qint8 weights", path=f"{layer.weight.path}.dtype"
+            f"{weight.path}.dtype: eager quantized kernels take qint8 weights", path=f"{weight.path}.dtype"
         )
-    return QConfig(activation=_eager_ctr(layer.activation), weight=_eager_ctr(layer.weight))
+    return QConfig(activation=_eager_ctr(activation), weight=_eager_ctr(weight))

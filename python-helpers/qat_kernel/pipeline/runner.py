@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib
 import math
 import random
 from collections.abc import Callable
@@ -148,6 +149,16 @@ def _kept_float(qat, qplan, reference) -> list[dict]:
     return kept
 
 
+def _training_length(cfg: Config, steps: int | None, epochs: int | None, per_epoch: int | None) -> tuple[int, int]:
+    """(steps, epochs) to train. An `epochs` request overrides train.steps too; a `steps` request overrides both."""
+    total = steps or (cfg.get("train.steps") if epochs is None else None)
+    if total is None:
+        if per_epoch is None:
+            raise ConfigInvalid("train.steps: the training batches have no len(); set train.steps", path="train.steps")
+        total = (epochs if epochs is not None else cfg.get("train.epochs", 1)) * per_epoch
+    return total, math.ceil(total / per_epoch) if per_epoch else 1
+
+
 def run_pipeline(
     cfg: Config,
     ctx: RequestContext,
@@ -163,8 +174,8 @@ def run_pipeline(
     started = time.monotonic()
     ctx.progress("load", "importing torch and torchao")
     # Imported here, before any user code runs, so a missing package is reported as such.
-    import torch  # noqa: F401
-    import torchao  # noqa: F401
+    importlib.import_module("torch")
+    importlib.import_module("torchao")
 
     from qat_kernel.pipeline import qconfig, usercode
     from qat_kernel.pipeline.training import accuracy, make_optimizer, make_scheduler, train_steps
@@ -234,16 +245,7 @@ def run_pipeline(
         if DIST is not None:
             train = DIST.shard(train)
         per_epoch = len(train) if hasattr(train, "__len__") else None
-        # An `epochs` request overrides train.steps too; a `steps` request overrides both.
-        steps = steps or (cfg.get("train.steps") if epochs is None else None)
-        epochs = epochs if epochs is not None else cfg.get("train.epochs", 1)
-        if steps is None:
-            if per_epoch is None:
-                raise ConfigInvalid(
-                    "train.steps: the training batches have no len(); set train.steps", path="train.steps"
-                )
-            steps = epochs * per_epoch
-        epochs = math.ceil(steps / per_epoch) if per_epoch else 1
+        steps, epochs = _training_length(cfg, steps, epochs, per_epoch)
         optimizer = make_optimizer(
             cfg.get("train.optimizer", "adam"), qat.model.parameters(), cfg.get("train.lr", 1e-3)
         )

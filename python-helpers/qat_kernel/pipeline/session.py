@@ -123,7 +123,7 @@ def get(
 
 def convert(trained: Trained, ctx: RequestContext):
     """The INT8 model, converting on first use (with progress)."""
-    if trained._converted is None:
+    if not trained.is_converted:
         ctx.progress("convert", "convert_pt2e" if trained.flow == "pt2e" else "convert (eager)")
         trained.converted  # noqa: B018
         ctx.check_cancelled()

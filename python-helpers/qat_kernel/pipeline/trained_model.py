@@ -53,6 +53,10 @@ class Trained:
     _accuracy: dict = field(default_factory=dict)
 
     @property
+    def is_converted(self) -> bool:
+        return self._converted is not None
+
+    @property
     def converted(self):
         if self._converted is None:
             self._converted = self.qat.convert()

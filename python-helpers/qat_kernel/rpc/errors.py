@@ -116,6 +116,8 @@ class NonFinite(KernelError):
     training step (qat_kernel.pipeline.health)."""
 
     kind = "nonFinite"
+    stack_trace: str | None = None  # torch.export's stack trace of the node that made the value, when known
+    source_module: str | None = None  # the code that passed the value on, when it is not `module`
 
 
 class Unsupported(KernelError):

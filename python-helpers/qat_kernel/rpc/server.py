@@ -191,7 +191,8 @@ class Server:
             return None, errors.Cancelled("Request cancelled (interrupted)").to_rpc()
         except BaseException as exc:  # noqa: BLE001 - user code may even raise SystemExit
             kernel_error = errors.from_exception(exc, ctx.workspace, ctx.method, ctx.stage)
-            if ctx.cancelled and kernel_error.kind != "cancelled":  # what the cancel made the code raise
+            # what the cancel made the code raise; a protocol error (bad params) is the request's own
+            if ctx.cancelled and isinstance(kernel_error, errors.KernelError) and kernel_error.kind != "cancelled":
                 kernel_error = errors.Cancelled(f"Request cancelled ({kernel_error.message})")
             if kernel_error.code == errors.InternalError.code:
                 log.error("%s failed:\n%s", ctx.method, errors.format_traceback(exc))

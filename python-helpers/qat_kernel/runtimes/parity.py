@@ -81,7 +81,8 @@ def onnx_output_step(onnx_path) -> dict:
         return {"kind": "quantized", "step": s.reshape(-1).tolist() if s.size > 1 else float(s)}
     if node.op_type in ("Gemm", "MatMul", "Conv"):
         dq = [producer.get(i) for i in node.input[:2]]
-        if all(d is not None and d.op_type == "DequantizeLinear" and d.input[1] in inits for d in dq):
+        dq = [d for d in dq if d is not None and d.op_type == "DequantizeLinear" and d.input[1] in inits]
+        if len(dq) == 2:
             s_x = inits[dq[0].input[1]].astype(np.float64).reshape(-1)
             s_w = inits[dq[1].input[1]].astype(np.float64).reshape(-1)
             if s_x.size == 1:

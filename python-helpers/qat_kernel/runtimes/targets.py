@@ -13,6 +13,7 @@ A target may also be given as a TVM target dict or its JSON text ("llvm" and "cu
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import platform
@@ -21,6 +22,7 @@ import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.errors import ConfigInvalid, ToolchainMissing, TvmBuildError
@@ -127,8 +129,9 @@ def cuda_arch_here() -> str | None:
     """sm_XY of GPU 0, or None when no CUDA GPU is visible."""
     try:
         import tvm
+        from tvm.runtime import Device
 
-        dev = tvm.cuda(0)
+        dev = cast(Device, tvm.cuda(0))  # typed as tvm_ffi's base Device; it is TVM's, with exist/compute_version
         if not dev.exist:
             return None
         return "sm_" + str(dev.compute_version).replace(".", "")
@@ -141,7 +144,7 @@ def _cuda_compiler_env() -> tuple[dict, str]:
     if shutil.which("nvcc"):
         return {"TVM_CUDA_COMPILE_MODE": "nvcc"}, "nvcc"
     try:
-        import cuda.bindings.nvrtc  # noqa: F401
+        importlib.import_module("cuda.bindings.nvrtc")  # cuda-python, an optional package
 
         return {}, "nvrtc"
     except Exception:  # noqa: BLE001
@@ -301,7 +304,7 @@ def config_target(cfg: Config, name: str):
                 raise ConfigInvalid(f"{path}: cannot read target {value!r}: {exc}", path=path) from exc
     if name in PRESETS:
         return name, "preset", None
-    names = [e.get("name") for e in entries if isinstance(e, dict)]
+    names = [str(e["name"]) for e in entries if isinstance(e, dict) and e.get("name") is not None]
     known = f"targets in {cfg.path.name}: {', '.join(names)}" if names else f"no targets in {cfg.path.name}"
     raise ConfigInvalid(
         f"Unknown target {name!r}: not a preset ({', '.join(PRESETS)}) and not a name under targets ({known})",
@@ -309,12 +312,12 @@ def config_target(cfg: Config, name: str):
     )
 
 
-def config_rpc(cfg: Config, name: str) -> tuple[str | None, str | None]:
-    """(host:port, YAML path) of the `rpc` of the config's target entry named `name`, else (None, None)."""
+def config_rpc(cfg: Config, name: str) -> tuple[str, str] | None:
+    """(host:port, YAML path) of the `rpc` of the config's target entry named `name`, else None."""
     for i, entry in enumerate(cfg.get("targets") or []):
         if isinstance(entry, dict) and entry.get("name") == name:
-            return (str(entry["rpc"]), f"targets.{i}.rpc") if entry.get("rpc") else (None, None)
-    return None, None
+            return (str(entry["rpc"]), f"targets.{i}.rpc") if entry.get("rpc") else None
+    return None
 
 
 def resolve_config(cfg: Config, name: str):
@@ -340,7 +343,8 @@ def arch_of(spec) -> str:
     if spec == "aarch64":
         return "aarch64"
     if isinstance(spec, dict) and spec.get("mtriple"):
-        return {"arm64": "aarch64"}.get(spec["mtriple"].split("-")[0], spec["mtriple"].split("-")[0])
+        arch: str = spec["mtriple"].split("-")[0]
+        return {"arm64": "aarch64"}.get(arch, arch)
     return host_arch()
 
 

@@ -124,7 +124,7 @@ def _scale(i: dict) -> str:
         return ""
     v = i["scale"]
     origin = {"calibration": " (calibrated)", "neighbour": f" (from {i.get('neighbour') or 'its DequantizeLinear'})"}
-    return (f"{v:.3e}" if abs(v) < 1e-3 else f"{v:#.4g}") + origin.get(i.get("source"), "")
+    return (f"{v:.3e}" if abs(v) < 1e-3 else f"{v:#.4g}") + origin.get(i.get("source") or "", "")
 
 
 def replacement_markdown(rq: dict) -> list[str]:

@@ -9,7 +9,16 @@ from pathlib import Path
 
 import numpy as np
 
-from qat_kernel.runtimes.c.layers import FUNCTIONS, INPUT, Layer, Network, QParams, UnsupportedForC, _size, _strides
+from qat_kernel.runtimes.c.layers import (
+    FUNCTIONS,
+    INPUT,
+    Layer,
+    Network,
+    QParams,
+    UnsupportedForC,
+    num_elements,
+    row_major_strides,
+)
 
 KINDS = {
     "conv2d": 1,
@@ -95,13 +104,13 @@ def _int(v) -> str:
     return str(int(v))
 
 
-def arena(input_shape: tuple, layers: list[Layer]) -> tuple[dict, int]:
+def arena(input_shape: tuple, layers: Network) -> tuple[dict, int]:
     """Offsets (4-byte cells) of every arena buffer, by buffer name, and the arena's size: a buffer
     lives from the layer that writes it to the last layer that reads it (the network output to the
     end), and two buffers share space only when their lives do not overlap (first fit, largest first).
     Each tensor is at its buffer's offset (an alias shares its source's buffer)."""
     tensors = layers.tensors
-    size = {INPUT: _size(tensors[INPUT].shape)}
+    size = {INPUT: num_elements(tensors[INPUT].shape)}
     start, end = {INPUT: -1}, {INPUT: -1}
     for i, layer in enumerate(layers):
         for name, _q, _s in layer.inputs:
@@ -109,7 +118,7 @@ def arena(input_shape: tuple, layers: list[Layer]) -> tuple[dict, int]:
             if t.kind != "c":
                 end[t.buffer] = i
         out = tensors[layer.output_name]
-        size[out.buffer] = _size(out.shape)
+        size[out.buffer] = num_elements(out.shape)
         start[out.buffer] = i
         end.setdefault(out.buffer, i)
     end[tensors[layers.output].buffer] = len(layers)
@@ -162,7 +171,7 @@ def _layer_inputs(layer: Layer, tensors: dict, shape: tuple) -> list:
         rows += [(a_, sa, st_a, 0, 1), (b_, sb, st_b, 0, n)]
     elif kind == "concat":
         dim = a["dim"]
-        out_st = _strides(shape)
+        out_st = row_major_strides(shape)
         at = 0
         for t in ins:
             if a.get("stack"):
@@ -175,23 +184,23 @@ def _layer_inputs(layer: Layer, tensors: dict, shape: tuple) -> list:
     elif kind == "reduce":
         t = ins[0]
         dims = a["dims"]
-        st = _strides(t.shape)
+        st = row_major_strides(t.shape)
         kept = [d for d in range(len(t.shape)) if d not in dims]
         order = kept + list(dims)
         rows.append((t, [t.shape[d] for d in order], [st[d] for d in order], 0, 0))
     elif kind == "conv2d" and a.get("conv1d"):
         t = ins[0]
         rows.append((t, (t.shape[0], t.shape[1], 1, t.shape[2]), [], 0, 0))
-        rows += [(t2, t2.shape, _strides(t2.shape), 0, 0) for t2 in ins[1:]]
+        rows += [(t2, t2.shape, row_major_strides(t2.shape), 0, 0) for t2 in ins[1:]]
     else:
-        rows += [(t, t.shape, _strides(t.shape), 0, 0) for t in ins]
+        rows += [(t, t.shape, row_major_strides(t.shape), 0, 0) for t in ins]
     return rows
 
 
 def _broadcast(shape, out, inner: int = 1) -> list:
     """Element strides of a tensor of `shape` (times `inner` values per element) over `out`'s dimensions,
     0 where it is broadcast."""
-    strides = [s * inner for s in _strides(shape)]
+    strides = [s * inner for s in row_major_strides(shape)]
     lead = len(out) - len(shape)
     return [0] * lead + [strides[d] if size == out[lead + d] and size > 1 else 0 for d, size in enumerate(shape)]
 
@@ -212,7 +221,7 @@ def _params(layer: Layer, tensors: dict) -> list:
             a.get("divisor", 0),
         ]
     if kind == "linear":
-        return [(layer.weight if layer.weight is not None else layer.float_weight).shape[1]]
+        return [layer.weights().shape[1]]
     if kind == "binary":
         return [BINARY_OPS[layer.kind]]
     if kind == "reduce":
@@ -228,12 +237,12 @@ def _params(layer: Layer, tensors: dict) -> list:
         return [a["channels"], a["inner"]]
     if kind == "softmax":
         t = tensors[layer.inputs[0][0]]
-        return [t.shape[a["dim"]], _size(t.shape[a["dim"] + 1 :])]
+        return [t.shape[a["dim"]], num_elements(t.shape[a["dim"] + 1 :])]
     if kind == "matmul":
         return [a["k"]]
     if kind == "attention":
         q, k, v = (tensors[name].shape for name, _q, _s in layer.inputs)
-        return [q[-2], k[-2], q[-1], v[-1], _size(q[:-2])]
+        return [q[-2], k[-2], q[-1], v[-1], num_elements(q[:-2])]
     if kind == "upsample":
         return [int(a["mode"] == "bilinear"), int(a["align_corners"])]
     return []
@@ -328,7 +337,7 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         "    const float *gamma, *beta;     /* layernorm weight and bias; batchnorm per-channel alpha, beta */",
         "} qat_layer;",
         "",
-        f"#define QAT_INPUT_SIZE {_size(tensors[INPUT].shape)}",
+        f"#define QAT_INPUT_SIZE {num_elements(tensors[INPUT].shape)}",
         f"#define QAT_INPUT_TYPE {TYPES[tensors[INPUT].kind]} /* QAT_F: the graph reads the input in float */",
         f"#define QAT_INPUT_OFFSET {offsets[INPUT]}",
         f"#define QAT_INPUT_SCALE {_f(input_q.scale)}",
@@ -336,7 +345,7 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         f"#define QAT_INPUT_ZERO_POINT {input_q.zero_point}",
         f"#define QAT_INPUT_QMIN {input_q.qmin}",
         f"#define QAT_INPUT_QMAX {input_q.qmax}",
-        f"#define QAT_OUTPUT_SIZE {_size(out_t.shape)}",
+        f"#define QAT_OUTPUT_SIZE {num_elements(out_t.shape)}",
         f"#define QAT_OUTPUT_OFFSET {offsets[layers.output]}",
         f"#define QAT_OUTPUT_TYPE {TYPES[out_t.kind]}",
         f"#define QAT_OUTPUT_SCALE {_f(out_t.q.scale if out_t.q else 1.0)}",
@@ -418,7 +427,7 @@ def _describe(la: Layer, tensors: dict) -> str:
 def _layer_arrays(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int) -> list:
     out = [_describe(la, tensors)]
     if la.weight is not None:
-        acc_scale = np.float64(la.input.scale) * la.weight_scale.astype(np.float64)
+        acc_scale = la.acc_scale()
         out.append(_array("int8_t", f"{ident}_weight", la.weight, _int))
         out.append(_array("float", f"{ident}_weight_scale", la.weight_scale, _f, 4))
         out.append(_array("int32_t", f"{ident}_weight_zero_point", la.weight_zero_point, _int))
@@ -476,7 +485,7 @@ def _layer_entry(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int)
 
     return (
         f'    {{"{la.name}", QAT_KIND_{RUNNER_KIND[la.kind].upper()}, {len(la.inputs)}, {ident}_in, '
-        f"{TYPES[out_t.kind]}, {offsets[la.output_name]}, {len(shape)}, {brace(shape)}, {_size(shape)},\n     "
+        f"{TYPES[out_t.kind]}, {offsets[la.output_name]}, {len(shape)}, {brace(shape)}, {num_elements(shape)},\n     "
         f"{_f(q.scale if q else 1.0)}, {_f(1.0 / q.scale if q else 1.0)}, {q.zero_point if q else 0}, "
         f"{q.qmin if q else 0}, {q.qmax if q else 0}, {int(bool(la.attrs.get('quantize_node')) and q is not None)}, "
         f"{len(la.epilogue)}, {ident + '_fns' if la.epilogue else '0'},\n     "

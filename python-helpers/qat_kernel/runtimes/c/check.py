@@ -49,7 +49,9 @@ def rows(layers, trace: np.ndarray, ref: np.ndarray, replayed: np.ndarray | None
 def replay(binary: Path, x, out_size: int, work: Path, arch: str, ref: np.ndarray) -> np.ndarray:
     from qat_kernel.runtimes.c import toolchain
 
-    return toolchain.run_runner(binary, x, out_size, work, arch, trace=True, replay=ref)[1]
+    trace = toolchain.run_runner(binary, x, out_size, work, arch, trace=True, replay=ref)[1]
+    assert trace is not None  # asked for
+    return trace
 
 
 def describe(rows_: list[dict]) -> str:

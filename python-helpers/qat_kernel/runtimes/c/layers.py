@@ -185,6 +185,16 @@ class Tensor:
     buffer: str = ""  # the arena buffer holding it (an alias shares its source's)
     report_shape: tuple = ()  # the shape without the batch axis
 
+    def values(self) -> np.ndarray:
+        """A constant's float32 values."""
+        assert self.data is not None, f"{self.name}: a tensor of kind {self.kind} holds no values"
+        return self.data
+
+    def qparams(self) -> QParams:
+        """A quantized tensor's quantization."""
+        assert self.q is not None, f"{self.name}: a tensor of kind {self.kind} is not quantized"
+        return self.q
+
 
 @dataclass
 class Layer:
@@ -211,11 +221,22 @@ class Layer:
     nodes: list = field(default_factory=list)  # FX nodes this layer computes (anchor first)
     shape: tuple = ()  # the full shape (batch 1) the layer computes, kept when later ops fuse into it
 
+    def weights(self) -> np.ndarray:
+        """A conv/linear layer's weight: the int8 one, else the float32 one of a layer computed in float."""
+        w = self.weight if self.weight is not None else self.float_weight
+        assert w is not None, f"{self.name} has no weight"
+        return w
+
+    def acc_scale(self) -> np.ndarray:
+        """input scale x weight scale [O] (float64): the scale of an int8 layer's int32 accumulator."""
+        assert self.input is not None and self.weight_scale is not None, f"{self.name} has no int8 weight"
+        return np.float64(self.input.scale) * self.weight_scale.astype(np.float64)
+
     def bias_int32(self) -> np.ndarray:
         """bias / (input scale x weight scale), rounded: what integer-only kernels (ORT, TVM, CMSIS-NN)
         add to the accumulator. The runner's default path adds the float bias instead, as PyTorch does."""
-        acc_scale = np.float64(self.input.scale) * self.weight_scale.astype(np.float64)
-        return np.clip(np.rint(self.bias.astype(np.float64) / acc_scale), -(2**31), 2**31 - 1).astype(np.int32)
+        assert self.bias is not None, f"{self.name} has no bias"
+        return np.clip(np.rint(self.bias.astype(np.float64) / self.acc_scale()), -(2**31), 2**31 - 1).astype(np.int32)
 
     def to_json(self) -> dict:
         """The layer as deploy/c-artifact reports it (DeployLayer)."""
@@ -240,10 +261,12 @@ class Layer:
         if self.kind == "conv2d":
             row["groups"] = int(self.attrs["groups"])
         if self.weight is not None:
+            scale = self.weight_scale
+            assert scale is not None  # an int8 weight comes with its scales
             row.update(
                 weightShape=list(self.weight.shape),
-                weightScaleMin=float(self.weight_scale.min()),
-                weightScaleMax=float(self.weight_scale.max()),
+                weightScaleMin=float(scale.min()),
+                weightScaleMax=float(scale.max()),
             )
         elif self.float_weight is not None:
             row.update(weightShape=list(self.float_weight.shape), floatWeight=True)
@@ -276,7 +299,7 @@ def _pair(v, n=2) -> tuple:
     return tuple(int(x) for x in (v * n if len(v) == 1 else v))
 
 
-def _strides(shape) -> list:
+def row_major_strides(shape) -> list:
     out, step = [], 1
     for d in reversed(shape):
         out.append(step)
@@ -284,7 +307,7 @@ def _strides(shape) -> list:
     return out[::-1]
 
 
-def _size(shape) -> int:
+def num_elements(shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
 
 
@@ -499,10 +522,10 @@ class _Lower:
                 raise _Refuse(f"casts to {dtypes[0] if dtypes else meta.dtype}")
         t = self.tensors[self.value(src, n)]
         shape = self.shape(n)
-        if _size(shape) != _size(t.shape):
+        if num_elements(shape) != num_elements(t.shape):
             raise _Refuse(f"changes the number of values ({t.shape} -> {shape})")
         if t.kind == "c":
-            self.val[n] = self.add_tensor(n.name, "c", shape, data=t.data.reshape(shape), node=n)
+            self.val[n] = self.add_tensor(n.name, "c", shape, data=t.values().reshape(shape), node=n)
             return
         self.val[n] = self.add_tensor(n.name, t.kind, shape, t.q, buffer=t.buffer, node=n)
 
@@ -530,7 +553,7 @@ class _Lower:
         """Element strides of a tensor of `shape` over the output's dimensions (numpy broadcasting)."""
         if len(shape) > len(out):
             raise _Refuse(f"broadcasts {list(shape)} to {list(out)}")
-        strides = _strides(shape)
+        strides = row_major_strides(shape)
         lead = len(out) - len(shape)
         result = [0] * lead
         for d, size in enumerate(shape):
@@ -602,7 +625,7 @@ class _Lower:
 
     def conv(self, n, dims) -> None:
         la = self.anchor(n, "conv2d")
-        w = la.weight if la.weight is not None else la.float_weight
+        w = la.weights()
         args = list(n.args) + [None] * 7
         padding = args[4] if args[4] is not None else 0
         if isinstance(padding, str):
@@ -618,11 +641,11 @@ class _Lower:
             if la.weight is not None:
                 la.weight = la.weight[:, :, None, :]
             else:
-                la.float_weight = la.float_weight[:, :, None, :]
+                la.float_weight = la.weights()[:, :, None, :]
             stride, pad, dil = (1, *_pair(args[3] or 1, 1)), (0, *_pair(padding, 1)), (1, *_pair(args[5] or 1, 1))
         else:
             stride, pad, dil = _pair(args[3] or 1), _pair(padding), _pair(args[5] or 1)
-        w = la.weight if la.weight is not None else la.float_weight
+        w = la.weights()
         la.attrs = {
             "stride": stride,
             "padding": pad,
@@ -766,7 +789,7 @@ class _Lower:
             raise _Refuse(f"layer_norm over {normalized} of {list(shape)}")
         w, b = (self.affine(v, normalized) for v in (_arg(n, 2, "weight", None), _arg(n, 3, "bias", None)))
         la = self.layer(n, "layernorm", [x])
-        la.attrs = {"eps": float(_arg(n, 4, "eps", 1e-5)), "size": _size(normalized), "gamma": w, "beta": b}
+        la.attrs = {"eps": float(_arg(n, 4, "eps", 1e-5)), "size": num_elements(normalized), "gamma": w, "beta": b}
 
     op_native_layer_norm = op_layer_norm
 
@@ -776,7 +799,7 @@ class _Lower:
         if not hasattr(v, "op") or v.op != "get_attr":
             raise _Refuse("a normalisation with computed weights")
         data = attr(self.gm, v.target).detach().float().cpu().numpy().astype(np.float32).reshape(-1)
-        if data.size != _size(shape):
+        if data.size != num_elements(shape):
             raise _Refuse("a normalisation whose weights do not match its shape")
         return data
 
@@ -811,7 +834,7 @@ class _Lower:
         beta = (bias - mu * alpha).numpy().astype(np.float32)
         alpha = alpha.numpy().astype(np.float32)
         la = self.layer(n, "batchnorm", [x])
-        la.attrs = {"channels": int(shape[1]), "inner": _size(shape[2:]), "gamma": alpha, "beta": beta}
+        la.attrs = {"channels": int(shape[1]), "inner": num_elements(shape[2:]), "gamma": alpha, "beta": beta}
 
     def op_softmax(self, n) -> None:
         x = self.value(n.args[0], n)
@@ -828,11 +851,11 @@ class _Lower:
         """Output element (i0, i1, ...) is input element base + sum(i_d x strides[d])."""
         t = self.tensors[src]
         out = self.shape(n)
-        if tuple(out) == tuple(t.shape) and base == 0 and list(strides) == _strides(out):
+        if tuple(out) == tuple(t.shape) and base == 0 and list(strides) == row_major_strides(out):
             self.val[n] = self.add_tensor(n.name, t.kind, out, t.q, t.data, buffer=t.buffer, node=n)
             return  # the identity (a permute of size-1 dimensions, a full slice)
         if t.kind == "c":  # a constant moved (pos_embed[:, :T]): moved here
-            flat = t.data.reshape(-1)
+            flat = t.values().reshape(-1)
             data = np.lib.stride_tricks.as_strided(
                 flat[base:], shape=out, strides=[int(s) * flat.itemsize for s in strides], writeable=False
             )
@@ -848,7 +871,7 @@ class _Lower:
         src = self.value(n.args[0], n)
         shape = self.tensors[src].shape
         perm = [int(d) % len(shape) for d in n.args[1]]
-        st = _strides(shape)
+        st = row_major_strides(shape)
         self.view(n, src, [st[d] for d in perm], 0, "permute")
 
     def op_transpose(self, n) -> None:
@@ -860,7 +883,7 @@ class _Lower:
         else:
             a, b = 0, len(shape) - 1
         perm[a], perm[b] = perm[b], perm[a]
-        st = _strides(shape)
+        st = row_major_strides(shape)
         self.view(n, src, [st[d] for d in perm], 0, "permute")
 
     op_t = op_transpose
@@ -873,7 +896,7 @@ class _Lower:
         start, step = _arg(n, 2, "start", None), int(_arg(n, 4, "step", 1) or 1)
         start = 0 if start is None else int(start)
         start = max(0, min(shape[dim], start + shape[dim] if start < 0 else start))
-        st = _strides(shape)
+        st = row_major_strides(shape)
         strides = list(st)
         strides[dim] *= step
         self.view(n, src, strides, start * st[dim], "slice")
@@ -884,7 +907,7 @@ class _Lower:
         dim, index = int(n.args[1]) % len(shape), int(n.args[2])
         index = index + shape[dim] if index < 0 else index
         self.not_batch(n, n.args[0], (dim,))
-        st = _strides(shape)
+        st = row_major_strides(shape)
         self.view(n, src, [s for d, s in enumerate(st) if d != dim], index * st[dim], "slice")
 
     def op_expand(self, n) -> None:
@@ -895,7 +918,7 @@ class _Lower:
             self.val[n] = self.add_tensor(n.name, t.kind, out, t.q, t.data, buffer=t.buffer, node=n)
             return
         if t.kind == "c":
-            data = np.ascontiguousarray(np.broadcast_to(t.data.reshape(t.shape), out))
+            data = np.ascontiguousarray(np.broadcast_to(t.values().reshape(t.shape), out))
             self.val[n] = self.add_tensor(n.name, "c", out, data=data, node=n)
             return
         self.view(n, src, self.broadcast(t.shape, out), 0, "expand")
@@ -917,7 +940,7 @@ class _Lower:
         parts = self.shapes.get(src)
         if not parts or not isinstance(parts[0], tuple):
             raise _Refuse(f"no shapes recorded for the parts of {src.name}")
-        st = _strides(shape)
+        st = row_major_strides(shape)
         if name == "unbind":
             self.view(n, whole, [s for d, s in enumerate(st) if d != dim], index * st[dim], "slice")
             return
@@ -945,7 +968,7 @@ class _Lower:
         dim = int(_arg(n, 1, "dim", 0)) % len(out)
         self.not_batch(n, n, (dim,))
         ins = [self.value(t, n) for t in items]
-        ins = [t for t in ins if _size(self.tensors[t].shape) > 0]
+        ins = [t for t in ins if num_elements(self.tensors[t].shape) > 0]
         la = self.layer(n, "concat", ins)
         la.attrs = {"dim": dim}
 
@@ -1053,7 +1076,7 @@ class _Fuser:
         """A quantize of a quantized tensor (several readers, or the network input): an alias when the
         scale and zero point are the same (a max_pool or flatten kept int8), else a lookup table."""
         src = self.t[la.inputs[0][0]]
-        if not src.q.same(la.output):
+        if not src.qparams().same(la.output):
             la.kind = "elementwise"  # the identity: a table below
             return
         out = self.t[la.output_name]
@@ -1079,7 +1102,7 @@ class _Fuser:
             src = self.t[la.inputs[0][0]] if la.inputs else None
             if la.kind not in ("elementwise", "quantize") or out.kind != "q" or src is None or src.kind != "q":
                 continue
-            la.table = lookup_table(src.q, out.q, la.epilogue_nodes)
+            la.table = lookup_table(src.qparams(), out.qparams(), la.epilogue_nodes)
             la.kind = "lut"
 
 

@@ -115,7 +115,8 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
     import torch
 
     cxx = compiler()
-    torch._dynamo.reset()  # a graph compiled by an earlier request is not reused: the seconds are this compile's
+    # a graph compiled by an earlier request is not reused: the seconds are this compile's
+    torch._dynamo.reset()  # pyright: ignore[reportPrivateUsage] - torch's documented way to drop compiled graphs
     compiled = torch.compile(converted, dynamic=False)
     seconds = {}
     pool = model_io.repeat_to(example, max(batches))
@@ -132,7 +133,7 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
     except Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - classified by failure()
-        torch._dynamo.reset()
+        torch._dynamo.reset()  # pyright: ignore[reportPrivateUsage] - torch's documented way to drop compiled graphs
         raise failure(exc) from None
     if ctx is not None:
         ctx.progress("compile", "compiled", 1.0)

@@ -19,6 +19,10 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import onnx
 
 SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 FP16_SUFFIX = "__fp16"
@@ -93,7 +97,7 @@ def pattern_matcher(patterns: Iterable[str]) -> Callable[[str], str | None]:
 
 @dataclass
 class Fp16Rewrite:
-    model: object  # the rewritten onnx.ModelProto
+    model: onnx.ModelProto  # the rewritten model
     nodes: dict = field(default_factory=dict)  # converted node name -> module path
     owner: dict = field(default_factory=dict)  # inserted Cast node name -> the converted node it serves
     layers: list = field(default_factory=list)  # per matched layer: module, match, nodes, skipped

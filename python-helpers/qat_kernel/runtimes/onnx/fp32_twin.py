@@ -49,13 +49,14 @@ def strip_qdq_model(source):
         if x is not None:
             s = const(n.input[1])
             zp = const(n.input[2]) if len(n.input) > 2 and n.input[2] else np.zeros((), x.dtype)
-            axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
-            shape = [1] * x.ndim
-            if s.size > 1:
-                shape[axis] = -1
-            w = (x.astype(np.float32) - zp.astype(np.float32).reshape(shape)) * s.astype(np.float32).reshape(shape)
-            new_inits.append(numpy_helper.from_array(w.astype(np.float32), n.output[0]))
-            drop.add(id(n))
+            if s is not None and zp is not None:  # a constant dequantized by constants: its float value
+                axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
+                shape = [1] * x.ndim
+                if s.size > 1:
+                    shape[axis] = -1
+                w = (x.astype(np.float32) - zp.astype(np.float32).reshape(shape)) * s.astype(np.float32).reshape(shape)
+                new_inits.append(numpy_helper.from_array(w.astype(np.float32), n.output[0]))
+                drop.add(id(n))
             continue
         q = producer.get(n.input[0])
         if q is not None and q.op_type == "QuantizeLinear":

@@ -334,7 +334,8 @@ def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bo
         def __init__(self):
             self._it = iter([as_inputs(b, names).feed(names) for b in calibration])
 
-        def get_next(self):
+        # ORT annotates get_next -> dict, yet its __next__ stops on the None that ends the data
+        def get_next(self) -> dict | None:  # pyright: ignore[reportIncompatibleMethodOverride] - ORT ends on None
             return next(self._it, None)
 
     out_path = Path(out_path)

@@ -18,9 +18,14 @@ runtimes/ort/sessions.py."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from qat_kernel.runtimes.onnx import fp16
+
+if TYPE_CHECKING:
+    import onnx
 
 WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
 
@@ -55,6 +60,8 @@ def _dequantized(dq, inits) -> np.ndarray | None:
     if s is None:
         return None
     zp = _const(inits, dq.input[2]) if len(dq.input) > 2 and dq.input[2] else np.zeros((), x.dtype)
+    if zp is None:
+        return None
     axis = next((a.i for a in dq.attribute if a.name == "axis"), 1)
     shape = [1] * x.ndim
     if s.size > 1:
@@ -110,7 +117,7 @@ def _float_weight(value: np.ndarray, floats: dict, module: str) -> np.ndarray:
     return value
 
 
-def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: dict | None = None):
+def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: dict | None = None) -> onnx.ModelProto:
     """The candidate ModelProto: `qdq` (the all-INT8 export, not changed) with each module of
     `assignment` ({module: int8 | fp16 | fp32}) as asked. `float_weights` ({module: array}): the float
     weights a float layer computes with (the QAT model's, BN folded, before its weight fake quantizer);

@@ -24,6 +24,8 @@ Layers the config keeps float (their weights are not dequantized int8) are left 
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from qat_kernel import atomic
@@ -101,7 +103,7 @@ def _activation_dtype(graph: _Graph):
         if n.op_type == "QuantizeLinear" and len(n.input) > 2 and n.input[2] in graph.inits:
             dt = graph.inits[n.input[2]].dtype
             counts[dt] = counts.get(dt, 0) + 1
-    return max(counts, key=counts.get) if counts else np.dtype(np.uint8)
+    return max(counts, key=lambda dt: counts[dt]) if counts else np.dtype(np.uint8)
 
 
 def plan(model) -> list[dict]:
@@ -279,7 +281,7 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
     sess = session(m.SerializeToString(), level="disabled")
     ranges = {t: [np.inf, -np.inf] for t in tensors}
     for b in batches:
-        outs = sess.run(tensors, feed(sess, b))
+        outs = cast("list[np.ndarray]", sess.run(tensors, feed(sess, b)))  # float tensors, not sequences or maps
         for t, v in zip(tensors, outs):
             ranges[t][0] = min(ranges[t][0], float(v.min()))
             ranges[t][1] = max(ranges[t][1], float(v.max()))

@@ -9,8 +9,13 @@ can take (see _for_precision); where it cannot, the session runs without it and 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from qat_kernel.runtimes import cpu
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("qat_kernel")
 
@@ -69,9 +74,10 @@ def feed(sess, inputs) -> dict:
     return as_inputs(inputs, names).feed(names)
 
 
-def run_fn(sess):
-    """A session as a function: the model's inputs (Inputs or one array) -> its first output."""
-    return lambda a: sess.run(None, feed(sess, a))[0]
+def run_fn(sess) -> Callable[[Any], np.ndarray]:
+    """A session as a function: the model's inputs (Inputs or one array) -> its first output (a tensor: the
+    models run here output tensors, not the sequences or maps ORT's types allow for)."""
+    return lambda a: cast("np.ndarray", sess.run(None, feed(sess, a))[0])
 
 
 def run_ort(onnx_path_or_session, inputs):

@@ -4,6 +4,11 @@ weight and int32 out. One Relax mutator finds them; each rewrite says what stand
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import tvm
+
 
 def info(expr):
     """The type (struct info) of a Relax expression."""
@@ -29,6 +34,11 @@ def as_replacement(kernel, x_shape, x_dtype: str):
     return kernel
 
 
+def const_tensor(const: tvm.ir.expr.Constant) -> Any:
+    """A Relax constant's tensor (a tvm.runtime.Tensor: .dtype, .numpy())."""
+    return const.value  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
+
+
 def int8_nchw_conv(call) -> bool:
     """True for the fold's conv2d: constant int8 OIHW weight, NCHW in and out, int32 accumulator (any groups)."""
     import tvm
@@ -41,7 +51,7 @@ def int8_nchw_conv(call) -> bool:
         and str(a.data_layout) == "NCHW"
         and str(a.kernel_layout) == "OIHW"
         and str(a.out_layout) == "NCHW"
-        and str(w.value.dtype) == "int8"
+        and str(const_tensor(w).dtype) == "int8"
     )
 
 
@@ -52,7 +62,7 @@ def _conv(call):
     if not (int8_nchw_conv(call) and int(a.groups) == 1):
         return None
     pads = [int(p) for p in a.padding]
-    return x, w.value.numpy(), pads, [int(s) for s in a.strides], [int(d) for d in a.dilation]
+    return x, const_tensor(w).numpy(), pads, [int(s) for s in a.strides], [int(d) for d in a.dilation]
 
 
 def _matmul(call):
@@ -63,11 +73,11 @@ def _matmul(call):
     if not (
         isinstance(w, tvm.ir.expr.Constant)
         and str(call.attrs.out_dtype) == "int32"
-        and str(w.value.dtype) == "int8"
-        and w.value.numpy().ndim == 2
+        and str(const_tensor(w).dtype) == "int8"
+        and const_tensor(w).numpy().ndim == 2
     ):
         return None
-    return x, w.value.numpy()
+    return x, const_tensor(w).numpy()
 
 
 def rewrite(mod, on_conv, on_matmul):
@@ -83,8 +93,8 @@ def rewrite(mod, on_conv, on_matmul):
 
     @relax.expr_functor.mutator
     class Rewriter(relax.PyExprMutator):
-        def visit_call_(self, original):
-            call = self.visit_expr_post_order(original)
+        def visit_call_(self, op):
+            call = self.visit_expr_post_order(op)
             if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
                 return call
             new = None
@@ -102,5 +112,6 @@ def rewrite(mod, on_conv, on_matmul):
     rewriter = Rewriter(mod)
     for gv, func in mod.functions_items():
         if isinstance(func, relax.Function):
-            rewriter.builder_.update_func(gv, rewriter.visit_expr(func))
+            # visiting a Function gives a Function; TVM types the result as any Expr
+            rewriter.builder_.update_func(gv, cast(relax.Function, rewriter.visit_expr(func)))
     return relax.transform.Normalize()(rewriter.builder_.get()), count[0]

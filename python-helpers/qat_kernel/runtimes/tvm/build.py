@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qat_kernel import atomic
 from qat_kernel.rpc.errors import KernelError, TvmBuildError
@@ -27,6 +28,10 @@ from qat_kernel.runtimes.tvm import guard as guardmod
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm import schedule as schedulemod
 from qat_kernel.runtimes.tvm import vnni as vnnimod
+
+if TYPE_CHECKING:
+    import onnx
+    import tvm
 
 ARTIFACT = "model.so"
 REPORT = "build-report.json"
@@ -77,7 +82,7 @@ def _input_dtypes(model) -> dict:
     return out
 
 
-def import_onnx(onnx_path, batch: int | None = None, workspace=None):
+def import_onnx(onnx_path, batch: int | None = None, workspace=None) -> tuple[tvm.IRModule, dict, onnx.ModelProto]:
     """(Relax module, {relax var: onnx node name}, onnx model). `onnx_path` may also be a loaded
     onnx.ModelProto.
 
@@ -103,12 +108,21 @@ def import_onnx(onnx_path, batch: int | None = None, workspace=None):
                 onnx.checker.check_model(model)
             except Exception:  # noqa: BLE001 - from_onnx only warns too
                 pass
-            mod = importer.from_onnx(model.graph, opset)
+            # TVM types the graph as a ModelProto (it reads a GraphProto) and opset as an int (None here for a model
+            # that declares no default-domain opset, as before)
+            mod = importer.from_onnx(model.graph, opset)  # pyright: ignore[reportArgumentType] - see above
             provenance = _provenance(mod, importer, model)
         except (ImportError, AttributeError, TypeError):
             from tvm.relax.frontend.onnx import from_onnx
 
-            mod = from_onnx(model, shape_dict=shapes or None, dtype_dict=_input_dtypes(model), opset=opset)
+            shape_dict, dtype_dict = shapes or None, _input_dtypes(model)
+            # TVM types the model as a GraphProto; it takes the ModelProto
+            mod = from_onnx(
+                model,  # pyright: ignore[reportArgumentType] - see above
+                shape_dict=shape_dict,
+                dtype_dict=dtype_dict,
+                opset=opset,
+            )
             provenance = {}
     except KernelError:
         raise
@@ -128,7 +142,7 @@ def _has_symbolic_inputs(model) -> bool:
     )
 
 
-def _import_with_fallback(model, batch: int | None, workspace) -> tuple:
+def _import_with_fallback(model, batch: int | None, workspace) -> tuple[tvm.IRModule, dict, int | None, list]:
     """(module, provenance, the batch built for, notes). The symbolic batch first; where TVM's importer cannot
     infer a shape through it (TVM 0.27 loses the shape of an attention's matmul behind a Reshape with -1 over
     the symbolic batch, in Hugging Face encoders), the batch is bound to 1 and the library runs one sample per
@@ -226,7 +240,7 @@ def _onnx_ops(model, rows: list) -> list:
     return ops
 
 
-def _pipeline(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
+def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
     fused reduction kernels, and a pass that keeps the fused, legalized module for the report. The schedule
     rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
@@ -286,7 +300,8 @@ def lowered_kernels(mod) -> tuple[list, dict]:
     for gv, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc):
             continue
-        dtypes = [d for d in map(_buffer_dtype, func.params) if d not in (None, "handle")]
+        params = func.params  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
+        dtypes = [d for d in map(_buffer_dtype, params) if d not in (None, "handle")]
         if not dtypes:
             continue
         precision = foldmod.precision_of_dtype(dtypes[0])
@@ -296,7 +311,7 @@ def lowered_kernels(mod) -> tuple[list, dict]:
     return kernels, counts
 
 
-def _fp16_matcher(fp16):
+def _fp16_matcher(fp16: str | list[str] | Callable[[str], str | None] | None) -> Callable[[str], str | None] | None:
     if fp16 is None or callable(fp16):
         return fp16
     patterns = [fp16] if isinstance(fp16, str) else list(fp16)
@@ -404,14 +419,14 @@ def build_tvm(
     matcher = _fp16_matcher(fp16)
     fp16_section, fp16_notes, fp16_nodes = None, [], {}
     if matcher is not None:
-        rewrite = fp16mod.convert_fp16_layers(model, matcher)
-        fp16_nodes = rewrite.nodes
-        mod, provenance, batch, import_notes = _import_with_fallback(rewrite.model, batch, workspace)
-        provenance = {v: rewrite.owner.get(n, n) for v, n in provenance.items()}
+        fp16_rewrite = fp16mod.convert_fp16_layers(model, matcher)
+        fp16_nodes = fp16_rewrite.nodes
+        mod, provenance, batch, import_notes = _import_with_fallback(fp16_rewrite.model, batch, workspace)
+        provenance = {v: fp16_rewrite.owner.get(n, n) for v, n in provenance.items()}
         widened = 0
         if fp16_nodes:
             mod, widened = mixedmod.widen_accumulators(mod)
-        fp16_section, fp16_notes = _fp16_report(rewrite, widened)
+        fp16_section, fp16_notes = _fp16_report(fp16_rewrite, widened)
     else:
         mod, provenance, batch, import_notes = _import_with_fallback(model, batch, workspace)
     import_s = time.perf_counter() - t0
@@ -504,7 +519,7 @@ def build_tvm(
             capture: dict = {}
             try:
                 executable = tvm.compile(
-                    candidate, tvm_target, relax_pipeline=_pipeline(tvm_target, resolved, capture, scheduled)
+                    candidate, tvm_target, relax_pipeline=relax_pipeline_for(tvm_target, resolved, capture, scheduled)
                 )
                 break
             except Exception as exc:  # noqa: BLE001 - TVM's errors are TVMError subclasses and Python ones
@@ -517,6 +532,8 @@ def build_tvm(
                     f"TVM could not compile the model with {label} ({failuresmod.first_line(exc)}): "
                     f"built with {attempts[i + 1][2]}"
                 )
+        else:  # not reached: the last attempt breaks or raises
+            raise AssertionError("no compile attempt")
         if candidate is imported and folded:
             rows = _fp32_rows(imported, provenance, "the int8 fold's module did not compile (see the notes)")
             dotprod_report = vnni_report = depthwise_report = fold_report = None

@@ -21,7 +21,7 @@ def build_c_source(onnx_path, out_dir: Path, arch: str, cross_cxx: str | None) -
     import tvm
     from tvm.support import cc
 
-    from qat_kernel.runtimes.tvm.build import _pipeline, import_onnx, lowered_kernels
+    from qat_kernel.runtimes.tvm.build import import_onnx, lowered_kernels, relax_pipeline_for
     from qat_kernel.runtimes.tvm.fold import fold_qdq
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -30,7 +30,7 @@ def build_c_source(onnx_path, out_dir: Path, arch: str, cross_cxx: str | None) -
     target = tvm.target.Target({"kind": "c"})
     capture: dict = {}
     resolved = ResolvedTarget(None, {"kind": "c"}, "cpu", arch, cross_cxx, arch == host_arch())
-    executable = tvm.compile(mod, target, relax_pipeline=_pipeline(target, resolved, capture, True))
+    executable = tvm.compile(mod, target, relax_pipeline=relax_pipeline_for(target, resolved, capture, True))
     tar = out_dir / "model_c.tar"
     executable.export_library(str(tar))
     with tarfile.open(tar) as t:

@@ -28,6 +28,8 @@ stay."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from qat_kernel.runtimes.tvm import anchors, kernel_rules
@@ -50,9 +52,11 @@ def is_x86(target) -> bool:
         if target.get("kind") != "llvm":
             return False
         return str(target.get("mtriple", "x86_64") or "x86_64").startswith(("x86_64", "i686"))
-    if not isinstance(target, tvm.target.Target) or target.kind.name != "llvm":
+    if not isinstance(target, tvm.target.Target):
         return False
-    triple = str(target.attrs.get("mtriple", "") or "")
+    if target.kind.name != "llvm":  # pyright: ignore[reportAttributeAccessIssue] - a TargetKind, typed str
+        return False
+    triple = str(target.attrs.get("mtriple", "") or "")  # pyright: ignore[reportAttributeAccessIssue] - a Map, typed str
     if triple:
         return triple.startswith(("x86_64", "i686"))
     import platform
@@ -129,7 +133,7 @@ def _anchor(call):
     a = call.attrs
     if not (anchors.int8_nchw_conv(call) and anchors.dtype(x) in ("uint8", "int8", "int16")):
         return None
-    weight = w.value.numpy()
+    weight = anchors.const_tensor(w).numpy()
     shape = getattr(getattr(_info(x), "shape", None), "values", None)
     if shape is None or len(shape) != 4 or weight.ndim != 4:
         return None
@@ -162,8 +166,8 @@ def rewrite(mod):
 
     @relax.expr_functor.mutator
     class Rewriter(relax.PyExprMutator):
-        def visit_call_(self, original):
-            call = self.visit_expr_post_order(original)
+        def visit_call_(self, op):
+            call = self.visit_expr_post_order(op)
             if not (isinstance(call, tvm.ir.Call) and call.op.same_as(conv_op)):
                 return call
             anchor = _anchor(call)
@@ -171,17 +175,20 @@ def rewrite(mod):
                 return call
             x, x_shape, weight, pads, strides, dilation = anchor
             packed = pack_weight(weight)
-            kernel = conv_kernel(x_shape, anchors.dtype(x), packed.shape, pads, strides, dilation)
+            x_dtype, out = anchors.dtype(x), _info(call)
+            assert x_dtype is not None and out is not None  # _anchor took a typed int8 conv
+            kernel = conv_kernel(x_shape, x_dtype, packed.shape, pads, strides, dilation)
             gv = self.builder_.add_func(kernel, BLOCK)
-            out = _info(call)
             count[0] += 1
             # not emitted: it replaces the conv in its own binding (so FuseOps fuses the epilogue in)
-            return relax.call_tir(gv, [x, relax.const(packed)], relax.TensorType(out.shape, "int32"))
+            args, out_ty = [x, relax.const(packed)], relax.TensorType(out.shape, "int32")
+            return relax.call_tir(gv, args, out_ty)  # pyright: ignore[reportArgumentType] - TVM takes a list
 
     rewriter = Rewriter(mod)
     for gv, func in mod.functions_items():
         if isinstance(func, relax.Function):
-            rewriter.builder_.update_func(gv, rewriter.visit_expr(func))
+            # visiting a Function gives a Function; TVM types the result as any Expr
+            rewriter.builder_.update_func(gv, cast(relax.Function, rewriter.visit_expr(func)))
     return relax.transform.Normalize()(rewriter.builder_.get()), count[0]
 
 
@@ -193,6 +200,7 @@ def schedule_rule():
         last = kernel_rules.inline_around(sch, BLOCK, PACK)
         n, cb, y, x, lane, ry, rx = sch.get_loops(conv)
         width = get_extent(sch, x)
+        assert isinstance(width, int)  # a symbolic width leaves the kernel unscheduled
         cols = next(t for t in COLS if width % t == 0)
         xo, xi = sch.split(x, factors=[None, cols])
         sch.reorder(n, cb, y, xo, ry, rx, xi, lane)

@@ -31,7 +31,7 @@ BLOCK = "conv2d_sdot"  # the TE block (and PrimFunc name hint) of the rewritten 
 def wants_dotprod(target: dict) -> bool:
     """True for an LLVM aarch64 target whose mattr has +dotprod (and not +i8mm, whose usdot takes u8 x s8
     directly)."""
-    if not isinstance(target, dict) or target.get("kind") != "llvm":
+    if target.get("kind") != "llvm":
         return False
     triple = str(target.get("mtriple", ""))
     mattr = target.get("mattr") or []
@@ -118,7 +118,8 @@ def rewrite(mod):
         k, n = w_kn.shape
         batch = shape[0]
         xs, shift = as_s8(bb, x)
-        x4 = bb.emit(relax.op.reshape(xs, relax.ShapeExpr([batch, k, 1, 1])))
+        shape4 = relax.ShapeExpr([batch, k, 1, 1])  # pyright: ignore[reportArgumentType] - TVM takes ints
+        x4 = bb.emit(relax.op.reshape(xs, shape4))
         y = nhwc_conv(bb, x4, w_kn.T.reshape(n, 1, 1, k), shift, [1, 1], [1, 1])
         return relax.op.reshape(y, relax.ShapeExpr([batch, n]))
 

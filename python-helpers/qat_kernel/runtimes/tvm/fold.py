@@ -32,8 +32,12 @@ Rounding is round-half-to-even (TVM's round lowers to nearbyint), as in ONNX Qua
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import tvm
 
 QRANGE = {"int8": (-128, 127), "uint8": (0, 255)}
 ANCHOR_OPS = {"relax.nn.conv2d", "relax.matmul"}
@@ -68,7 +72,7 @@ def op_name(expr) -> str | None:
     import tvm
 
     if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op):
-        return expr.op.name
+        return expr.op.name  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
     return None
 
 
@@ -106,11 +110,11 @@ def precision_of_dtype(dtype: str | None) -> str:
 
 @dataclass
 class _ActQ:
-    var: object  # the quantized (uint8/int8) tensor the dequantize reads
+    var: tvm.ir.Expr  # the quantized (uint8/int8) tensor the dequantize reads
     scale: float
     zp: int
     dtype: str
-    dq_var: object  # the dequantize binding's var
+    dq_var: tvm.ir.Expr  # the dequantize binding's var
 
 
 @dataclass
@@ -118,7 +122,7 @@ class _WeightQ:
     w: np.ndarray  # integer weights as stored (int8/uint8)
     scale: np.ndarray  # per output channel (broadcast from per-tensor)
     zp: np.ndarray  # per output channel
-    dq_var: object
+    dq_var: tvm.ir.Expr
     per_channel: bool
 
 
@@ -132,7 +136,7 @@ class _Status:
 
 @dataclass
 class FoldResult:
-    mod: object
+    mod: tvm.IRModule
     bindings: list = field(default_factory=list)  # per original binding: dict
     folded: list = field(default_factory=list)  # per folded anchor / pass-through: dict
     notes: list = field(default_factory=list)
@@ -174,7 +178,9 @@ class _Graph:
             if not isinstance(b.var, relax.DataflowVar):
                 self.outputs.add(b.var)
 
-    def value(self, expr):
+    def value(self, expr) -> Any:
+        """The expression bound to `expr`, else None. Typed Any: the Relax calls, tuples and constants bound
+        here carry fields (args, attrs.axis, value) that TVM declares on no class; callers check op_name."""
         return self.defs.get(expr)
 
     def single_user(self, var):
@@ -192,7 +198,7 @@ def _const_array(expr, graph: _Graph) -> np.ndarray | None:
     import tvm
 
     if isinstance(expr, tvm.ir.expr.Constant):
-        return expr.value.numpy()
+        return expr.value.numpy()  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
     value = graph.value(expr)
     if value is not None and op_name(value) in ("relax.reshape", "relax.expand_dims"):
         inner = _const_array(value.args[0], graph)
@@ -322,7 +328,8 @@ def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
         if op_name(rhs_value) == "relax.permute_dims":
             axes = rhs_value.attrs.axes
             axes = None if axes is None else [int(x) for x in axes]
-            if _shape(rhs) is None or len(_shape(rhs)) != 2 or axes not in (None, [1, 0]):
+            shape = _shape(rhs)
+            if shape is None or len(shape) != 2 or axes not in (None, [1, 0]):
                 return "its weight is permuted other than a 2-D transpose"
             wq, why = _match_weight_dq(rhs_value.args[0], graph, out_axis=0, channels=None)
             if wq is None:
@@ -330,7 +337,8 @@ def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
             w_int = np.ascontiguousarray(_int_weight(wq, 0).T)  # [K, N]
             weight_vars = [rhs, wq.dq_var]
         else:
-            if _shape(rhs) is None or len(_shape(rhs)) != 2:
+            shape = _shape(rhs)
+            if shape is None or len(shape) != 2:
                 return "its weight is not a 2-D matrix"
             wq, why = _match_weight_dq(rhs, graph, out_axis=1, channels=None)
             if wq is None:
@@ -508,9 +516,9 @@ def _emit_anchor(bb, info, remap):
             relax.op.nn.conv2d(
                 x,
                 w,
-                strides=[int(v) for v in a.strides],
-                padding=[int(v) for v in a.padding],
-                dilation=[int(v) for v in a.dilation],
+                strides=[int(v) for v in a.strides],  # pyright: ignore[reportArgumentType] - TVM takes a list
+                padding=[int(v) for v in a.padding],  # pyright: ignore[reportArgumentType] - TVM takes a list
+                dilation=[int(v) for v in a.dilation],  # pyright: ignore[reportArgumentType] - TVM takes a list
                 groups=int(a.groups),
                 data_layout="NCHW",
                 kernel_layout="OIHW",
@@ -539,11 +547,12 @@ def _emit_anchor(bb, info, remap):
         f = relax.op.nn.relu(f)
     if info["quant"] is not None:
         s_y, zp_y, dt = info["quant"]
-        y = relax.op.round(relax.op.multiply(f, relax.const(np.float32(1.0 / s_y))))
+        inv_scale = relax.const(np.float32(1.0 / s_y))  # pyright: ignore[reportArgumentType] - takes numpy scalars
+        y = relax.op.round(relax.op.multiply(f, inv_scale))
         if zp_y:
-            y = relax.op.add(y, relax.const(np.float32(zp_y)))
+            y = relax.op.add(y, relax.const(np.float32(zp_y)))  # pyright: ignore[reportArgumentType] - takes numpy scalars
         lo, hi = QRANGE[dt]
-        return relax.op.astype(relax.op.clip(y, lo, hi), dt)
+        return relax.op.astype(relax.op.clip(y, lo, hi), dt)  # pyright: ignore[reportArgumentType] - clip takes ints
     return f
 
 
@@ -604,7 +613,9 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
                     elif kind == "concat":
                         bind(var, _rebuild_call(inner, [relax.Tuple([remap(x) for x in q])]))
                     elif kind == "relu":
-                        zp = _qparams(value, graph)[1]
+                        qparams = _qparams(value, graph)
+                        assert qparams is not None  # a relu passes through only between equal per-tensor Q/DQ
+                        zp = qparams[1]
                         bind(var, relax.op.maximum(remap(q), relax.const(zp, dtype_of(q))))
                     else:
                         bind(var, _rebuild_call(inner, [remap(q)] + [remap(a) for a in list(inner.args)[1:]]))
@@ -803,7 +814,7 @@ def count_ops(func) -> dict:
                 yield from block.bindings
 
     for b in bindings(func):
-        value = b.value
+        value = b.value  # pyright: ignore[reportAttributeAccessIssue] - declared on each kind of Binding, not the base
         name = op_name(value)
         if name is None:
             continue

@@ -33,7 +33,9 @@ def apply_rules(rules: list, fallbacks: list):
     from tvm import s_tir
 
     def scheduled(func) -> bool:
-        return func.attrs is not None and "tirx.is_scheduled" in func.attrs and int(func.attrs["tirx.is_scheduled"])
+        return bool(
+            func.attrs is not None and "tirx.is_scheduled" in func.attrs and int(func.attrs["tirx.is_scheduled"])
+        )
 
     @tvm.transform.module_pass(opt_level=0, name="QatApplySchedule")
     def _pass(mod, _ctx):
@@ -82,7 +84,10 @@ def notes(fallbacks: list) -> list[str]:
 def _primitive(func) -> bool:
     from tvm import relax
 
-    return isinstance(func, relax.Function) and func.attrs is not None and "Primitive" in func.attrs
+    if not isinstance(func, relax.Function):
+        return False
+    # TVM types attrs as a DictAttrs, never None: checked all the same, as the PrimFunc rules do
+    return func.attrs is not None and "Primitive" in func.attrs  # pyright: ignore[reportUnnecessaryComparison] - see above
 
 
 def fuse_tir(unfused: list):

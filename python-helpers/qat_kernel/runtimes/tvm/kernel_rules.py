@@ -12,7 +12,7 @@ def block_rule(block: str, schedule):
     from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
     class BlockRule(CPUScheduleRule):
-        def apply(self, func, target, _tunable):
+        def apply(self, func, target, tunable):
             if not self.is_target_available(target):
                 return None
             sch = s_tir.Schedule(func)

@@ -8,6 +8,8 @@ outputs are float16, the sums are not rounded to float16 at every step."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from qat_kernel.pipeline.config import Config
 
 
@@ -58,29 +60,32 @@ def widen_accumulators(mod):
     import tvm
     from tvm import relax
 
+    from qat_kernel.runtimes.tvm.fold import op_name
+
     count = {"n": 0}
 
     @relax.expr_functor.mutator
     class _Widen(relax.PyExprMutator):
-        def visit_call_(self, call):  # noqa: N802 - TVM's visitor naming
-            call = super().visit_call_(call)
-            if not isinstance(call.op, tvm.ir.Op) or call.op.name not in ("relax.nn.conv2d", "relax.matmul"):
+        def visit_call_(self, op):  # noqa: N802 - TVM's visitor naming
+            call = super().visit_call_(op)
+            name = op_name(call)
+            if not isinstance(call, tvm.ir.Call) or name not in ("relax.nn.conv2d", "relax.matmul"):
                 return call
             dtypes = {str(getattr(a.ty, "dtype", "")) for a in call.args[:2]}
-            out_dtype = call.attrs.out_dtype
+            a: Any = call.attrs  # conv2d/matmul attrs: fields TVM declares on no class
+            out_dtype = a.out_dtype
             if dtypes != {"float16"} or (out_dtype is not None and str(out_dtype) not in ("float16", "", "void")):
                 return call
             count["n"] += 1
-            if call.op.name == "relax.matmul":
+            if name == "relax.matmul":
                 wide = relax.op.matmul(call.args[0], call.args[1], out_dtype="float32")
             else:
-                a = call.attrs
                 wide = relax.op.nn.conv2d(
                     call.args[0],
                     call.args[1],
-                    strides=[int(v) for v in a.strides],
-                    padding=[int(v) for v in a.padding],
-                    dilation=[int(v) for v in a.dilation],
+                    strides=[int(v) for v in a.strides],  # pyright: ignore[reportArgumentType] - TVM takes a list
+                    padding=[int(v) for v in a.padding],  # pyright: ignore[reportArgumentType] - TVM takes a list
+                    dilation=[int(v) for v in a.dilation],  # pyright: ignore[reportArgumentType] - TVM takes a list
                     groups=int(a.groups),
                     data_layout=str(a.data_layout),
                     kernel_layout=str(a.kernel_layout),

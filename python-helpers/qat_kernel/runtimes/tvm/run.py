@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -70,8 +71,9 @@ def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
     device = device or _artifact_device(artifact)
     key = (str(artifact.resolve()), artifact.stat().st_mtime_ns, device)
     if key not in _VMS:
-        lib = tvm.runtime.load_module(str(artifact))
-        dev = tvm.cuda(0) if device == "cuda" else tvm.cpu(0)
+        # typed as tvm_ffi's base Module and Device; at run time they are TVM's subclasses, which the VM takes
+        lib = cast(tvm.runtime.Module, tvm.runtime.load_module(str(artifact)))
+        dev = cast(tvm.runtime.Device, tvm.cuda(0) if device == "cuda" else tvm.cpu(0))
         if device == "cuda" and not dev.exist:
             raise TvmBuildError("This library is built for CUDA and no CUDA GPU is visible here")
         _VMS[key] = (relax.VirtualMachine(lib, dev), dev)

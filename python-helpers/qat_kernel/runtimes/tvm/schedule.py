@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from typing import Any, cast
 
 RULES = ("vnni", "packed", "rows")
 DEFAULT_RULE = "vnni"
@@ -109,7 +110,7 @@ def _rule_class():
                 loop = sch.split(loop, factors=[None, self.max_lanes])[-1]
             sch.vectorize(loop)
 
-        def apply(self, func, target, _tunable):
+        def apply(self, func, target, tunable):
             if not self.is_target_available(target):
                 return None
             try:
@@ -149,7 +150,7 @@ def _rule_class():
                 if rows > 1:
                     yo, yi = sch.split(s_loops[-2], factors=[None, rows])
                     s_outer, tile = s_outer[:-1] + [yo], [yi]
-            sch.reorder(*s_outer, *r_loops, *tile, inner)
+            sch.reorder(*s_outer, *r_loops, *tile, inner)  # pyright: ignore[reportArgumentType] - takes loops, typed lists
             last = consumers[-1].block_rv if consumers else None
             if last is not None:
                 sch.reverse_compute_at(last, s_outer[-1], preserve_unit_loops=True)
@@ -160,7 +161,9 @@ def _rule_class():
             for t in tile:
                 sch.unroll(t)
             outer = s_outer[: min(2, len(s_outer))]
-            fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+            fused = outer[0]
+            if len(outer) > 1:
+                fused = sch.fuse(*outer)  # pyright: ignore[reportArgumentType] - takes loops, typed lists
             if self.parallel:
                 sch.parallel(fused)
             init = sch.decompose_reduction(red.block_rv, r_loops[0])
@@ -185,6 +188,15 @@ def _conv_block(sch):
     return block
 
 
+def _sblock(sch, block):
+    """The SBlock statement a block random variable stands for."""
+    from tvm.s_tir import SBlock
+
+    stmt = sch.get(block)
+    assert isinstance(stmt, SBlock)
+    return stmt
+
+
 def _static(shape) -> list | None:
     import tvm
 
@@ -201,8 +213,10 @@ def _pack_plan(func):
     conv = _conv_block(sch)
     if conv is None:
         return None
-    stmt = sch.get(conv)
-    weight = stmt.reads[1].source
+    stmt = _sblock(sch, conv)
+    # buffers: TVM declares their shape and dtype on no class
+    weight: Any = stmt.reads[1].source
+    out: Any = stmt.writes[0].source
     names = [p.name for p in func.params]
     if weight.name not in names or len(weight.shape) != 4:
         return None
@@ -210,7 +224,7 @@ def _pack_plan(func):
     if dims is None:
         return None
     o, c, kh, kw = dims
-    w_dtype, acc = str(weight.dtype), str(stmt.writes[0].source.dtype)
+    w_dtype, acc = str(weight.dtype), str(out.dtype)
     if o % LANES or w_dtype not in ("int8", "float32", "float16"):
         return None
     if w_dtype == "int8" and acc != "int32" or w_dtype != "int8" and acc != w_dtype:
@@ -253,17 +267,19 @@ def pack_conv_weights_pass():
             self.plans = plans
             self.renamed = renamed
 
-        def visit_call_(self, original):
-            call = self.visit_expr_post_order(original)
+        def visit_call_(self, op):
+            call = self.visit_expr_post_order(op)
             if not (isinstance(call, tvm.ir.Call) and call.op.same_as(call_tir)):
                 return call
             plan = self.plans.get(call.args[0])
             if plan is None:
                 return call
             _func, widx, repack = plan
-            w = weight_const(original, widx)
+            w: Any = weight_const(op, widx)  # a constant: its payload is a field TVM does not declare
             packed = relax.const(np.ascontiguousarray(repack(w.value.numpy())))
-            fields = list(call.args[1].fields)
+            weights = call.args[1]
+            assert isinstance(weights, relax.Tuple)  # weight_const found the constant in it
+            fields = list(weights.fields)
             fields[widx] = packed
             args = [self.renamed[call.args[0]], relax.Tuple(fields)] + list(call.args[2:])
             return tvm.ir.Call(call.op, args, call.attrs, call.ty_args, call.span)
@@ -311,7 +327,8 @@ def pack_conv_weights_pass():
         rewriter = Rewriter(work, plans, renamed)
         for gv, func in work.functions_items():
             if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gv, rewriter.visit_expr(func))
+                # visiting a Function gives a Function; TVM types the result as any Expr
+                rewriter.builder_.update_func(gv, cast(relax.Function, rewriter.visit_expr(func)))
         return rewriter.builder_.get()
 
     return _pass
@@ -325,7 +342,7 @@ def _packed_rule_class():
     class PackedConv(CPUScheduleRule):
         """Schedules the conv2d kernels pack_conv_weights_pass marked (see the module docstring)."""
 
-        def apply(self, func, target, _tunable):
+        def apply(self, func, target, tunable):
             if not self.is_target_available(target) or func.attrs is None or PACK_ATTR not in func.attrs:
                 return None
             try:
@@ -338,18 +355,18 @@ def _packed_rule_class():
             conv = _conv_block(sch)
             if conv is None:
                 return None
-            data_buf = sch.get(conv).reads[0].source
+            data_buf = _sblock(sch, conv).reads[0].source
             root = sch.get_sblock("root")
             blocks = list(sch.get_child_blocks(root))
-            index = [sch.get(b).name_hint for b in blocks].index("conv2d_nchw")
+            index = [_sblock(sch, b).name_hint for b in blocks].index("conv2d_nchw")
             pad = None
             for b in blocks[:index]:
-                if sch.get(b).writes[0].source.same_as(data_buf):
+                if _sblock(sch, b).writes[0].source.same_as(data_buf):
                     pad = b
                 else:
                     sch.compute_inline(b)
             consumers = list(sch.get_child_blocks(root))
-            index = [sch.get(b).name_hint for b in consumers].index("conv2d_nchw")
+            index = [_sblock(sch, b).name_hint for b in consumers].index("conv2d_nchw")
             consumers = consumers[index + 1 :]
             if not consumers:
                 consumers = [sch.cache_write(conv, 0, "global")]
@@ -369,8 +386,8 @@ def _packed_rule_class():
             xo, xi = sch.split(x, factors=[None, cols])
             red = [c, ky, kx]
             inner = [ft, xi, fi]
-            sch.reorder(n, fo, y, xo, *red, *inner)
-            outer = sch.fuse(n, fo, y)
+            sch.reorder(n, fo, y, xo, *red, *inner)  # pyright: ignore[reportArgumentType] - takes loops, typed lists
+            outer = sch.fuse(n, fo, y)  # pyright: ignore[reportArgumentType] - takes loops, typed lists
             sch.parallel(outer)
             sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
             # vectorize/unroll the update before decompose_reduction: the checks want a reduction
@@ -382,7 +399,8 @@ def _packed_rule_class():
             iloops = sch.get_loops(init)
             sch.vectorize(iloops[-1])
             if pad is not None:
-                sch.parallel(sch.fuse(*sch.get_loops(pad)[:2]))
+                pad_loops = sch.get_loops(pad)[:2]
+                sch.parallel(sch.fuse(*pad_loops))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
             return sch
 
     return PackedConv

@@ -55,9 +55,9 @@ def vnni_lanes(target) -> int:
             target = tvm.target.Target(target)
         except Exception:  # noqa: BLE001 - not a target LLVM takes
             return 0
-    if target.kind.name != "llvm":
+    if target.kind.name != "llvm":  # pyright: ignore[reportAttributeAccessIssue] - a TargetKind, typed str
         return 0
-    triple = str(target.attrs.get("mtriple", "") or "")
+    triple = str(target.attrs.get("mtriple", "") or "")  # pyright: ignore[reportAttributeAccessIssue] - a Map, typed str
     if triple and not triple.startswith(("x86_64", "i686")):
         return 0
     if codegen.target_has_features("avx512vnni", target):
@@ -191,13 +191,13 @@ def rewrite(mod, lanes: int):
         if not (isinstance(value, tvm.ir.Call) and value.op.same_as(sub_op)):
             return None
         wide, zp = value.args
-        if not isinstance(zp, tvm.ir.expr.Constant) or zp.value.numpy().size != 1:
+        if not isinstance(zp, tvm.ir.expr.Constant) or anchors.const_tensor(zp).numpy().size != 1:
             return None
         if isinstance(wide, relax.Var):
             wide = rewriter.lookup_binding(wide)
         if not (isinstance(wide, tvm.ir.Call) and wide.op.same_as(astype_op)):
             return None
-        zp = int(zp.value.numpy().reshape(()))
+        zp = int(anchors.const_tensor(zp).numpy().reshape(()))
         if _dtype(wide.args[0]) != "uint8" or not 0 <= zp <= 255:
             return None
         return wide.args[0], 0, zp, zp
@@ -208,18 +208,20 @@ def rewrite(mod, lanes: int):
         if src is None:
             return None
         x, shift, pad_value, comp = src
+        x_shape, x_dtype = _shape(x), _dtype(x)
+        assert x_shape is not None and x_dtype is not None  # source gives a u8/s8 tensor of the anchor's shape
         bb = rewriter.builder_
         packed = pack_weight(w_oihw, lanes)
         kernel = conv_kernel(
-            _shape(x), _dtype(x), packed.shape, padding, strides, dilation, shift, pad_value, w_oihw.shape[0]
+            x_shape, x_dtype, packed.shape, padding, strides, dilation, shift, pad_value, w_oihw.shape[0]
         )
         gv = bb.add_func(kernel, BLOCK)
-        n, _c, h, wd = _shape(x)
+        n, _c, h, wd = x_shape
         kh, kw = w_oihw.shape[2:]
         oh = (h + padding[0] + padding[2] - (kh - 1) * dilation[0] - 1) // strides[0] + 1
         ow = (wd + padding[1] + padding[3] - (kw - 1) * dilation[1] - 1) // strides[1] + 1
         out = relax.TensorType([n, w_oihw.shape[0], oh, ow], "int32")
-        y = relax.call_tir(gv, [x, relax.const(packed)], out)
+        y = relax.call_tir(gv, [x, relax.const(packed)], out)  # pyright: ignore[reportArgumentType] - TVM takes a list
         if comp:
             total = comp * w_oihw.astype(np.int64).sum(axis=(1, 2, 3))
             y = relax.op.subtract(bb.emit(y), relax.const(total.reshape(1, -1, 1, 1).astype(np.int32)))
@@ -234,7 +236,8 @@ def rewrite(mod, lanes: int):
             return None
         (m, k), n = shape, w_kn.shape[1]
         bb = rewriter.builder_
-        x4 = bb.emit(relax.op.reshape(x, relax.ShapeExpr([m, k, 1, 1])))
+        shape4 = relax.ShapeExpr([m, k, 1, 1])  # pyright: ignore[reportArgumentType] - TVM takes ints
+        x4 = bb.emit(relax.op.reshape(x, shape4))
         y = conv(rewriter, x4, w_kn.T.reshape(n, k, 1, 1), [0, 0, 0, 0], [1, 1], [1, 1])
         return None if y is None else relax.op.reshape(bb.emit(y), relax.ShapeExpr([m, n]))
 
@@ -252,6 +255,7 @@ def schedule_rule():
         last = kernel_rules.inline_around(sch, BLOCK, PACK)
         n, f, y, x, rc, ry, rx = sch.get_loops(conv)
         width, tiles = get_extent(sch, x), get_extent(sch, f)
+        assert isinstance(width, int) and isinstance(tiles, int)  # symbolic extents leave the kernel unscheduled
         cols = next(t for t in range(TILE[1], 0, -1) if width % t == 0)
         tile = next(t for t in range(TILE[0], 0, -1) if tiles % t == 0)
         fo, ft = sch.split(f, factors=[None, tile])
