@@ -88,6 +88,20 @@ def test_sigkill_during_training_leaves_a_loadable_checkpoint(tmp_path):
         assert left == ["digits.qat.pt"], trial
 
 
+def _wait_stopped(pid: int, timeout: float = 10.0) -> None:
+    """Until the process is in the stopped state (/proc/<pid>/stat): SIGSTOP is delivered asynchronously."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        if state in ("T", "t"):
+            return
+        time.sleep(0.001)
+    raise AssertionError(f"process {pid} did not stop within {timeout} s")
+
+
 def _long_run(config):
     import yaml
 
@@ -152,6 +166,7 @@ def test_sigkill_during_a_checkpoint_write_keeps_the_last_complete_checkpoint(tm
                     if not (name.startswith(".digits.qat.pt.") and name.endswith(".tmp")):
                         continue
                     client.proc.send_signal(signal.SIGSTOP)
+                    _wait_stopped(client.proc.pid)  # the signal lands later: a rename could still slip in
                     if (checkpoint.parent / name).exists():
                         client.proc.send_signal(signal.SIGKILL)
                         killed_mid_write = True
