@@ -4,11 +4,9 @@
 // never yields, SIGKILL during training and during a checkpoint write) live with the kernel's pytest suite in
 // python-helpers/tests/test_kernel_reliability.py; this suite runs that file.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
 import { NAMED_FRAMES, runKernelFrames } from '../support/kernelFrames';
-import { repoRoot, venvPython } from '../support/paths';
+import { runKernelPytest } from '../support/kernelPytest';
 
 test('kernel: malformed frames against one kernel process, kernel/info answered after each', async () => {
   const r = await runKernelFrames({ mutated: 200 });
@@ -28,20 +26,9 @@ test('kernel: malformed frames against one kernel process, kernel/info answered 
 });
 
 test('kernel: cancel of user code that never yields, SIGKILL during training and during a checkpoint write', () => {
-  const run = spawnSync(
-    venvPython,
-    ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/test_kernel_reliability.py'],
-    { cwd: path.join(repoRoot, 'python-helpers'), encoding: 'utf8', timeout: 1_500_000 },
-  );
-  const out = `${run.stdout}${run.stderr}`;
-  const summary =
-    out
-      .trim()
-      .split('\n')
-      .reverse()
-      .find((l) => /\d+ (passed|failed|error)/.test(l)) ?? '';
+  const { status, out, summary } = runKernelPytest(['tests/test_kernel_reliability.py'], 1_500_000);
   console.log(`kernel faults (pytest): ${summary || out.slice(-2000)}`);
-  assert.equal(run.status, 0, out.slice(-4000));
+  assert.equal(status, 0, out.slice(-4000));
   assert.match(summary, /^\d+ passed/);
   assert.doesNotMatch(summary, /skipped|failed|error/);
 });

@@ -2,10 +2,8 @@
 // process or against the extension host's readers, bounded; the kernel's cases (planted build outputs, paths
 // outside the workspace, failed writes) are its pytest tests marked hostile_workspace, run here.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
-import { repoRoot, venvPython } from '../support/paths';
+import { runKernelPytest } from '../support/kernelPytest';
 import { TEST_SCALE, WORKSPACE_CASES, describeOutcome, runWorkspaceReliability } from '../support/workspaceReliability';
 
 test('language server and extension host: planted files and huge inputs, no crash, hang or runaway memory', async () => {
@@ -16,20 +14,9 @@ test('language server and extension host: planted files and huge inputs, no cras
 });
 
 test('kernel: planted artifacts, paths outside the workspace and failed writes (pytest -m hostile_workspace)', () => {
-  const run = spawnSync(venvPython, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-m', 'hostile_workspace'], {
-    cwd: path.join(repoRoot, 'python-helpers'),
-    encoding: 'utf8',
-    timeout: 1_200_000,
-  });
-  const out = `${run.stdout}${run.stderr}`;
-  const summary =
-    out
-      .trim()
-      .split('\n')
-      .reverse()
-      .find((l) => /\d+ (passed|failed|error)/.test(l)) ?? '';
+  const { status, out, summary } = runKernelPytest(['-m', 'hostile_workspace'], 1_200_000);
   console.log(`# kernel workspace cases (pytest): ${summary || out.slice(-2000)}`);
-  assert.equal(run.status, 0, out.slice(-4000));
+  assert.equal(status, 0, out.slice(-4000));
   assert.match(summary, /^\d+ passed, \d+ deselected/);
   assert.doesNotMatch(summary, /skipped|failed|error/);
 });

@@ -1,0 +1,24 @@
+// Runs some of the kernel's pytest tests from a node test (the reliability suite's kernel cases): its exit status,
+// output and summary line ("5 passed in 90.2s").
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { repoRoot, venvPython } from './paths';
+
+export function runKernelPytest(
+  args: string[],
+  timeoutMs: number,
+): { status: number | null; out: string; summary: string } {
+  const run = spawnSync(venvPython, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', ...args], {
+    cwd: path.join(repoRoot, 'python-helpers'),
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
+  const out = `${run.stdout}${run.stderr}`;
+  const summary =
+    out
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => /\d+ (passed|failed|error)/.test(l)) ?? '';
+  return { status: run.status, out, summary };
+}
