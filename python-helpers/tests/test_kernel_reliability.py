@@ -89,21 +89,38 @@ def test_sigkill_during_training_leaves_a_loadable_checkpoint(tmp_path):
 
 
 def _wait_stopped(pid: int, timeout: float = 10.0) -> None:
-    """Until the process is in the stopped state (/proc/<pid>/stat): SIGSTOP is delivered asynchronously."""
+    """Until every thread of the process is in the stopped state (/proc/<pid>/task/*/stat): SIGSTOP is
+    delivered asynchronously, and each thread stops on its own (the main thread, waiting for a frame, may stop
+    while the training thread still writes)."""
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-        if state in ("T", "t"):
+        states = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
+        if states and all(state in ("T", "t") for state in states):
             return
         time.sleep(0.001)
     raise AssertionError(f"process {pid} did not stop within {timeout} s")
 
 
-def _long_run(config):
+def _long_run(config, hidden: int | None = None):
+    """Training for 1000 epochs; with `hidden`, the example's hidden layer that wide (a checkpoint of tens of MB
+    takes a while to write, time enough to catch a process in the middle of it)."""
     import yaml
+
+    if hidden:
+        model = config.parent / "model.py"
+        source = model.read_text(encoding="utf-8")
+        wide = source.replace("nn.Linear(32 * 4 * 4, 64)", f"nn.Linear(32 * 4 * 4, {hidden})")
+        wide = wide.replace("nn.Linear(64, num_classes)", f"nn.Linear({hidden}, num_classes)")
+        assert wide.count(str(hidden)) == 2, "the example's model changed: update this test"
+        model.write_text(wide, encoding="utf-8")
 
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
     data["train"] = {k: v for k, v in {**data["train"], "fp32_epochs": 1, "epochs": 1000, "steps": None}.items() if v}
@@ -151,7 +168,7 @@ def test_sigkill_during_a_checkpoint_write_keeps_the_last_complete_checkpoint(tm
     from qat_kernel import atomic
 
     config = copy_example(tmp_path / "run")
-    _long_run(config)
+    _long_run(config, hidden=8192)
     checkpoint = config.parent / "out" / "digits.qat.pt"
     client = KernelClient()
     killed_mid_write = False

@@ -26,9 +26,9 @@ test('kernel: malformed frames against one kernel process, kernel/info answered 
 });
 
 test('kernel: cancel of user code that never yields, SIGKILL during training and during a checkpoint write', () => {
-  const { status, out, summary } = runKernelPytest(['tests/test_kernel_reliability.py'], 1_500_000);
+  const { status, out, summary, failures } = runKernelPytest(['tests/test_kernel_reliability.py'], 1_500_000);
   console.log(`kernel faults (pytest): ${summary || out.slice(-2000)}`);
-  assert.equal(status, 0, out.slice(-4000));
+  assert.equal(status, 0, `${failures}\n${out.slice(-4000)}`);
   assert.match(summary, /^\d+ passed/);
   assert.doesNotMatch(summary, /skipped|failed|error/);
 });

@@ -14,9 +14,9 @@ test('language server and extension host: planted files and huge inputs, no cras
 });
 
 test('kernel: planted artifacts, paths outside the workspace and failed writes (pytest -m hostile_workspace)', () => {
-  const { status, out, summary } = runKernelPytest(['-m', 'hostile_workspace'], 1_200_000);
+  const { status, out, summary, failures } = runKernelPytest(['-m', 'hostile_workspace'], 1_200_000);
   console.log(`# kernel workspace cases (pytest): ${summary || out.slice(-2000)}`);
-  assert.equal(status, 0, out.slice(-4000));
+  assert.equal(status, 0, `${failures}\n${out.slice(-4000)}`);
   assert.match(summary, /^\d+ passed, \d+ deselected/);
   assert.doesNotMatch(summary, /skipped|failed|error/);
 });
