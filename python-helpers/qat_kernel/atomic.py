@@ -18,6 +18,7 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 # What an OSError says when the write itself failed, not the request.
 WRITE_ERRNOS = frozenset(
@@ -66,7 +67,7 @@ def _write_errno(exc: BaseException, path: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def writing(path) -> Iterator[None]:
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
     """Turns a failure to write `path` in the block into WriteError (see WRITE_ERRNOS and FULL_BELOW)."""
     path = Path(path)
     try:
@@ -119,7 +120,7 @@ def sweep(path: Path, suffix: str) -> None:
 
 
 @contextlib.contextmanager
-def replacing(path) -> Iterator[Path]:
+def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A temporary path beside `path` to write to; renamed over `path` when the block ends without error,
     removed otherwise. The parent folder is created."""
     path = Path(path)
@@ -135,26 +136,26 @@ def replacing(path) -> Iterator[Path]:
             tmp.unlink()
 
 
-def write_bytes(path, data) -> None:
+def write_bytes(path: str | os.PathLike[str], data: bytes | bytearray | memoryview) -> None:
     with replacing(path) as tmp:
         tmp.write_bytes(data)
 
 
-def write_text(path, text: str) -> None:
+def write_text(path: str | os.PathLike[str], text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def write_json(path, data, indent: int | None = None) -> None:
+def write_json(path: str | os.PathLike[str], data: Any, indent: int | None = None) -> None:
     separators = None if indent else (",", ":")
     write_text(path, json.dumps(data, indent=indent, separators=separators, allow_nan=False))
 
 
-def copy_file(src, path) -> None:
+def copy_file(src: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
     with replacing(path) as tmp:
         shutil.copyfile(src, tmp)
 
 
-def write_serialized(path, serialize: Callable[[io.BytesIO], None]) -> None:
+def write_serialized(path: str | os.PathLike[str], serialize: Callable[[io.BytesIO], None]) -> None:
     """`serialize(buffer)` writes into memory, then the bytes go to `path`: torch's zip writer aborts the whole
     process when the disk fills under it (torch 2.13, torch.export.save), and a Python write raises instead."""
     buffer = io.BytesIO()
@@ -162,14 +163,14 @@ def write_serialized(path, serialize: Callable[[io.BytesIO], None]) -> None:
     write_bytes(path, buffer.getbuffer())
 
 
-def torch_save(obj, path) -> None:
+def torch_save(obj: object, path: str | os.PathLike[str]) -> None:
     import torch
 
     write_serialized(path, lambda buffer: torch.save(obj, buffer))
 
 
 @contextlib.contextmanager
-def staging(folder) -> Iterator[Path]:
+def staging(folder: str | os.PathLike[str]) -> Iterator[Path]:
     """An empty folder beside `folder` to build in; it replaces `folder` (see replace_dir) when the block ends
     without error, and is removed otherwise."""
     folder = Path(folder)
@@ -205,7 +206,7 @@ def replace_dir(src: Path, folder: Path) -> None:
         _remove(old)
 
 
-def rebase(obj, old: str, new: str):
+def rebase(obj: Any, old: str, new: str) -> Any:
     """Every string under obj that is a path inside `old`, moved to `new`: a result written while its folder
     was staged, as it reads once the folder is in place."""
     if isinstance(obj, str):

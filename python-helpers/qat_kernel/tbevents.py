@@ -18,7 +18,9 @@ import os
 import socket
 import struct
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 FILE_VERSION = "brain.Event:2"
 
@@ -71,7 +73,9 @@ def _length_delimited(field: int, payload: bytes) -> bytes:
     return _key(field, 2) + _varint(len(payload)) + payload
 
 
-def encode_event(wall_time: float, step: int, *, file_version: str | None = None, scalars=None) -> bytes:
+def encode_event(
+    wall_time: float, step: int, *, file_version: str | None = None, scalars: Iterable[tuple[str, float]] | None = None
+) -> bytes:
     """One Event message: the file-version header, or a Summary of (tag, value) scalars."""
     out = _key(1, 1) + struct.pack("<d", wall_time)
     if step:
@@ -122,7 +126,7 @@ class EventWriter:
     def __enter__(self) -> EventWriter:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -165,9 +169,9 @@ def _fields(buf: bytes):
         yield field, wire, value
 
 
-def decode_event(record: bytes) -> dict:
+def decode_event(record: bytes) -> dict[str, Any]:
     """{wall_time, step, file_version?, scalars?: {tag: value}} of one Event (the fields written here)."""
-    event: dict = {"wall_time": 0.0, "step": 0}
+    event: dict[str, Any] = {"wall_time": 0.0, "step": 0}
     for field, wire, value in _fields(record):
         if field == 1 and wire == 1 and isinstance(value, bytes):
             event["wall_time"] = struct.unpack("<d", value)[0]
@@ -217,5 +221,5 @@ def read_records(path: Path) -> list[bytes]:
     return records
 
 
-def read_events(path: Path) -> list[dict]:
+def read_events(path: Path) -> list[dict[str, Any]]:
     return [decode_event(r) for r in read_records(path)]

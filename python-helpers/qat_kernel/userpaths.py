@@ -8,11 +8,19 @@ import os
 import re
 import sysconfig
 from pathlib import Path
+from typing import TypedDict
 
 from qat_kernel import PACKAGE_DIR
 
 _KERNEL_DIR = os.path.realpath(PACKAGE_DIR)
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+class SourceLocation(TypedDict):
+    """Where in a source file: `file` as found (absolute), `line` 1-based."""
+
+    file: str
+    line: int
 
 
 def _library_roots() -> list[str]:
@@ -58,7 +66,7 @@ def _chain(exc: BaseException | None):
         exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
 
 
-def exception_location(exc: BaseException, workspace: str) -> dict | None:
+def exception_location(exc: BaseException, workspace: str) -> SourceLocation | None:
     """{file, line} of the innermost user frame, looking through chained exceptions too."""
     import traceback
 
@@ -72,21 +80,21 @@ def exception_location(exc: BaseException, workspace: str) -> dict | None:
     return None
 
 
-def model_code_location(stack_trace: str | None) -> dict | None:
+def model_code_location(stack_trace: str | None) -> SourceLocation | None:
     """{file, line} of the innermost frame of a torch.export stack trace outside this kernel: where a model
     defined in a library (timm, transformers) made the node, when no frame is the user's."""
-    found = None
+    found: SourceLocation | None = None
     for match in _FRAME_RE.finditer(stack_trace or ""):
         if not _inside(os.path.realpath(match.group("file")), _KERNEL_DIR):
             found = {"file": match.group("file"), "line": int(match.group("line"))}
     return found
 
 
-def stack_trace_location(stack_trace: str | None, workspace: str) -> dict | None:
+def stack_trace_location(stack_trace: str | None, workspace: str) -> SourceLocation | None:
     """{file, line} of the last user frame in a torch.export `node.meta["stack_trace"]`."""
     if not stack_trace:
         return None
-    found = None
+    found: SourceLocation | None = None
     for match in _FRAME_RE.finditer(stack_trace):
         if is_user_file(match.group("file"), workspace):
             found = {"file": match.group("file"), "line": int(match.group("line"))}

@@ -1,10 +1,12 @@
 """bench/run (protocol/kernel-rpc.schema.json): the request's params to jobs.bench_run.bench."""
 
+from typing import Any
+
 from qat_kernel.jobs import bench_run
 from qat_kernel.rpc.context import RequestContext
 
 
-def run(ctx: RequestContext) -> dict:
+def run(ctx: RequestContext) -> dict[str, Any]:
     p = ctx.params
     return bench_run.bench(
         ctx,

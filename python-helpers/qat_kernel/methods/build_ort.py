@@ -1,10 +1,12 @@
 """build/ort (protocol/kernel-rpc.schema.json): the request's params to jobs.build_ort.build."""
 
+from typing import Any
+
 from qat_kernel.jobs import build_ort
 from qat_kernel.rpc.context import RequestContext
 
 
-def run(ctx: RequestContext) -> dict:
+def run(ctx: RequestContext) -> dict[str, Any]:
     p = ctx.params
     return build_ort.build(
         ctx,

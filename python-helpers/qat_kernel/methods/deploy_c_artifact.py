@@ -1,10 +1,12 @@
 """deploy/c-artifact (protocol/kernel-rpc.schema.json): the request's params to jobs.deploy_c_artifact.deploy."""
 
+from typing import Any
+
 from qat_kernel.jobs import deploy_c_artifact
 from qat_kernel.rpc.context import RequestContext
 
 
-def run(ctx: RequestContext) -> dict:
+def run(ctx: RequestContext) -> dict[str, Any]:
     p = ctx.params
     return deploy_c_artifact.deploy(
         ctx,

@@ -1,10 +1,12 @@
 """qat/train (protocol/kernel-rpc.schema.json): the request's params to jobs.qat_train.train."""
 
+from typing import Any
+
 from qat_kernel.jobs import qat_train
 from qat_kernel.rpc.context import RequestContext
 
 
-def run(ctx: RequestContext) -> dict:
+def run(ctx: RequestContext) -> dict[str, Any]:
     p = ctx.params
     return qat_train.train(
         ctx,

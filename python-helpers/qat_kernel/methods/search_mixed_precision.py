@@ -1,10 +1,12 @@
 """search/mixed-precision (protocol/kernel-rpc.schema.json): the request's params to jobs.search_mixed_precision."""
 
+from typing import Any
+
 from qat_kernel.jobs import search_mixed_precision
 from qat_kernel.rpc.context import RequestContext
 
 
-def run(ctx: RequestContext) -> dict:
+def run(ctx: RequestContext) -> dict[str, Any]:
     p = ctx.params
     return search_mixed_precision.search(
         ctx,

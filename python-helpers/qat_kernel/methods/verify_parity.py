@@ -1,10 +1,12 @@
 """verify/parity (protocol/kernel-rpc.schema.json): the request's params to jobs.verify_parity.verify."""
 
+from typing import Any
+
 from qat_kernel.jobs import verify_parity
 from qat_kernel.rpc.context import RequestContext
 
 
-def run(ctx: RequestContext) -> dict:
+def run(ctx: RequestContext) -> dict[str, Any]:
     p = ctx.params
     return verify_parity.verify(
         ctx,

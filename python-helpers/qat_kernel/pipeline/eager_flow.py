@@ -17,9 +17,13 @@ import copy
 import logging
 import re
 import warnings
+from typing import TYPE_CHECKING
 
 from qat_kernel.pipeline.model_io import as_args
 from qat_kernel.rpc.errors import ConfigInvalid
+
+if TYPE_CHECKING:
+    from qat_kernel.userpaths import SourceLocation
 
 log = logging.getLogger("qat_kernel")
 
@@ -212,7 +216,7 @@ class EagerQat:
             return convert(copy.deepcopy(self.model).eval(), inplace=False)
 
 
-def source_of(model, module: str, is_user_file) -> dict | None:
+def source_of(model, module: str, is_user_file) -> SourceLocation | None:
     """{file, line} of the first `self.<name>(` call in a forward of the module's parent, searching
     the parent's class and its bases (QuantDigitsNet.forward calls DigitsNet.forward)."""
     import inspect

@@ -43,6 +43,8 @@ from qat_kernel.rpc.errors import KernelError, NonFinite
 if TYPE_CHECKING:
     import torch
 
+    from qat_kernel.userpaths import SourceLocation
+
 GAMMA_FLOOR = 1e-6  # relative to the BN's sqrt(running_var + eps)
 
 _CONV_OPS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"}
@@ -610,7 +612,7 @@ def locating(folder, model):
         raise
 
 
-def _source(folder, model, exc) -> dict | None:
+def _source(folder, model, exc) -> SourceLocation | None:
     import inspect
 
     from qat_kernel import userpaths
@@ -630,7 +632,7 @@ def _source(folder, model, exc) -> dict | None:
         return userpaths.is_user_file(file, workspace)
 
     try:
-        found = source_of(model, module, mine)
+        found: SourceLocation | None = source_of(model, module, mine)
         if found is None:  # called from a library's forward (nn.Sequential): the layer's own forward
             forward = type(model.get_submodule(module)).forward
             file = inspect.getsourcefile(forward)

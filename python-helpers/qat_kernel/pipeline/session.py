@@ -14,12 +14,16 @@ import collections
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qat_kernel.pipeline.config import Config, load_config
 from qat_kernel.pipeline.runner import run_pipeline
 from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid, ModelGone
+
+if TYPE_CHECKING:
+    from qat_kernel.userpaths import SourceLocation
 
 log = logging.getLogger("qat_kernel")
 
@@ -152,7 +156,7 @@ def out_path(cfg: Config, name: str) -> Path:
     return path
 
 
-def layer_source(trained: Trained, layer) -> dict | None:
+def layer_source(trained: Trained, layer) -> SourceLocation | None:
     """{file, line} where the user's forward calls the layer (a Group in pt2e, a Layer in eager)."""
     from qat_kernel import userpaths
 

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from qat_kernel.rpc.errors import Cancelled
 
+# A JSON-RPC request id: a string, a number or null.
+RequestId = str | int | float | None
+
 
 class RequestContext:
-    def __init__(self, request_id, method: str, params: dict, notify: Callable[[str, dict], None]):
+    def __init__(
+        self,
+        request_id: RequestId,
+        method: str,
+        params: dict[str, Any],
+        notify: Callable[[str, dict[str, Any]], None],
+    ):
         self.id = request_id
         self.method = method
         self.params = params
@@ -32,7 +42,7 @@ class RequestContext:
         if self._cancelled.is_set():
             raise Cancelled("Request cancelled")
 
-    def progress(self, stage: str, message: str, fraction: float | None = None, **data) -> None:
+    def progress(self, stage: str, message: str, fraction: float | None = None, **data: Any) -> None:
         """data: optional structured fields of ProgressParams (e.g. train={epoch, step, loss, ...})."""
         self.stage = stage
         params = {"token": self.params.get("progressToken", self.id), "stage": stage, "message": message}

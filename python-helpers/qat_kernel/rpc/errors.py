@@ -27,7 +27,7 @@ class KernelError(Exception):
     kind = "internal"
     code = protocol.error_codes()["internal"]
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.code = protocol.error_codes()[cls.kind]
 
@@ -36,7 +36,7 @@ class KernelError(Exception):
         self.message = message
         self.data = {k: v for k, v in data.items() if v is not None}
 
-    def to_rpc(self) -> dict:
+    def to_rpc(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "data": {"kind": self.kind, **self.data}}
 
 
@@ -155,7 +155,7 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code, self.message = code, message
 
-    def to_rpc(self) -> dict:
+    def to_rpc(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message}
 
 

@@ -73,7 +73,7 @@ class MessageWriter:
         self._stream = stream
         self._lock = threading.Lock()
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict[str, Any]) -> None:
         body = json.dumps(_finite(message), allow_nan=False, separators=(",", ":")).encode("utf-8")
         with self._lock:
             self._stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)

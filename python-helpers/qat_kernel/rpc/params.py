@@ -23,7 +23,7 @@ def with_defaults(method: str, params: Any) -> Any:
     return filled
 
 
-def validate(method: str, params) -> None:
+def validate(method: str, params: dict[str, Any]) -> None:
     """-32602 when params do not match the method's params definition in the RPC schema."""
     try:
         name = protocol.params_definition(method)

@@ -9,6 +9,7 @@ import functools
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from qat_kernel import HELPERS_DIR
 
@@ -23,20 +24,20 @@ def protocol_dir() -> Path:
 
 
 @functools.cache
-def load_schema(name: str) -> dict:
+def load_schema(name: str) -> dict[str, Any]:
     with open(protocol_dir() / name, encoding="utf-8") as f:
         return json.load(f)
 
 
-def rpc_schema() -> dict:
+def rpc_schema() -> dict[str, Any]:
     return load_schema("kernel-rpc.schema.json")
 
 
-def config_schema() -> dict:
+def config_schema() -> dict[str, Any]:
     return load_schema("qat-config.schema.json")
 
 
-def definition_schema(name: str) -> dict:
+def definition_schema(name: str) -> dict[str, Any]:
     """A schema validating one `#/definitions/<name>` of the RPC schema, refs resolvable."""
     defs = rpc_schema()["definitions"]
     return {"$ref": f"#/definitions/{name}", "definitions": defs}

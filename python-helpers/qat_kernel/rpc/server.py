@@ -12,11 +12,12 @@ import os
 import queue
 import sys
 import threading
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 from qat_kernel.rpc import errors, quiet
 from qat_kernel.rpc import params as request_params
-from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.context import RequestContext, RequestId
 from qat_kernel.rpc.errors import ProtocolError
 from qat_kernel.rpc.framing import EndOfStream, FramingError, MessageWriter, read_message
 
@@ -31,12 +32,12 @@ class Interrupted(BaseException):
 
 
 class Server:
-    def __init__(self, reader: BinaryIO, writer: MessageWriter, methods: dict):
+    def __init__(self, reader: BinaryIO, writer: MessageWriter, methods: dict[str, Callable[[RequestContext], Any]]):
         self._reader = reader
         self._writer = writer
         self._methods = methods
-        self._queue: queue.Queue = queue.Queue()
-        self._active: dict = {}  # id -> RequestContext, queued or running
+        self._queue: queue.Queue[RequestContext | None] = queue.Queue()
+        self._active: dict[RequestId, RequestContext] = {}  # id -> RequestContext, queued or running
         self._lock = threading.Lock()
         self._shutdown = False
         self._worker: threading.Thread | None = None
@@ -45,10 +46,10 @@ class Server:
         self.exit_code = 0
 
     # --- output -------------------------------------------------------------
-    def notify(self, method: str, params: dict) -> None:
+    def notify(self, method: str, params: dict[str, Any]) -> None:
         self._writer.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def _reply(self, request_id, result=None, error=None) -> None:
+    def _reply(self, request_id: RequestId, result: Any = None, error: dict[str, Any] | None = None) -> None:
         message = {"jsonrpc": "2.0", "id": request_id}
         if error is not None:
             message["error"] = error
@@ -85,14 +86,14 @@ class Server:
         worker.join(timeout=5)
         return self.exit_code
 
-    def _invalid(self, request_id, text: str) -> bool:
+    def _invalid(self, request_id: Any, text: str) -> bool:
         log.warning("invalid request: %s", text)
         self._reply(
             request_id if _valid_id(request_id) else None, error=ProtocolError(errors.INVALID_REQUEST, text).to_rpc()
         )
         return True
 
-    def _dispatch(self, message) -> bool:
+    def _dispatch(self, message: Any) -> bool:
         """Handle one incoming message; False ends the read loop."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return self._invalid(message.get("id") if isinstance(message, dict) else None, "Not a JSON-RPC 2.0 message")
@@ -137,7 +138,7 @@ class Server:
             self._queue.put(ctx)
         return True
 
-    def _cancel(self, request_id) -> None:
+    def _cancel(self, request_id: RequestId) -> None:
         with self._lock:
             ctx = self._active.get(request_id)
         if ctx is not None:
@@ -182,7 +183,7 @@ class Server:
             except OSError as exc:  # the client went away; the reader will see EOF and stop us
                 log.error("cannot send the reply to %s: %s", ctx.method, exc)
 
-    def _outcome(self, ctx: RequestContext) -> tuple:
+    def _outcome(self, ctx: RequestContext) -> tuple[Any, dict[str, Any] | None]:
         """(result, None) or (None, the error as JSON-RPC) of one request."""
         try:
             self._running = ctx
@@ -205,14 +206,14 @@ class Server:
         return self._methods[ctx.method](ctx)
 
 
-def _async_raise(thread_id: int, exc_type) -> None:
+def _async_raise(thread_id: int, exc_type: type[BaseException] | None) -> None:
     """Raise exc_type in the thread at its next bytecode (None: drop one that is pending)."""
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type else None
     )
 
 
-def _valid_id(value) -> bool:
+def _valid_id(value: object) -> bool:
     """JSON-RPC ids are strings, numbers or null (a bool is not a number here)."""
     return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
 

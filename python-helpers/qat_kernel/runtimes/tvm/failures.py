@@ -10,8 +10,12 @@ names the stage and what TVM said."""
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from qat_kernel.rpc.errors import TvmBuildError
+
+if TYPE_CHECKING:
+    from qat_kernel.userpaths import SourceLocation
 
 SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 STACK_KEY = "pkg.torch.onnx.stack_trace"
@@ -42,7 +46,9 @@ class BuildFailure(TvmBuildError):
 
     kind = "unsupported"
 
-    def __init__(self, message: str, node: dict | None = None, location: dict | None = None, traceback: str = ""):
+    def __init__(
+        self, message: str, node: dict | None = None, location: SourceLocation | None = None, traceback: str = ""
+    ):
         super().__init__(message, location=location, traceback=traceback or None)
         self.node = node or {}
 
