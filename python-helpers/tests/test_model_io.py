@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from qat_kernel.pipeline import losses
+from qat_kernel.pipeline.model_io import batches as as_batches
 from qat_kernel.pipeline.model_io import model_io
 from qat_kernel.rpc.errors import ConfigInvalid
 
@@ -85,6 +86,17 @@ def test_dict_batches_with_labels_bind_keyword_inputs_and_find_the_models_own_lo
         assert torch.allclose(loss(prediction, target), own, atol=1e-6)
         right, counted = loss.correct(prediction, target)
         assert counted == (4 * 7 if causal else 4) and 0 <= right <= counted
+
+
+def test_a_next_token_batch_without_labels_takes_its_token_ids_as_the_target():
+    # (inputs[0] on Inputs raised TypeError: Inputs are sliced by samples, not indexed)
+    model = TokenClassifier(causal=True)
+    unlabelled = [{k: v for k, v in b.items() if k != "labels"} for b in _batches(causal=True)]
+    io = model_io(Cfg({}), model, unlabelled)
+    pairs = list(as_batches(unlabelled, io, losses.Loss("next_token").target_of))
+    assert len(pairs) == 3
+    for (_, target), raw in zip(pairs, unlabelled):
+        assert torch.equal(target, raw["input_ids"])
 
 
 def test_a_bound_forward_survives_deepcopy_and_torch_export():

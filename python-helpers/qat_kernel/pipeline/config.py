@@ -10,10 +10,13 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.reads import CONFIG_BYTES, read_regular_text
 from qat_kernel.rpc.errors import ConfigInvalid
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # Integer range of each quantized dtype (float16 has none to check).
 DTYPE_RANGES = {
@@ -30,7 +33,7 @@ DEFAULT_DTYPES = {"activation": "quint8", "weight": "qint8"}
 class Config:
     path: Path  # the .qat.yaml file, absolute
     folder: Path  # its folder: entries and outputs resolve relative to it
-    data: dict
+    data: dict[str, Any]
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
@@ -82,7 +85,7 @@ def check_inside(path: Path, key: str) -> None:
     )
 
 
-def _dotted(parts) -> str:
+def _dotted(parts: Iterable[object]) -> str:
     return ".".join(str(p) for p in parts)
 
 
@@ -100,7 +103,7 @@ def _schema_errors(data: Any) -> None:
         raise ConfigInvalid(f"{where}: {error.message}", path=path)
 
 
-def _observer_specs(data: dict):
+def _observer_specs(data: dict[str, Any]):
     """(dotted path, role, spec) of every observer spec in the config."""
     qconfig = data.get("qconfig") or {}
     for role in ("activation", "weight"):
@@ -112,7 +115,7 @@ def _observer_specs(data: dict):
                 yield f"overrides.{i}.{role}", role, override[role]
 
 
-def _check_ranges(data: dict) -> None:
+def _check_ranges(data: dict[str, Any]) -> None:
     for base, role, spec in _observer_specs(data):
         dtype = spec.get("dtype", DEFAULT_DTYPES[role])
         lo_hi = DTYPE_RANGES.get(dtype)

@@ -20,10 +20,20 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Sized
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import HELPERS_DIR
 from qat_kernel.rpc.errors import Cancelled, InternalError, KernelError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import torch
+
+    from qat_kernel.pipeline.config import Config
+    from qat_kernel.rpc.context import RequestContext
 
 MARK = "@@qat-kernel "
 BACKENDS = ("gloo",)
@@ -35,10 +45,10 @@ class Dist:
     world: int
     backend: str
 
-    def shard(self, batches):
+    def shard(self, batches: Iterable[Any]):
         return Shard(batches, self.rank, self.world)
 
-    def broadcast(self, model) -> None:
+    def broadcast(self, model: torch.nn.Module) -> None:
         """Rank 0's parameters and buffers in every process (thread counts can make float training
         differ in the last bits between processes)."""
         import torch.distributed as dist
@@ -46,7 +56,7 @@ class Dist:
         for tensor in list(model.parameters()) + list(model.buffers()):
             dist.broadcast(tensor.data, src=0)
 
-    def wrap(self, model):
+    def wrap(self, model: torch.nn.Module):
         from torch.nn.parallel import DistributedDataParallel
 
         return DistributedDataParallel(model)
@@ -56,9 +66,9 @@ class Shard:
     """Every world-th batch starting at `rank`; with a known length, each rank gets the same number of
     batches (len // world), so no rank waits for a gradient the others never send."""
 
-    def __init__(self, batches, rank: int, world: int):
+    def __init__(self, batches: Iterable[Any], rank: int, world: int):
         self.batches, self.rank, self.world = batches, rank, world
-        if hasattr(batches, "__len__"):
+        if isinstance(batches, Sized):
             self._len = len(batches) // world
             if self._len == 0:
                 from qat_kernel.rpc.errors import ConfigInvalid
@@ -83,17 +93,17 @@ class Shard:
                 yield batch
 
 
-def settings(cfg, processes: int | None) -> tuple[int, str]:
+def settings(cfg: Config, processes: int | None) -> tuple[int, str]:
     """(processes, backend): the request's `processes`, else the config's train.distributed."""
     spec = cfg.get("train.distributed") or {}
-    processes = processes or spec.get("nproc_per_node", 1)
-    return int(processes), spec.get("backend", "gloo")
+    count = processes or spec.get("nproc_per_node", 1)
+    return int(count), spec.get("backend", "gloo")
 
 
 class RemoteError(KernelError):
     """A typed error a worker reported, raised again in the kernel with the same code and data."""
 
-    def __init__(self, rpc: dict):
+    def __init__(self, rpc: dict[str, Any]):
         super().__init__(rpc.get("message", "distributed training failed"))
         self.code = rpc.get("code", InternalError.code)
         data = dict(rpc.get("data") or {})
@@ -101,7 +111,9 @@ class RemoteError(KernelError):
         self.data = data
 
 
-def launch(cfg, ctx, processes: int, backend: str, worker: str, worker_args: list[str]) -> dict:
+def launch(
+    cfg: Config, ctx: RequestContext, processes: int, backend: str, worker: str, worker_args: list[str]
+) -> dict[str, Any]:
     """Runs the torchrun job (`python -m worker` per rank), relays rank 0's progress, returns its result;
     raises what it raised."""
     package_root = str(HELPERS_DIR)
@@ -134,8 +146,8 @@ def launch(cfg, ctx, processes: int, backend: str, worker: str, worker_args: lis
     )
     out, err = proc.stdout, proc.stderr
     assert out is not None and err is not None  # both are pipes
-    lines: queue.Queue = queue.Queue()
-    tail: deque = deque(maxlen=40)
+    lines: queue.Queue[str | None] = queue.Queue()
+    tail: deque[str] = deque(maxlen=40)
 
     def pump_stdout() -> None:
         for line in out:
@@ -187,7 +199,7 @@ def launch(cfg, ctx, processes: int, backend: str, worker: str, worker_args: lis
     return result
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=15)

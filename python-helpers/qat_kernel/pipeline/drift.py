@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+if TYPE_CHECKING:
+    from qat_kernel.pipeline.eager_flow import EagerQat
+    from qat_kernel.pipeline.pt2e_flow import Pt2eQat
+
+# The QAT model of either flow (pt2e_flow.Pt2eQat, eager_flow.EagerQat): the same switches on both.
+QatFlow: TypeAlias = "Pt2eQat | EagerQat"
+
+
+class Drifted(Protocol):
+    """What drift_series reads of a trained model (trained_model.Trained)."""
+
+    drift: list[dict[str, Any]]  # [{step, epoch, observers: drift_state()}]
+
+
 DRIFT_SAMPLES = 24  # observer snapshots kept over a QAT run (plus the first and the last step)
 
 
-def observer_state(qat) -> list[dict]:
+def observer_state(qat: QatFlow) -> list[dict[str, Any]]:
     """Per layer: scale and zero-point of its weight and input/output fake quantizers."""
     fqs = qat.fake_quants()
     rows = []
@@ -25,7 +41,7 @@ def observer_state(qat) -> list[dict]:
     return rows
 
 
-def drift_state(qat) -> list[dict]:
+def drift_state(qat: QatFlow) -> list[dict[str, Any]]:
     """observer_state compacted for plots: per layer and role, the scale's min/mean/max over channels
     and the first zero point."""
     rows = []
@@ -42,11 +58,11 @@ def drift_state(qat) -> list[dict]:
     return rows
 
 
-def drift_series(trained) -> dict | None:
+def drift_series(trained: Drifted) -> dict[str, Any] | None:
     """How each layer's scale and zero point moved during QAT, as series over the sampled steps."""
     if len(trained.drift) < 2:
         return None
-    layers: dict = {}
+    layers: dict[tuple[str, str], dict[str, Any]] = {}
     for snap in trained.drift:
         for row in snap["observers"]:
             series = layers.setdefault(

@@ -17,12 +17,18 @@ import copy
 import logging
 import re
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline.model_io import as_args
 from qat_kernel.rpc.errors import ConfigInvalid
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    import torch
+
+    from qat_kernel.pipeline.fused_groups import FakeQuants
+    from qat_kernel.pipeline.qconfig import QConfigPlan
     from qat_kernel.userpaths import SourceLocation
 
 log = logging.getLogger("qat_kernel")
@@ -47,11 +53,11 @@ _OPS = {
     "BatchNorm3d": "batch_norm",
 }
 _ENGINES = {"x86": "x86", "fbgemm": "fbgemm", "onednn": "onednn", "qnnpack": "qnnpack", "xnnpack": "qnnpack"}
-_REPORTED: set = set()  # warnings already written to the log by this kernel process
+_REPORTED: set[str] = set()  # warnings already written to the log by this kernel process
 
 
 @contextlib.contextmanager
-def collect_warnings(into: list):
+def collect_warnings(into: list[str]) -> Iterator[None]:
     """Record every warning raised inside; append the distinct messages to `into`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -71,17 +77,19 @@ def _parent(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else ""
 
 
-def detect_fusion(model, example) -> list[list[str]]:
+def detect_fusion(model: torch.nn.Module, example: tuple[Any, ...]) -> list[list[str]]:
     """Fusable groups of sibling modules, in call order, from one forward of a copy in eval mode."""
     import torch
 
     probe = copy.deepcopy(model).eval()
     leaves = {name: m for name, m in probe.named_modules() if name and not list(m.children())}
-    calls: list = []  # (name, class name, input tensor, output tensor); tensors kept alive for `is`
-    counts: dict = {}
+    calls: list[
+        tuple[str, str, Any, Any]
+    ] = []  # (name, class name, input tensor, output tensor); tensors kept alive for `is`
+    counts: dict[str, int] = {}
 
-    def hook(name):
-        def record(module, inputs, output):
+    def hook(name: str):
+        def record(module: torch.nn.Module, inputs: tuple[Any, ...], output: Any):
             counts[name] = counts.get(name, 0) + 1
             calls.append((name, type(module).__name__, inputs[0] if inputs else None, output))
 
@@ -113,7 +121,7 @@ def detect_fusion(model, example) -> list[list[str]]:
     return groups
 
 
-def _check_groups(model, groups, path="eager.fuse") -> None:
+def _check_groups(model: torch.nn.Module, groups: list[list[str]], path: str = "eager.fuse") -> None:
     names = dict(model.named_modules())
     for i, group in enumerate(groups):
         for name in group:
@@ -124,7 +132,7 @@ def _check_groups(model, groups, path="eager.fuse") -> None:
 class Layer:
     """One quantized layer: its fused group of module names (the first holds the INT8 result)."""
 
-    def __init__(self, group: list, types: list):
+    def __init__(self, group: list[str], types: list[str]):
         self.group = group
         self.module = group[0]
         self.ops = [_OPS.get(t, t.lower()) for t in types]
@@ -134,7 +142,15 @@ class Layer:
 class EagerQat:
     flow = "eager"
 
-    def __init__(self, model, example, qplan, engine: str, fuse=None, warnings_out: list | None = None):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        example: tuple[Any, ...],
+        qplan: QConfigPlan,
+        engine: str,
+        fuse: list[list[str]] | None = None,
+        warnings_out: list[str] | None = None,
+    ):
         import torch
         from torch.ao.quantization import fuse_modules_qat, prepare_qat
 
@@ -158,7 +174,7 @@ class EagerQat:
             self.groups = groups
             model.train()
             fuse_modules_qat(model, groups, inplace=True)
-            model.qconfig = qconfig.eager_qconfig(qplan.default)
+            model.qconfig = qconfig.eager_qconfig(qplan.default)  # pyright: ignore[reportArgumentType] - torch types Module.__setattr__ for tensors and modules; eager quantization reads this attribute
             for name, module in model.named_modules():
                 if not name:
                     continue
@@ -170,7 +186,7 @@ class EagerQat:
                         f"overrides.{layer.override}.precision: not in the eager flow",
                         path=f"overrides.{layer.override}.precision",
                     )
-                module.qconfig = qconfig.eager_qconfig(layer)
+                module.qconfig = qconfig.eager_qconfig(layer)  # pyright: ignore[reportArgumentType] - as above
             self.model = prepare_qat(model, inplace=False)
 
     def train_mode(self) -> None:
@@ -188,17 +204,17 @@ class EagerQat:
         self.bn_frozen = True
         return True
 
-    def fake_quants(self) -> dict:
+    def fake_quants(self) -> dict[str, Any]:
         # remove_duplicate=False: a shared quantizer (SharedQuantizationSpec) is reachable by each name.
         return {
             name: m for name, m in self.model.named_modules(remove_duplicate=False) if hasattr(m, "fake_quant_enabled")
         }
 
-    def layers(self) -> list:
+    def layers(self) -> list[tuple[Layer, FakeQuants]]:
         """[(Layer, FakeQuants)]: weight fake quantizer and the output one (eager quantizes outputs)."""
         from qat_kernel.pipeline.fused_groups import FakeQuants
 
-        found = []
+        found: list[tuple[Layer, FakeQuants]] = []
         names = self.fake_quants()
         for layer in self.layers_:
             fqs = FakeQuants(
@@ -216,7 +232,7 @@ class EagerQat:
             return convert(copy.deepcopy(self.model).eval(), inplace=False)
 
 
-def source_of(model, module: str, is_user_file) -> SourceLocation | None:
+def source_of(model: torch.nn.Module, module: str, is_user_file: Callable[[str], bool]) -> SourceLocation | None:
     """{file, line} of the first `self.<name>(` call in a forward of the module's parent, searching
     the parent's class and its bases (QuantDigitsNet.forward calls DigitsNet.forward)."""
     import inspect

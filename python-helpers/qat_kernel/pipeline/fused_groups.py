@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import torch
     from torch.fx import Node
 
 ANCHORS = {"conv1d": "conv1d", "conv2d": "conv2d", "conv3d": "conv3d", "linear": "linear"}
@@ -26,7 +29,7 @@ FOLLOW = {
 }
 
 
-def op_name(node) -> str:
+def op_name(node: torch.fx.Node) -> str:
     """aten op name without overload (`conv2d`), or the function name for other call targets."""
     if getattr(node, "op", None) != "call_function":
         return ""
@@ -35,15 +38,16 @@ def op_name(node) -> str:
     return getattr(packet if packet is not None else target, "__name__", str(target))
 
 
-def attr(gm, target: str):
-    """The module attribute a get_attr node's `target` names (dotted path)."""
-    value = gm
+def attr(gm: torch.fx.GraphModule, target: str) -> Any:
+    """The module attribute a get_attr node's `target` names (dotted path): a tensor, a module or a
+    constant."""
+    value: Any = gm
     for part in target.split("."):
         value = getattr(value, part)
     return value
 
 
-def module_path(node) -> str | None:
+def module_path(node: torch.fx.Node) -> str | None:
     """Path of the innermost module that produced `node`, e.g. `features.0`."""
     stack = node.meta.get("nn_module_stack")
     if not stack:
@@ -57,8 +61,8 @@ class Group:
     op: str
     anchor: Node  # the conv/linear fx.Node
     output: Node  # fx.Node whose value is compared
-    ops: list = field(default_factory=list)  # reported op names, anchor first
-    nodes: list = field(default_factory=list)  # fx.Nodes from the anchor to the output
+    ops: list[str] = field(default_factory=list)  # reported op names, anchor first
+    nodes: list[Node] = field(default_factory=list)  # fx.Nodes from the anchor to the output
 
     @property
     def input(self) -> Node:
@@ -70,12 +74,12 @@ class Group:
         return value
 
 
-def _single_user(node) -> Node | None:
+def _single_user(node: torch.fx.Node) -> Node | None:
     users = list(node.users)
     return users[0] if len(users) == 1 else None
 
 
-def _follow(anchor, skip_bn_arithmetic: bool = False) -> Group:
+def _follow(anchor: torch.fx.Node, skip_bn_arithmetic: bool = False) -> Group:
     group = Group(module=module_path(anchor) or anchor.name, op=ANCHORS[op_name(anchor)], anchor=anchor, output=anchor)
     group.ops.append(group.op)
     group.nodes.append(anchor)
@@ -103,20 +107,21 @@ def _follow(anchor, skip_bn_arithmetic: bool = False) -> Group:
     return group
 
 
-def _qat_bn_prefix(node) -> bool:
+def _qat_bn_prefix(node: torch.fx.Node) -> bool:
     """`node` starts the div [-> add] -> batch_norm chain of a QAT conv+BN pattern."""
     for _ in range(2):
         if op_name(node) not in ("div", "add"):
             return False
-        node = _single_user(node)
-        if node is None:
+        user = _single_user(node)
+        if user is None:
             return False
+        node = user
         if op_name(node) in FOLLOW and "batch_norm" in op_name(node):
             return True
     return False
 
 
-def _is_quant_node(node, kind: str) -> bool:
+def _is_quant_node(node: torch.fx.Node, kind: str) -> bool:
     return op_name(node).startswith(kind)
 
 
@@ -131,16 +136,18 @@ def _after_qdq(node: Node) -> Node:
     return node
 
 
-def _weight_is_quantized(anchor) -> bool:
+def _weight_is_quantized(anchor: torch.fx.Node) -> bool:
+    import torch.fx
+
     weight = anchor.args[1] if len(anchor.args) > 1 else anchor.kwargs.get("weight")
-    return hasattr(weight, "op") and _is_quant_node(weight, "dequantize_per_")
+    return isinstance(weight, torch.fx.Node) and _is_quant_node(weight, "dequantize_per_")
 
 
-def fp32_groups(gm) -> list[Group]:
+def fp32_groups(gm: torch.fx.GraphModule) -> list[Group]:
     return [_follow(n) for n in gm.graph.nodes if op_name(n) in ANCHORS]
 
 
-def int8_groups(gm) -> list[Group]:
+def int8_groups(gm: torch.fx.GraphModule) -> list[Group]:
     """Groups of the layers whose weights were quantized, output after their Q/DQ pair."""
     groups = []
     for n in gm.graph.nodes:
@@ -164,7 +171,7 @@ def pair_groups(fp32: list[Group], int8: list[Group]) -> list[tuple[Group, Group
     return pairs
 
 
-def tapped(gm, nodes):
+def tapped(gm: torch.fx.GraphModule, nodes: Iterable[torch.fx.Node]) -> torch.fx.GraphModule:
     """A GraphModule running gm's graph and returning the values of `nodes` (a tuple): one compiled
     forward, where an fx.Interpreter would step through every node in Python (3x two forwards on the
     digits CNN). Kept per (gm, nodes); submodules are shared with gm, so observer and fake-quant
@@ -175,17 +182,19 @@ def tapped(gm, nodes):
     taps = _TAPS.setdefault(gm, {})
     if key not in taps:
         graph = torch.fx.Graph()
-        val_map: dict = {}
+        val_map: dict[Node, Node] = {}
         graph.graph_copy(gm.graph, val_map)
         graph.output(tuple(val_map[n] for n in nodes))
         taps[key] = torch.fx.GraphModule(gm, graph)
     return taps[key]
 
 
-_TAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TAPS: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple[str, ...], torch.fx.GraphModule]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def capture(gm, inputs, nodes) -> dict:
+def capture(gm: torch.fx.GraphModule, inputs: Iterable[Any], nodes: Iterable[torch.fx.Node]) -> dict[str, Any]:
     """Values of `nodes` when `gm` runs on each batch of `inputs` (model_io.Inputs, or single tensors),
     concatenated along dim 0."""
     import torch
@@ -194,7 +203,7 @@ def capture(gm, inputs, nodes) -> dict:
 
     wanted = list({n.name: n for n in nodes}.values())
     module = tapped(gm, wanted)
-    parts: dict[str, list] = {n.name: [] for n in wanted}
+    parts: dict[str, list[torch.Tensor]] = {n.name: [] for n in wanted}
     with torch.no_grad():
         for x in inputs:
             for n, value in zip(wanted, module(*as_inputs(x))):
@@ -223,15 +232,15 @@ PASSTHROUGH = {
 }
 
 
-def fake_quant_module(gm, node):
+def fake_quant_module(gm: torch.fx.GraphModule, node: torch.fx.Node):
     """The fake-quant module a call_module node runs, else None."""
     if getattr(node, "op", None) != "call_module":
         return None
-    module = gm.get_submodule(node.target)
+    module = gm.get_submodule(str(node.target))
     return module if hasattr(module, "fake_quant_enabled") else None
 
 
-def prepared_groups(gm) -> list[Group]:
+def prepared_groups(gm: torch.fx.GraphModule) -> list[Group]:
     """Groups of a prepare_qat_pt2e graph, output before the output fake quantizer."""
     return [_follow(n, skip_bn_arithmetic=True) for n in gm.graph.nodes if op_name(n) in ANCHORS]
 
@@ -240,15 +249,15 @@ def prepared_groups(gm) -> list[Group]:
 class FakeQuants:
     """Names (module targets) of the fake quantizers that make one layer INT8."""
 
-    weight: list = field(default_factory=list)
-    input: list = field(default_factory=list)
+    weight: list[str] = field(default_factory=list)
+    input: list[str] = field(default_factory=list)
 
     @property
-    def all(self) -> list:
+    def all(self) -> list[str]:
         return self.weight + self.input
 
 
-def layer_fake_quants(gm, group: Group) -> FakeQuants:
+def layer_fake_quants(gm: torch.fx.GraphModule, group: Group) -> FakeQuants:
     """Weight fake quantizer of the anchor, and those on its activation input back to the producer."""
     import torch.fx
 
@@ -256,14 +265,14 @@ def layer_fake_quants(gm, group: Group) -> FakeQuants:
     anchor = group.anchor
     weight = anchor.args[1] if len(anchor.args) > 1 else anchor.kwargs.get("weight")
     if isinstance(weight, torch.fx.Node) and fake_quant_module(gm, weight) is not None:
-        found.weight.append(weight.target)
+        found.weight.append(str(weight.target))
     node = group.input
     seen = set()
     while isinstance(node, torch.fx.Node) and node not in seen:
         seen.add(node)
         if fake_quant_module(gm, node) is not None:
             if node.target not in found.input:
-                found.input.append(node.target)
+                found.input.append(str(node.target))
         elif op_name(node) not in PASSTHROUGH:
             break
         node = node.args[0] if node.args else None
@@ -273,12 +282,13 @@ def layer_fake_quants(gm, group: Group) -> FakeQuants:
 # --- converted (INT8) graphs: one layer fed another input ----------------------------------------
 
 
-def _is_qdq(node) -> bool:
+def _is_qdq(node: torch.fx.Node) -> bool:
     return _is_quant_node(node, "quantize_per_") or _is_quant_node(node, "dequantize_per_")
 
 
-def _ancestors(node) -> set:
-    seen, stack = set(), [node]
+def _ancestors(node: torch.fx.Node) -> set[Node]:
+    seen: set[Node] = set()
+    stack = [node]
     while stack:
         n = stack.pop()
         if n in seen:
@@ -294,8 +304,8 @@ class Region:
     Q/DQ. Re-running them with another value for `entry` gives the layer's "local" output."""
 
     entry: Node
-    nodes: list  # in graph order, entry excluded
-    weight: list  # weight dequantize chain (not fed by entry), for reporting
+    nodes: list[Node]  # in graph order, entry excluded
+    weight: list[Node]  # weight dequantize chain (not fed by entry), for reporting
 
 
 def int8_region(group: Group) -> Region:
@@ -318,13 +328,13 @@ def int8_region(group: Group) -> Region:
     return Region(entry=entry, nodes=nodes, weight=weight)
 
 
-def run_region(interpreter, env: dict, region: Region, value):
+def run_region(interpreter: torch.fx.Interpreter, env: dict[Node, Any], region: Region, value: Any):
     """The group output when `region.entry` takes `value`; every other input comes from `env`."""
     import torch.fx
 
     local = {region.entry: value}
 
-    def lookup(n):
+    def lookup(n: torch.fx.Node):
         return local[n] if n in local else env[n]
 
     for n in region.nodes:

@@ -36,11 +36,14 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from qat_kernel.rpc.errors import KernelError, NonFinite
 
 if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Iterator
+
     import torch
 
     from qat_kernel.userpaths import SourceLocation
@@ -55,7 +58,7 @@ _QUANTIZER_SUFFIXES = (".activation_post_process", ".weight_fake_quant")
 # --- before QAT ---------------------------------------------------------------------------------
 
 
-def _count(t) -> tuple[str, int]:
+def _count(t: torch.Tensor) -> tuple[str, int]:
     """('NaN' | 'Inf' | 'NaN and Inf', number of non-finite values) of a tensor."""
     import torch
 
@@ -65,13 +68,13 @@ def _count(t) -> tuple[str, int]:
     return what, nan + inf
 
 
-def _is_quantizer(name: str, module=None) -> bool:
+def _is_quantizer(name: str, module: torch.nn.Module | None = None) -> bool:
     if module is not None and hasattr(module, "observer_enabled"):
         return True
     return "activation_post_process" in name or "weight_fake_quant" in name
 
 
-def non_finite_tensors(model, buffers: bool = True) -> list[tuple[str, str, int, int, object]]:
+def non_finite_tensors(model: torch.nn.Module, buffers: bool = True) -> list[tuple[str, str, int, int, object]]:
     """(name, what, count, total, tensor) of each floating parameter (and buffer) with NaN/Inf, quantizer
     state (observer min/max, scales) left out: an observer that saw a NaN holds one without being the cause."""
     import torch
@@ -84,14 +87,14 @@ def non_finite_tensors(model, buffers: bool = True) -> list[tuple[str, str, int,
         if buffers:
             tensors += list(owner.named_buffers(recurse=False))
         for name, t in tensors:
-            if t is None or not t.is_floating_point() or bool(torch.isfinite(t).all()):
+            if not t.is_floating_point() or bool(torch.isfinite(t).all()):
                 continue
             what, count = _count(t.detach())
             found.append((f"{owner_name}.{name}" if owner_name else name, what, count, t.numel(), t))
     return found
 
 
-def check_state(model, source: str, advice: str) -> None:
+def check_state(model: torch.nn.Module, source: str, advice: str) -> None:
     """NonFinite naming the first non-finite parameter/buffer of `model`; `source` says where the values
     came from ("the weights loaded from w.pt"), `advice` what to do."""
     found = non_finite_tensors(model)
@@ -114,13 +117,13 @@ def _names(names: list[str], limit: int = 3) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def _sigma(bn_running_var, eps: float):
+def _sigma(bn_running_var: torch.Tensor, eps: float):
     import torch
 
     return torch.sqrt(bn_running_var.detach().float() + eps)
 
 
-def folded_batch_norms(graph) -> list[tuple[str, str, torch.Tensor, torch.Tensor, float]]:
+def folded_batch_norms(graph: torch.fx.GraphModule) -> list[tuple[str, str, torch.Tensor, torch.Tensor, float]]:
     """(BN module path, gamma's attribute path, gamma, running_var, eps) of each conv -> batch_norm pair of
     an exported graph that torchao's QAT conv+BN rewrite folds (a conv whose only user is an affine
     batch_norm)."""
@@ -142,7 +145,9 @@ def folded_batch_norms(graph) -> list[tuple[str, str, torch.Tensor, torch.Tensor
     return pairs
 
 
-def floor_folded_gamma(model, graph, example, notes: list) -> None:
+def floor_folded_gamma(
+    model: torch.nn.Module, graph: torch.fx.GraphModule, example: tuple[Any, ...], notes: list[str]
+) -> None:
     """Raise |gamma| to GAMMA_FLOOR * sigma in the channels of folded BNs below it, in place (the
     exported graph shares its parameters with `model`); a note says which BNs and by how much the FP32
     model's output on `example` moved."""
@@ -176,7 +181,7 @@ def floor_folded_gamma(model, graph, example, notes: list) -> None:
     )
 
 
-def _same_tensor(model, target: str):
+def _same_tensor(model: torch.nn.Module, target: str):
     """`model`'s parameter at `target`: the graph's own while torch.export shares parameter storage, as it
     does today; written as well in case it stops, since the output change is measured on `model`."""
     try:
@@ -185,7 +190,7 @@ def _same_tensor(model, target: str):
         return None
 
 
-def _eval_output(model, example):
+def _eval_output(model: torch.nn.Module, example: tuple[Any, ...]):
     import torch
 
     from qat_kernel.pipeline.model_io import as_args
@@ -195,14 +200,14 @@ def _eval_output(model, example):
         return _floats(model(*as_args(example)))
 
 
-def _floats(output) -> list:
+def _floats(output: Any) -> list[torch.Tensor]:
     import torch
     from torch.utils._pytree import tree_leaves
 
     return [t.detach().float() for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.is_floating_point()]
 
 
-def _change(before: list, after: list) -> str:
+def _change(before: list[torch.Tensor], after: list[torch.Tensor]) -> str:
     """'at most D (relative R)' between two model outputs."""
     delta = max((float((a - b).abs().max()) for a, b in zip(after, before) if a.numel()), default=0.0)
     scale = max((float(b.abs().max()) for b in before if b.numel()), default=0.0)
@@ -210,7 +215,7 @@ def _change(before: list, after: list) -> str:
     return f"at most {delta:.2g} (relative {relative:.2g})"
 
 
-def eager_exact_fold(model, notes: list) -> None:
+def eager_exact_fold(model: torch.nn.Module, notes: list[str]) -> None:
     """Fused eager ConvBn modules with gamma below the floor take torch's exact two-pass forward
     (`_forward_slow`: BN statistics from an unscaled conv, no division by gamma); the model is unchanged."""
     import torch
@@ -225,7 +230,7 @@ def eager_exact_fold(model, notes: list) -> None:
         with torch.no_grad():
             low = bn.weight.abs() < GAMMA_FLOOR * _sigma(bn.running_var, bn.eps)
         if bool(low.any()):
-            module._enable_slow_path_for_better_numerical_stability = True
+            module._enable_slow_path_for_better_numerical_stability = True  # pyright: ignore[reportArgumentType] - a plain flag; torch types Module.__setattr__ for tensors and modules
             names.append(name)
     if names:
         notes.append(
@@ -235,7 +240,7 @@ def eager_exact_fold(model, notes: list) -> None:
         )
 
 
-def pruned_channels(model, notes: list) -> None:
+def pruned_channels(model: torch.nn.Module, notes: list[str]) -> None:
     """A note per conv/linear layer with all-zero output channels in its weight."""
     rows = []
     for name, module in model.named_modules():
@@ -273,14 +278,14 @@ class Finding:
     previous: str | None = None  # between: the last module whose output was finite
     largest: float = 0.0  # output: the largest |value| of the (finite) outputs
     stack_trace: str | None = None  # node: torch.export's stack trace of the node
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class _Stop(Exception):
     pass
 
 
-def _leaves_bad(value) -> tuple[str, int, int] | None:
+def _leaves_bad(value: Any) -> tuple[str, int, int] | None:
     """(what, count, total) of the non-finite values among the tensors in `value`, None if all finite."""
     import torch
     from torch.utils._pytree import tree_leaves
@@ -300,13 +305,13 @@ def _leaves_bad(value) -> tuple[str, int, int] | None:
     return " and ".join(sorted(bad_what, reverse=True)), bad, total
 
 
-def _unwrap(model):
+def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
     """The module DistributedDataParallel wraps (its forward would start collectives on one rank only)."""
-    return model.module if type(model).__name__ == "DistributedDataParallel" else model
+    return cast("torch.nn.Module", model.module) if type(model).__name__ == "DistributedDataParallel" else model
 
 
 @contextlib.contextmanager
-def _observers_off(model):
+def _observers_off(model: torch.nn.Module) -> Iterator[None]:
     saved = []
     for m in model.modules():
         flag = getattr(m, "observer_enabled", None)
@@ -320,7 +325,7 @@ def _observers_off(model):
             flag.copy_(value)
 
 
-def locate(model, call, batch) -> Finding:
+def locate(model: torch.nn.Module, call: Callable[[torch.nn.Module], Any], batch: Any) -> Finding:
     """Re-run `call(model)` on the same batch (no gradients, observers off) and find the first
     non-finite value: in `batch`, in a parameter, at a graph node or module output; else describe the
     (finite) output."""
@@ -351,7 +356,7 @@ def locate(model, call, batch) -> Finding:
 
 
 @contextlib.contextmanager
-def _reset_stats(tensors: list, rows: list):
+def _reset_stats(tensors: list[torch.Tensor], rows: list[tuple[str, str, int, int, Any]]) -> Iterator[None]:
     import torch
 
     saved = [t.detach().clone() for t in tensors]
@@ -365,13 +370,13 @@ def _reset_stats(tensors: list, rows: list):
             t.detach().copy_(value)
 
 
-def _locate_in_graph(gm, call) -> Finding:
+def _locate_in_graph(gm: torch.fx.GraphModule, call: Callable[[torch.nn.Module], Any]) -> Finding:
     import torch.fx
 
-    found: dict = {}
+    found: dict[str, Any] = {}
 
     class Finder(torch.fx.Interpreter):
-        def run_node(self, n):
+        def run_node(self, n: torch.fx.Node):
             out = super().run_node(n)
             if n.op not in ("get_attr", "output") and (bad := _leaves_bad(out)):
                 found.update(node=n, bad=bad)
@@ -399,10 +404,12 @@ def _locate_in_graph(gm, call) -> Finding:
     )
 
 
-def _node_layer(node) -> tuple[str, str]:
+def _node_layer(node: torch.fx.Node) -> tuple[str, str]:
     """(module path, op) of a prepared graph's node, for the user: torchao's fold arithmetic (div, add,
     reshape between a conv and its BN) carries no module, so it is named after the BN it feeds; a fake
     quantizer after the module of its input."""
+    import torch.fx
+
     from qat_kernel.pipeline.fused_groups import module_path, op_name
 
     module = module_path(node)
@@ -419,19 +426,17 @@ def _node_layer(node) -> tuple[str, str]:
             if op_name(nxt) == "batch_norm":
                 weight = nxt.args[1] if len(nxt.args) > 1 else None
                 owner = (
-                    _owner(str(weight.target))
-                    if weight is not None and getattr(weight, "op", None) == "get_attr"
-                    else ""
+                    _owner(str(weight.target)) if isinstance(weight, torch.fx.Node) and weight.op == "get_attr" else ""
                 )
                 return module_path(nxt) or owner, f"{op_name(node)} of the conv+BN fold"
     return module or "", op_name(node) or str(node.target)
 
 
-def _locate_in_modules(model, call) -> Finding:
+def _locate_in_modules(model: torch.nn.Module, call: Callable[[torch.nn.Module], Any]) -> Finding:
     names = {id(m): name for name, m in model.named_modules(remove_duplicate=False)}
-    state: dict = {"previous": None}
+    state: dict[str, Any] = {"previous": None}
 
-    def hook(module, args, output):
+    def hook(module: torch.nn.Module, args: Any, output: Any):
         name = names.get(id(module), "")
         bad = _leaves_bad(output)
         if not bad:
@@ -467,7 +472,7 @@ def _locate_in_modules(model, call) -> Finding:
     return Finding("node", module=name, op=type(state["module"]).__name__, what=what, count=count, total=total)
 
 
-def _output_finding(output) -> Finding:
+def _output_finding(output: Any) -> Finding:
     values = _floats(output) if output is not None else []
     largest = max((float(v.abs().max()) for v in values if v.numel()), default=0.0)
     return Finding("output" if values else "none", largest=largest)
@@ -559,7 +564,15 @@ def describe(finding: Finding, stage: str, step: int, lr: float | None, loss: fl
 
 
 class _Check:
-    def __init__(self, model, call, batch, stage: str, step: int, optimizer):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        call: Callable[[torch.nn.Module], Any],
+        batch: Any,
+        stage: str,
+        step: int,
+        optimizer: torch.optim.Optimizer | None,
+    ):
         self.model, self.call, self.batch = model, call, batch
         self.stage, self.step, self.optimizer = stage, step, optimizer
 
@@ -567,7 +580,7 @@ class _Check:
         groups = getattr(self.optimizer, "param_groups", None)
         return groups[0].get("lr") if groups else None
 
-    def __call__(self, loss) -> float:
+    def __call__(self, loss: torch.Tensor) -> float:
         """The loss as a float; NonFinite if it is not finite. (`.item()` comes before backward: a
         non-finite loss must not reach the optimizer, whose update would hide where it came from.)"""
         value = loss.item()
@@ -578,7 +591,14 @@ class _Check:
 
 
 @contextlib.contextmanager
-def guard(model, call, batch, stage: str, step: int, optimizer=None):
+def guard(
+    model: torch.nn.Module,
+    call: Callable[[torch.nn.Module], Any],
+    batch: Any,
+    stage: str,
+    step: int,
+    optimizer: torch.optim.Optimizer | None = None,
+):
     """Around one training forward and loss: `with guard(...) as check: value = check(loss)`.
 
     `call(m)` runs a model on this step's batch (`batch`: its inputs, checked for NaN/Inf). An exception
@@ -599,7 +619,7 @@ def guard(model, call, batch, stage: str, step: int, optimizer=None):
 
 
 @contextlib.contextmanager
-def locating(folder, model):
+def locating(folder: str | os.PathLike[str], model: torch.nn.Module):
     """Adds the user's source line ({file, line}) to a NonFinite raised inside: the node's stack trace
     (pt2e) or where the forward of the layer's parent calls it (`model`: the FP32 model or the eager one)."""
     try:
@@ -612,7 +632,7 @@ def locating(folder, model):
         raise
 
 
-def _source(folder, model, exc) -> SourceLocation | None:
+def _source(folder: str | os.PathLike[str], model: torch.nn.Module, exc: NonFinite) -> SourceLocation | None:
     import inspect
 
     from qat_kernel import userpaths
@@ -622,13 +642,13 @@ def _source(folder, model, exc) -> SourceLocation | None:
     if stack_trace:
         return userpaths.stack_trace_location(stack_trace, workspace)
     module = getattr(exc, "source_module", None) or exc.data.get("module")
-    if not module or model is None:
+    if not module:
         return None
     from qat_kernel.pipeline.eager_flow import source_of
 
     model = _unwrap(model)
 
-    def mine(file):
+    def mine(file: str):
         return userpaths.is_user_file(file, workspace)
 
     try:

@@ -15,18 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.rpc.errors import ConfigInvalid
+
+if TYPE_CHECKING:
+    import torch
+
+    from qat_kernel.pipeline.config import Config
+    from qat_kernel.pipeline.model_io import Inputs, ModelIO
 
 IGNORE_INDEX = -100
 KINDS = ("auto", "cross_entropy", "next_token")
 
 
-def _class_last(pred, target) -> bool:
+def _class_last(pred: torch.Tensor, target: Any) -> bool:
     return pred.dim() == target.dim() + 1 and tuple(pred.shape[:-1]) == tuple(target.shape)
 
 
-def _aligned(pred, target):
+def _aligned(pred: torch.Tensor, target: Any):
     """(logits [N, C], targets [N]) of a prediction and an integer target, or None when they do not align."""
     if target is None or target.is_floating_point() or pred.dim() < 2:
         return None
@@ -39,7 +46,7 @@ def _aligned(pred, target):
     return None
 
 
-def _shifted(pred, target):
+def _shifted(pred: torch.Tensor, target: Any):
     if pred.dim() != 3 or target is None or target.dim() != 2:
         return None
     return pred[:, :-1, :], target[:, 1:]
@@ -48,17 +55,17 @@ def _shifted(pred, target):
 @dataclass
 class Loss:
     kind: str  # cross_entropy | next_token | user
-    user: Callable | None = None
+    user: Callable[..., Any] | None = None
     note: str | None = None  # how `auto` decided, for the run's notes
 
-    def aligned_pair(self, pred, target):
+    def aligned_pair(self, pred: torch.Tensor, target: Any):
         """(prediction, target) as this loss compares them, else None when they do not line up."""
         if self.kind == "next_token":
             shifted = _shifted(pred, target)
             return _aligned(*shifted) if shifted is not None else None
         return _aligned(pred, target)
 
-    def __call__(self, pred, target):
+    def __call__(self, pred: torch.Tensor, target: Any):
         import torch.nn.functional as F
 
         if self.user is not None:
@@ -74,11 +81,11 @@ class Loss:
         logits, labels = pair
         return F.cross_entropy(logits.float(), labels.long(), ignore_index=IGNORE_INDEX)
 
-    def target_of(self, inputs: tuple):
+    def target_of(self, inputs: Inputs) -> Any:
         """The target of a batch that has none: a language model's own token ids (next_token), else None."""
-        return inputs[0] if self.kind == "next_token" else None
+        return inputs.values[0] if self.kind == "next_token" else None
 
-    def accuracy(self, pred, target) -> float | None:
+    def accuracy(self, pred: torch.Tensor, target: Any) -> float | None:
         """Top-1 accuracy of outputs against targets (tensors or numpy arrays), None where they do not line up
         (a user loss on something other than class scores)."""
         import torch
@@ -91,7 +98,7 @@ class Loss:
         right, counted = self.correct(pred, target)
         return right / counted if counted else None
 
-    def correct(self, pred, target) -> tuple[int, int]:
+    def correct(self, pred: torch.Tensor, target: Any) -> tuple[int, int]:
         """(right, counted) top-1 predictions, the same positions the loss counts (-100 skipped)."""
         pair = self.aligned_pair(pred, target)
         if pair is None:
@@ -107,11 +114,11 @@ class Loss:
         return int((logits.argmax(-1)[keep] == labels[keep]).sum()), int(keep.sum())
 
 
-def _shape(target) -> str:
+def _shape(target: Any) -> str:
     return "none" if target is None else str(list(target.shape))
 
 
-def resolve(cfg, model=None, io=None, batch=None) -> Loss:
+def resolve(cfg: Config, model: torch.nn.Module | None = None, io: ModelIO | None = None, batch: Any = None) -> Loss:
     """The config's loss; `auto` looks at the model's own loss on `batch` (one training batch) to name it."""
     spec = cfg.get("train.loss", "auto")
     if spec not in KINDS:
@@ -141,7 +148,7 @@ def resolve(cfg, model=None, io=None, batch=None) -> Loss:
     )
 
 
-def _own_loss(model, io, batch):
+def _own_loss(model: torch.nn.Module | None, io: ModelIO | None, batch: Any):
     """(the model's own loss, its prediction, the target) on one batch, or None when it has none."""
     import inspect
 

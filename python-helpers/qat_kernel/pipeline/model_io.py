@@ -24,9 +24,16 @@ import re
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.rpc.errors import ConfigInvalid
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    import torch
+
+    from qat_kernel.pipeline.config import Config
 
 TARGET_KEYS = ("labels", "label", "target", "targets", "y")
 
@@ -34,13 +41,13 @@ TARGET_KEYS = ("labels", "label", "target", "targets", "y")
 @dataclass
 class InputSpec:
     name: str
-    shape: list
+    shape: list[int]
     dtype: str = "float32"
     low: float | None = None  # integer inputs: values drawn from [low, high)
     high: float | None = None
     fill: float | None = None  # every value this one (e.g. an attention mask of ones)
 
-    def make(self, generator):
+    def make(self, generator: torch.Generator):
         import torch
 
         shape = list(self.shape)
@@ -81,7 +88,7 @@ def _specs(example: Any) -> tuple[list[InputSpec], bool]:
     return [spec(f"input{i}", v, f"model.example_input.{i}") for i, v in enumerate(example)], False
 
 
-def _forward_params(model) -> list[str]:
+def _forward_params(model: torch.nn.Module) -> list[str]:
     try:
         params = inspect.signature(type(model).forward).parameters
     except (TypeError, ValueError):
@@ -89,7 +96,7 @@ def _forward_params(model) -> list[str]:
     return [p for p in params if p != "self"]
 
 
-def _accepts_any_keyword(model) -> bool:
+def _accepts_any_keyword(model: torch.nn.Module) -> bool:
     try:
         params = inspect.signature(type(model).forward).parameters.values()
     except (TypeError, ValueError):
@@ -145,13 +152,13 @@ class ModelIO:
             )
         return picked
 
-    def bind(self, model):
+    def bind(self, model: torch.nn.Module):
         """Give `model` (the instance) a forward(*tensors) -> prediction; returns the model. The patch is a
         bound method, so copy.deepcopy of the model binds the copy's own forward to the copy."""
         cls_forward = type(model).forward
         names, by_name, prediction = list(self.names), self.keyword, self.prediction
 
-        def forward(self_, *tensors):
+        def forward(self_: torch.nn.Module, *tensors: Any):
             out = cls_forward(self_, **dict(zip(names, tensors))) if by_name else cls_forward(self_, *tensors)
             return prediction(out)
 
@@ -172,7 +179,7 @@ class ModelIO:
         return out
 
     # --- batches --------------------------------------------------------------------------------------------
-    def split(self, batch: Any) -> tuple[tuple, Any]:
+    def split(self, batch: Any) -> tuple[tuple[Any, ...], Any]:
         """(inputs as a tuple of tensors in `names` order, target) of one batch."""
         import torch
 
@@ -192,7 +199,7 @@ class ModelIO:
                 path="data.entry",
             )
         if isinstance(inputs, torch.Tensor):
-            tensors: tuple = (inputs,)
+            tensors: tuple[Any, ...] = (inputs,)
         elif isinstance(inputs, Mapping):
             missing = [n for n in self.names if n not in inputs]
             if missing:
@@ -211,7 +218,7 @@ class ModelIO:
             )
         return tensors, target
 
-    def example(self, batches: Any, seed: int = 0) -> tuple:
+    def example(self, batches: Any, seed: int = 0) -> tuple[Any, ...]:
         """The example inputs torch.export traces with: from model.example_input when given, else the first two
         samples of the first batch (repeated when the batch holds one)."""
         import torch
@@ -225,7 +232,7 @@ class ModelIO:
         raise ConfigInvalid("data.entry: the validation batches are empty", path="data.entry")
 
 
-def model_io(cfg, model=None, batches=None) -> ModelIO:
+def model_io(cfg: Config, model: torch.nn.Module | None = None, batches: Iterable[Any] | None = None) -> ModelIO:
     """The contract for a config: the inputs named by model.example_input, else read from the first batch
     (`batches`) and the model's forward signature."""
     output, target = cfg.get("model.output"), cfg.get("data.target")
@@ -285,7 +292,7 @@ class Inputs:
 
     __slots__ = ("values", "names")
 
-    def __init__(self, values, names):
+    def __init__(self, values: Iterable[Any], names: Sequence[str]):
         self.values, self.names = tuple(values), tuple(names)
 
     def __iter__(self):
@@ -294,8 +301,8 @@ class Inputs:
     def __len__(self) -> int:
         return len(self.values[0]) if self.values else 0
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
+    def __getitem__(self, index: slice) -> Inputs:
+        if isinstance(index, slice):  # pyright: ignore[reportUnnecessaryIsInstance] - an index from untyped code
             return Inputs([v[index] for v in self.values], self.names)
         raise TypeError("Inputs are sliced by samples (inputs[:n]) or unpacked (*inputs)")
 
@@ -318,7 +325,7 @@ class Inputs:
 
         return Inputs([torch.as_tensor(v) for v in self.values], self.names)
 
-    def feed(self, names: list[str]) -> dict:
+    def feed(self, names: list[str]) -> dict[str, Any]:
         """A runtime's feed: its input names to the arrays, by name where the runtime's names are the model's,
         else in order."""
         arrays = self.numpy().values
@@ -339,19 +346,19 @@ class Inputs:
         return Inputs([join([c.values[i] for c in chunks]) for i in range(len(first.values))], first.names)
 
 
-def as_inputs(x, names=("input",)) -> Inputs:
+def as_inputs(x: Any, names: Sequence[str] = ("input",)) -> Inputs:
     """`x` as Inputs: Inputs as they are, one tensor or array as a single input named `names[0]`."""
     return x if isinstance(x, Inputs) else Inputs([x], names[:1])
 
 
-def as_args(x) -> tuple:
+def as_args(x: Any) -> tuple[Any, ...]:
     """The model's positional inputs: Inputs unpacked, a tuple or list as it is, one tensor or array as a 1-tuple."""
     if isinstance(x, Inputs):
         return x.values
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def call(model, inputs):
+def call(model: Callable[..., Any], inputs: Any) -> Any:
     """`model` (a torch model under the contract) on `inputs` (Inputs or one array or tensor), no gradients."""
     import torch
 
@@ -359,14 +366,14 @@ def call(model, inputs):
         return model(*as_inputs(inputs).torch())
 
 
-def join(chunks: list):
+def join(chunks: list[Any]) -> Any:
     """Batches (Inputs, or single arrays) joined along the batch dim."""
     import numpy as np
 
     return Inputs.concat(chunks) if isinstance(chunks[0], Inputs) else np.concatenate(chunks)
 
 
-def repeat_to(x, count: int):
+def repeat_to(x: Any, count: int):
     """`x` (Inputs or one array) repeated along the batch dim until it holds at least `count` samples."""
     reps = -(-count // len(x))
     return join([x] * reps) if reps > 1 else x
@@ -376,7 +383,7 @@ class Batches:
     """The user's batches as (inputs, target) pairs, inputs the model's Inputs in the contract's order: what every
     loop of the kernel iterates. Re-iterable when the user's iterable is; sized when it is (`batches()`)."""
 
-    def __init__(self, raw, io: ModelIO, default_target=None):
+    def __init__(self, raw: Iterable[Any], io: ModelIO, default_target: Callable[[Inputs], Any] | None = None):
         self.raw, self.io, self.default_target = raw, io, default_target
 
     def __iter__(self):
@@ -390,10 +397,10 @@ class Batches:
 
 class SizedBatches(Batches):
     def __len__(self) -> int:
-        return len(self.raw)
+        return len(self.raw)  # pyright: ignore[reportArgumentType] - batches() makes SizedBatches only of a sized iterable
 
 
-def batches(raw, io: ModelIO, default_target=None) -> Batches:
+def batches(raw: Iterable[Any], io: ModelIO, default_target: Callable[[Inputs], Any] | None = None) -> Batches:
     """`raw` as Batches; `default_target(inputs)` gives the target of a batch that has none (a language model's
     own token ids)."""
     cls = SizedBatches if hasattr(raw, "__len__") else Batches

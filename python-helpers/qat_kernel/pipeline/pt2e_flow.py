@@ -8,9 +8,19 @@ batch 2 asserts `x.size()[0] == 2` on a batch of 64), so we export with a dynami
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline.fused_groups import op_name
 from qat_kernel.pipeline.model_io import as_args
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import torch
+
+    from qat_kernel.pipeline.fused_groups import FakeQuants, Group
+    from qat_kernel.pipeline.qconfig import LayerQConfig, QConfigPlan
+    from qat_kernel.rpc.context import RequestContext
 
 
 def dynamic_batch(count: int = 1):
@@ -21,7 +31,7 @@ def dynamic_batch(count: int = 1):
     return tuple({0: batch} for _ in range(count))
 
 
-def export(model, example: tuple):
+def export(model: torch.nn.Module, example: tuple[Any, ...]) -> torch.fx.GraphModule:
     """The model as an FX GraphModule (aten ops, nn_module_stack/stack_trace kept), batch dim dynamic. `example`:
     the model's inputs (pipeline.model_io.as_args: Inputs, a tuple of tensors or one tensor)."""
     import torch
@@ -30,7 +40,7 @@ def export(model, example: tuple):
     return torch.export.export(model, example, dynamic_shapes=dynamic_batch(len(example))).module()
 
 
-def quantizer(qplan=None, qat: bool = True):
+def quantizer(qplan: QConfigPlan | None = None, qat: bool = True):
     """X86InductorQuantizer driven by the config's plan (qconfig.plan); None: torchao's QAT default.
 
     Per-layer configs do not go through set_module_name_qconfig: its filter needs *every* node of a
@@ -50,8 +60,8 @@ def quantizer(qplan=None, qat: bool = True):
         return X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
 
     class PlanQuantizer(X86InductorQuantizer):
-        def annotate(self, model):
-            configs: dict = {}
+        def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+            configs: dict[tuple[int, frozenset[str | None]], tuple[LayerQConfig, set[str | None]]] = {}
             for group in fused_groups.fp32_groups(model):
                 layer = qplan.for_module(group.module)
                 if layer is qplan.default:
@@ -70,7 +80,7 @@ def quantizer(qplan=None, qat: bool = True):
     return PlanQuantizer().set_global(default)
 
 
-def _drop_empty_annotations(model) -> None:
+def _drop_empty_annotations(model: torch.fx.GraphModule) -> None:
     """Nodes of float layers carry an empty "do not quantize" annotation. torchao 0.18's QAT conv+BN
     rewrite (qat_utils._update_conv_input_qspec_map_after_replacement) indexes the annotation's
     input_qspec_map and fails on an empty one, so set_module_name_qconfig(conv, None) cannot keep a
@@ -81,10 +91,10 @@ def _drop_empty_annotations(model) -> None:
             del node.meta["quantization_annotation"]
 
 
-def _all_from(modules: set):
+def _all_from(modules: set[str | None]) -> Callable[[Iterable[torch.fx.Node | None]], bool]:
     from qat_kernel.pipeline import fused_groups
 
-    def check(nodes) -> bool:
+    def check(nodes: Iterable[torch.fx.Node | None]) -> bool:
         return all(n is not None and fused_groups.module_path(n) in modules for n in nodes)
 
     return check
@@ -107,7 +117,9 @@ def _skip_absent_conv_patterns():
         if original is None:
             continue
 
-        def helper(m, conv_fn, *args, _original=original, **kwargs):
+        def helper(
+            m: Any, conv_fn: Callable[..., Any], *args: Any, _original: Callable[..., Any] = original, **kwargs: Any
+        ):
             wanted = getattr(conv_fn, "__name__", None)
             if wanted and not any(op_name(n) == wanted for n in m.graph.nodes):
                 return m
@@ -122,7 +134,9 @@ def _skip_absent_conv_patterns():
             setattr(qat_utils, name, original)
 
 
-def prepare_qat(model, example, qplan=None, notes: list | None = None):
+def prepare_qat(
+    model: torch.nn.Module, example: tuple[Any, ...], qplan: QConfigPlan | None = None, notes: list[str] | None = None
+):
     """Export `model` in train mode and insert fake-quant; returns the trainable graph. BatchNorm gamma
     that would make the conv+BN fold divide by zero is raised to a floor first (health.floor_folded_gamma,
     which says so in `notes`)."""
@@ -142,7 +156,9 @@ def prepare_qat(model, example, qplan=None, notes: list | None = None):
     return prepared
 
 
-def ptq(model, example, qplan, batches, ctx) -> object:
+def ptq(
+    model: torch.nn.Module, example: tuple[Any, ...], qplan: QConfigPlan, batches: Iterable[Any], ctx: RequestContext
+) -> torch.fx.GraphModule:
     """Post-training quantization of the FP32 model with the same qconfig (observers, no fake
     quant): export in eval mode, prepare_pt2e, calibrate on `batches`, convert_pt2e. The baseline
     QAT has to beat."""
@@ -160,7 +176,7 @@ def ptq(model, example, qplan, batches, ctx) -> object:
     return convert_pt2e(prepared)
 
 
-def convert(prepared):
+def convert(prepared: torch.fx.GraphModule):
     """INT8 graph (quantize/dequantize around float ops, BN folded into conv) ready for inference."""
     from torchao.quantization.pt2e import move_exported_model_to_eval  # pyright: ignore[reportPrivateUsage] - public in torchao's __all__
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
@@ -176,10 +192,12 @@ class Pt2eQat:
 
     flow = "pt2e"
 
-    def __init__(self, model, example, qplan, notes: list | None = None):
+    def __init__(
+        self, model: torch.nn.Module, example: tuple[Any, ...], qplan: QConfigPlan, notes: list[str] | None = None
+    ):
         self.model = prepare_qat(model, example, qplan, notes)
         self.bn_frozen = False
-        self._layers = None
+        self._layers: list[tuple[Group, FakeQuants]] | None = None
 
     def train_mode(self) -> None:
         from torchao.quantization.pt2e import move_exported_model_to_train  # pyright: ignore[reportPrivateUsage] - public in torchao's __all__
@@ -209,18 +227,18 @@ class Pt2eQat:
         self.model.recompile()
         return True
 
-    def fake_quants(self) -> dict:
+    def fake_quants(self) -> dict[str, Any]:
         # remove_duplicate=False: a shared quantizer (SharedQuantizationSpec) is reachable by each name.
         return {
             name: m for name, m in self.model.named_modules(remove_duplicate=False) if hasattr(m, "fake_quant_enabled")
         }
 
-    def layers(self) -> list:
+    def layers(self) -> list[tuple[Group, FakeQuants]]:
         """[(Group, FakeQuants)] of the quantized layers (those with a weight fake quantizer)."""
         from qat_kernel.pipeline import fused_groups
 
         if self._layers is None:
-            found = []
+            found: list[tuple[Group, FakeQuants]] = []
             for group in fused_groups.prepared_groups(self.model):
                 fqs = fused_groups.layer_fake_quants(self.model, group)
                 if fqs.weight:

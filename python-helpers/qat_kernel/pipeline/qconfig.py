@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from qat_kernel.pipeline.config import DTYPE_RANGES, Config
 from qat_kernel.rpc.errors import ConfigInvalid
@@ -75,7 +76,9 @@ def _fail(message: str, path: str):
     raise ConfigInvalid(f"{path}: {message}", path=path)
 
 
-def resolve_spec(role: str, global_spec: dict | None, override: dict | None, path: str) -> ObserverSpec:
+def resolve_spec(
+    role: str, global_spec: dict[str, Any] | None, override: dict[str, Any] | None, path: str
+) -> ObserverSpec:
     """Merge default <- global qconfig <- override keys; check what the quantizers can do."""
     raw = dict(DEFAULT_SPECS[role])
     user = {**(global_spec or {}), **(override or {})}
@@ -174,8 +177,10 @@ class QConfigPlan:
     """The global specs plus the overrides, compiled; `for_module` answers per layer."""
 
     default: LayerQConfig
-    overrides: list = field(default_factory=list)  # [(index, compiled regex, LayerQConfig)]
-    used: set = field(default_factory=set)
+    overrides: list[tuple[int, re.Pattern[str], LayerQConfig]] = field(
+        default_factory=list
+    )  # [(index, compiled regex, LayerQConfig)]
+    used: set[int] = field(default_factory=set)
 
     def for_module(self, module: str) -> LayerQConfig:
         parts = module.split(".") if module else []
@@ -231,8 +236,8 @@ def plan(cfg: Config) -> QConfigPlan:
 # --- torchao PT2E -------------------------------------------------------------------------------
 
 
-def _observer_kwargs(spec: ObserverSpec) -> dict:
-    kwargs: dict = {"reduce_range": False}  # the range is already narrowed in quant_min/quant_max
+def _observer_kwargs(spec: ObserverSpec) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"reduce_range": False}  # the range is already narrowed in quant_min/quant_max
     if spec.averaging_constant is not None:
         kwargs["averaging_constant"] = spec.averaging_constant
     if spec.eps is not None:

@@ -10,7 +10,7 @@ import importlib
 import math
 import random
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from qat_kernel.pipeline import health
 from qat_kernel.pipeline.config import Config
@@ -18,6 +18,15 @@ from qat_kernel.pipeline.drift import DRIFT_SAMPLES, drift_state
 from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import torch
+
+    from qat_kernel.pipeline.drift import QatFlow
+    from qat_kernel.pipeline.losses import Loss
+    from qat_kernel.pipeline.qconfig import QConfigPlan
 
 # Set in a torchrun worker (qat_kernel.jobs.qat_train_worker): QAT then trains through DistributedDataParallel
 # on this rank's share of the training batches.
@@ -59,11 +68,11 @@ class UserObjects(NamedTuple):
     train: Any  # model_io.Batches: (inputs, target) pairs
     val: Any
     io: Any  # model_io.ModelIO
-    loss: Any  # losses.Loss
-    example: tuple  # the inputs torch.export traces with
+    loss: Loss
+    example: tuple[Any, ...]  # the inputs torch.export traces with
 
 
-def load_user_objects(cfg: Config, notes: list | None = None) -> UserObjects:
+def load_user_objects(cfg: Config, notes: list[str] | None = None) -> UserObjects:
     """The model and the data under the model contract (pipeline.model_io): the inputs read from
     model.example_input or the first batch, the loss resolved (the model's own, when it has one), the model's
     forward bound to positional inputs and one prediction, the batches as (inputs, target) pairs."""
@@ -91,7 +100,7 @@ def load_user_objects(cfg: Config, notes: list | None = None) -> UserObjects:
     return UserObjects(model, train_b, val_b, io, loss, io.example(val))
 
 
-def model_and_example(cfg: Config) -> tuple[Any, tuple]:
+def model_and_example(cfg: Config) -> tuple[Any, tuple[Any, ...]]:
     """(the model bound to the contract, its example inputs) for a job that needs no training: from
     model.example_input alone when the config gives it, else with the data's first batch."""
     from qat_kernel.pipeline.model_io import model_io
@@ -103,7 +112,7 @@ def model_and_example(cfg: Config) -> tuple[Any, tuple]:
     return io.bind(build_model(cfg)), io.example(None)
 
 
-def _fp32_model(cfg: Config, model, train, ctx: RequestContext, loss):
+def _fp32_model(cfg: Config, model: torch.nn.Module, train: Iterable[Any], ctx: RequestContext, loss: Loss):
     import torch
 
     from qat_kernel.pipeline.training import make_optimizer, train_epochs
@@ -120,7 +129,7 @@ def _fp32_model(cfg: Config, model, train, ctx: RequestContext, loss):
     return model
 
 
-def _check_fp32(cfg: Config, model, adopted: dict | None) -> None:
+def _check_fp32(cfg: Config, model: torch.nn.Module, adopted: dict[str, Any] | None) -> None:
     """NonFinite when the FP32 weights QAT starts from hold a NaN/Inf, saying where they came from."""
     weights = cfg.get("model.weights")
     if adopted is not None:
@@ -134,7 +143,7 @@ def _check_fp32(cfg: Config, model, adopted: dict | None) -> None:
     health.check_state(model, source, advice)
 
 
-def _kept_float(qat, qplan, reference) -> list[dict]:
+def _kept_float(qat: QatFlow, qplan: QConfigPlan, reference: torch.nn.Module) -> list[dict[str, Any]]:
     """Conv/linear layers an override keeps float, with the precision asked for."""
     kept = []
     for name, module in reference.named_modules():
@@ -164,9 +173,9 @@ def run_pipeline(
     ctx: RequestContext,
     steps: int | None,
     epochs: int | None,
-    on_epoch_end: Callable | None = None,
-    on_start: Callable | None = None,
-    adopted: dict | None = None,
+    on_epoch_end: Callable[..., Any] | None = None,
+    on_start: Callable[..., Any] | None = None,
+    adopted: dict[str, Any] | None = None,
 ) -> Trained:
     """`adopted`: a distributed run's checkpoint; its FP32 and QAT weights replace both trainings."""
     import time
@@ -191,7 +200,7 @@ def run_pipeline(
                     "use flow: pt2e",
                     path=f"overrides.{index}.precision",
                 )
-    notes: list = []
+    notes: list[str] = []
     ctx.check_cancelled()
     with usercode.workspace(cfg.folder):
         ctx.progress("load", "building model and data")
@@ -323,7 +332,7 @@ def run_pipeline(
 
 
 @contextlib.contextmanager
-def _eager_warnings(flow: str, notes: list):
+def _eager_warnings(flow: str, notes: list[str]):
     if flow != "eager":
         yield
         return

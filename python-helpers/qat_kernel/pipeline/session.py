@@ -14,7 +14,7 @@ import collections
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from qat_kernel.pipeline.config import Config, load_config
 from qat_kernel.pipeline.runner import run_pipeline
@@ -23,15 +23,24 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid, ModelGone
 
 if TYPE_CHECKING:
+    import os
+
+    from qat_kernel.pipeline.eager_flow import Layer
+    from qat_kernel.pipeline.fused_groups import Group
     from qat_kernel.userpaths import SourceLocation
 
 log = logging.getLogger("qat_kernel")
 
+# (path, mtime_ns, size) of a file, the times None when it cannot be read
+FileStamp: TypeAlias = "tuple[str, int | None, int | None]"
+# (the config's stamp, those of the workspace sources and weights, steps, epochs)
+CacheKey: TypeAlias = "tuple[FileStamp, tuple[FileStamp, ...], int | None, int | None]"
+
 CACHE_SIZE = 2
-_CACHE: collections.OrderedDict[tuple, Trained] = collections.OrderedDict()
+_CACHE: collections.OrderedDict[CacheKey, Trained] = collections.OrderedDict()
 
 
-def _file_stamp(path: Path):
+def _file_stamp(path: Path) -> FileStamp:
     try:
         st = path.stat()
         return (str(path), st.st_mtime_ns, st.st_size)
@@ -39,21 +48,21 @@ def _file_stamp(path: Path):
         return (str(path), None, None)
 
 
-def cache_key(cfg: Config, steps: int | None, epochs: int | None) -> tuple:
+def cache_key(cfg: Config, steps: int | None, epochs: int | None) -> CacheKey:
     sources = sorted(cfg.folder.glob("*.py"))
     weights = cfg.get("model.weights")
     extra = [cfg.resolve(weights)] if weights else []
     return (_file_stamp(cfg.path), tuple(_file_stamp(p) for p in sources + extra), steps, epochs)
 
 
-def cached(key: tuple) -> Trained | None:
+def cached(key: CacheKey) -> Trained | None:
     trained = _CACHE.get(key)
     if trained is not None:
         _CACHE.move_to_end(key)
     return trained
 
 
-def remember(key: tuple, trained: Trained) -> None:
+def remember(key: CacheKey, trained: Trained) -> None:
     _CACHE[key] = trained
     _CACHE.move_to_end(key)
     while len(_CACHE) > CACHE_SIZE:
@@ -104,8 +113,8 @@ def get(
     steps: int | None = None,
     epochs: int | None = None,
     retrain: bool = False,
-    on_epoch_end: Callable | None = None,
-    on_start: Callable | None = None,
+    on_epoch_end: Callable[..., Any] | None = None,
+    on_start: Callable[..., Any] | None = None,
     model: str | None = None,
 ) -> tuple[Trained, bool]:
     """(Trained, reused) for the config: the model `model` when given (see by_id), else from the cache unless
@@ -134,13 +143,13 @@ def convert(trained: Trained, ctx: RequestContext):
     return trained.converted
 
 
-def record_export(trained: Trained, path, opset: int) -> None:
+def record_export(trained: Trained, path: str | os.PathLike[str], opset: int) -> None:
     """Remember that `path` holds this model's QDQ ONNX export (opset), as the file is now."""
     st = Path(path).stat()
     trained.exports[str(Path(path))] = (st.st_mtime_ns, st.st_size, opset)
 
 
-def exported(trained: Trained, path, opset: int) -> bool:
+def exported(trained: Trained, path: str | os.PathLike[str], opset: int) -> bool:
     """True when `path` still is the file this model was exported to with `opset` (not rewritten
     or replaced since)."""
     try:
@@ -156,13 +165,14 @@ def out_path(cfg: Config, name: str) -> Path:
     return path
 
 
-def layer_source(trained: Trained, layer) -> SourceLocation | None:
+def layer_source(trained: Trained, layer: Group | Layer) -> SourceLocation | None:
     """{file, line} where the user's forward calls the layer (a Group in pt2e, a Layer in eager)."""
     from qat_kernel import userpaths
 
     folder = str(trained.cfg.folder)
     if trained.flow == "pt2e":
-        return userpaths.stack_trace_location(layer.anchor.meta.get("stack_trace"), folder)
+        anchor = cast("Group", layer).anchor  # pt2e layers are Groups
+        return userpaths.stack_trace_location(anchor.meta.get("stack_trace"), folder)
     from qat_kernel.pipeline.eager_flow import source_of
 
     return source_of(trained.fp32, layer.module, lambda f: userpaths.is_user_file(f, folder))

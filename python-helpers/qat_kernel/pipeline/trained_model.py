@@ -10,6 +10,7 @@ from typing import Any
 
 from qat_kernel.pipeline import drift
 from qat_kernel.pipeline.config import Config
+from qat_kernel.pipeline.drift import QatFlow
 from qat_kernel.rpc.context import RequestContext
 
 PTQ_CALIBRATION_SAMPLES = 512
@@ -27,7 +28,7 @@ def _new_id() -> str:
 class Trained:
     cfg: Config
     flow: str
-    qat: Any  # pt2e_flow.Pt2eQat | eager_flow.EagerQat, trained, in eval mode
+    qat: QatFlow  # trained, in eval mode
     fp32: Any  # the FP32 model before QAT (eval): the reference
     train: Any  # model_io.Batches: (inputs, target) pairs, inputs a tuple of tensors
     val: Any
@@ -39,18 +40,18 @@ class Trained:
     steps: int
     epochs: int
     qplan: Any = None  # qconfig.QConfigPlan
-    kept_float: list = field(default_factory=list)  # [{module, precision, override}]
-    warnings: list = field(default_factory=list)
-    history: list = field(default_factory=list)  # per epoch: {epoch, step, loss, accuracy?}
-    drift: list = field(default_factory=list)  # [{step, epoch, observers: drift_state()}]
+    kept_float: list[dict[str, Any]] = field(default_factory=list)  # [{module, precision, override}]
+    warnings: list[str] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)  # per epoch: {epoch, step, loss, accuracy?}
+    drift: list[dict[str, Any]] = field(default_factory=list)  # [{step, epoch, observers: drift_state()}]
     seconds: float = 0.0
     # What results call this model ("model"), so a later request can ask for it by id (session.get).
     id: str = field(default_factory=_new_id)
     # QDQ ONNX files exported from this model: path -> (mtime_ns, size, opset) when written
-    exports: dict = field(default_factory=dict)
+    exports: dict[str, Any] = field(default_factory=dict)
     _converted: Any = None
     _fp32_graph: Any = None
-    _accuracy: dict = field(default_factory=dict)
+    _accuracy: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_converted(self) -> bool:
@@ -71,10 +72,10 @@ class Trained:
             self._fp32_graph = pt2e_flow.export(self.fp32, self.example)
         return self._fp32_graph
 
-    def report_fields(self) -> dict:
+    def report_fields(self) -> dict[str, Any]:
         """What a result about this model carries besides its figures: the observers' drift over QAT, the
         layers kept float and the warnings of the run (each only when there is one)."""
-        fields: dict = {}
+        fields: dict[str, Any] = {}
         series = drift.drift_series(self)
         if series is not None:
             fields["drift"] = series
@@ -107,7 +108,7 @@ class Trained:
 
 
 @contextlib.contextmanager
-def evaluating(qat, fake_quant: bool | dict = True):
+def evaluating(qat: QatFlow, fake_quant: bool | dict[str, Any] = True):
     """The QAT model in eval mode with observers off (an eval pass must not move scales) and fake
     quantization on, off, or per module ({name: bool}); every flag restored afterwards."""
     fqs = qat.fake_quants()

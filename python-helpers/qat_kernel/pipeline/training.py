@@ -7,22 +7,37 @@ Every step checks for cancellation and reports progress."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sized
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline import health
 from qat_kernel.pipeline.losses import Loss
 from qat_kernel.rpc.context import RequestContext
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import torch
+
 CROSS_ENTROPY = Loss("cross_entropy")
 
 
-def make_optimizer(name: str, params, lr: float):
+def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float):
     import torch
 
     kinds = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
     return kinds[name](params, lr=lr)
 
 
-def _step(model, optimizer, x, y, stage: str = "qat", step: int = 0, loss_fn: Loss = CROSS_ENTROPY) -> float:
+def _step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    x: Any,
+    y: Any,
+    stage: str = "qat",
+    step: int = 0,
+    loss_fn: Loss = CROSS_ENTROPY,
+) -> float:
     optimizer.zero_grad()
     # A NaN/Inf loss, or an exception a NaN caused in the forward, becomes a NonFinite error naming
     # where it first appeared (pipeline.health); the optimizer never sees it.
@@ -35,9 +50,15 @@ def _step(model, optimizer, x, y, stage: str = "qat", step: int = 0, loss_fn: Lo
 
 
 def train_epochs(
-    model, optimizer, train, epochs: int, ctx: RequestContext, stage: str, loss_fn: Loss = CROSS_ENTROPY
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    train: Iterable[Any],
+    epochs: int,
+    ctx: RequestContext,
+    stage: str,
+    loss_fn: Loss = CROSS_ENTROPY,
 ) -> None:
-    total = epochs * len(train) if hasattr(train, "__len__") else None
+    total = epochs * len(train) if isinstance(train, Sized) else None
     done = 0
     for epoch in range(epochs):
         for x, y in train:
@@ -49,7 +70,7 @@ def train_epochs(
             )
 
 
-def _cycle(batches):
+def _cycle(batches: Iterable[Any]):
     """Endless passes over re-iterable batches; stops if a pass yields nothing (a spent generator)."""
     while True:
         empty = True
@@ -60,7 +81,7 @@ def _cycle(batches):
             return
 
 
-def make_scheduler(name: str, optimizer, total_steps: int):
+def make_scheduler(name: str, optimizer: torch.optim.Optimizer, total_steps: int):
     """Stepped once per optimizer step. cosine: to 0 over the run; step: x0.1 at 1/2 and 3/4 of it."""
     import torch
 
@@ -73,16 +94,16 @@ def make_scheduler(name: str, optimizer, total_steps: int):
 
 
 def train_steps(
-    model,
-    optimizer,
-    train,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    train: Iterable[Any],
     steps: int,
     ctx: RequestContext,
     stage: str,
     steps_per_epoch: int | None = None,
-    scheduler=None,
-    on_epoch_end=None,
-    on_step=None,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    on_epoch_end: Callable[[int, int, float], None] | None = None,
+    on_step: Callable[[int, int], None] | None = None,
     loss_fn: Loss = CROSS_ENTROPY,
 ) -> None:
     """`steps` optimizer steps, cycling through the training batches as often as needed.
@@ -114,7 +135,9 @@ def train_steps(
             losses.clear()
 
 
-def accuracy(model, val, ctx: RequestContext, loss_fn: Loss = CROSS_ENTROPY) -> tuple[float, int]:
+def accuracy(
+    model: torch.nn.Module, val: Iterable[Any], ctx: RequestContext, loss_fn: Loss = CROSS_ENTROPY
+) -> tuple[float, int]:
     """(top-1 accuracy, number of samples) of `model` on the validation batches; the accuracy counts the
     positions the loss counts (a language model's next tokens, labels other than -100)."""
     import torch
@@ -128,9 +151,10 @@ def accuracy(model, val, ctx: RequestContext, loss_fn: Loss = CROSS_ENTROPY) -> 
     return (correct / counted if counted else 0.0), samples
 
 
-def first_inputs(val, count: int) -> list:
+def first_inputs(val: Iterable[Any], count: int) -> list[Any]:
     """The first `count` validation inputs, as batches of the loader's size (model_io.Inputs)."""
-    chunks, have = [], 0
+    chunks: list[Any] = []
+    have = 0
     for x, _ in val:
         chunks.append(x[: count - have])
         have += len(chunks[-1])
@@ -139,7 +163,7 @@ def first_inputs(val, count: int) -> list:
     return chunks
 
 
-def predict(model, val, ctx: RequestContext, limit: int | None = None):
+def predict(model: torch.nn.Module, val: Iterable[Any], ctx: RequestContext, limit: int | None = None):
     """(outputs, targets) of `model` on the validation batches (the first `limit` samples)."""
     import torch
 

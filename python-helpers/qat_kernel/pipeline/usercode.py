@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from qat_kernel import userpaths
 from qat_kernel.rpc.errors import ConfigInvalid
@@ -67,7 +68,7 @@ def workspace(folder: Path):
             sys.path.remove(path)
 
 
-def load_entry(folder: Path, entry: str, key: str) -> Callable:
+def load_entry(folder: Path, entry: str, key: str) -> Callable[..., Any]:
     """The function named by `entry` ("model.py:make_model"); `key` is its YAML path for errors."""
     file_part, func_name = entry.rsplit(":", 1)
     file = (folder / file_part).resolve()
