@@ -244,8 +244,6 @@ def fused_fake_quant(spec: ObserverSpec) -> bool:
     return spec.observer in MOVING_AVERAGE_OBSERVERS and "symmetric" not in spec.qscheme
 
 
-
-
 def _observer_kwargs(spec: ObserverSpec) -> dict:
     kwargs: dict = {"reduce_range": False}  # the range is already narrowed in quant_min/quant_max
     if spec.averaging_constant is not None:
