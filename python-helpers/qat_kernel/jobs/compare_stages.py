@@ -191,6 +191,7 @@ def _compare(trained: Trained, model, layers: list[Layer], inputs, folder: str, 
     interpreter = torch.fx.Interpreter(int8_gm)
     mapped = [layer.onnx for layer in layers if layer.onnx is not None]
     local_ort = intermediates.LocalRun(model)
+    taps = intermediates.Taps(model, mapped)
 
     sums: dict[tuple, metrics.Accumulator] = {}
 
@@ -204,7 +205,7 @@ def _compare(trained: Trained, model, layers: list[Layer], inputs, folder: str, 
             fp = fused_groups.capture(fp32_gm, [x], fp_nodes)
             fake = fused_groups.capture(qat_gm, [x], fake_nodes) if fake_nodes else {}
             env = dict(zip(int8_nodes, int8_tapped(*x)))
-            ort_final, ort = intermediates.capture(model, mapped, [x], ctx.check_cancelled)
+            ort_final, ort = taps.run(x)
             final["fp32"].append(fp32_gm(*x).float())
             final["fakeQuant"].append(qat_gm(*x).float())
             final["int8"].append(int8_gm(*x).float())

@@ -146,24 +146,21 @@ def with_outputs(model: onnx.ModelProto, names: Iterable[str]) -> bytes:
     return tapped.SerializeToString()
 
 
-def capture(model: onnx.ModelProto, wanted: list[OnnxLayer], inputs: Iterable[Any], check=None) -> tuple[Any, dict]:
-    """(the model's first output, {output tensor: value}) over every batch of `inputs`, as float torch
-    tensors concatenated along dim 0; `check` is called before each batch (a cancel)."""
-    import torch
+class Taps:
+    """The whole model in one ORT session with `wanted` layers' outputs added to its graph outputs."""
 
-    names = [layer.output for layer in wanted]
-    sess = sessions.session(with_outputs(model, names))
-    order = [o.name for o in sess.get_outputs()]
-    first: list = []
-    parts: dict[str, list] = {n: [] for n in names}
-    for x in inputs:
-        if check is not None:
-            check()
-        values = dict(zip(order, sess.run(None, sessions.feed(sess, x))))
-        first.append(torch.from_numpy(values[order[0]]).float())
-        for layer in wanted:
-            parts[layer.output].append(dequantize(layer, values[layer.output]))
-    return torch.cat(first), {n: torch.cat(v) for n, v in parts.items() if v}
+    def __init__(self, model: onnx.ModelProto, wanted: list[OnnxLayer]):
+        self.wanted = wanted
+        self.session = sessions.session(with_outputs(model, [layer.output for layer in wanted]))
+        self.order = [o.name for o in self.session.get_outputs()]
+
+    def run(self, x) -> tuple[Any, dict]:
+        """(the model's first output, {layer output tensor: value}) on one batch, as float torch tensors."""
+        import torch
+
+        values = dict(zip(self.order, self.session.run(None, sessions.feed(self.session, x))))
+        taps = {layer.output: dequantize(layer, values[layer.output]) for layer in self.wanted}
+        return torch.from_numpy(values[self.order[0]]).float(), taps
 
 
 class LocalRun:
