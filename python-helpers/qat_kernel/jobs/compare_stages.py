@@ -58,13 +58,12 @@ def compare_stages(
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
 
     path, model = _onnx_model(cfg, trained, converted, ctx, onnx_path)
-    layers = _layers(trained, model)
 
     from qat_kernel.pipeline.training import first_inputs
 
     inputs = first_inputs(trained.val, count)
     ctx.progress("capture", f"running the 4 stages on {sum(len(x) for x in inputs)} validation samples")
-    rows, facts, outputs = _compare(trained, model, layers, inputs, str(cfg.folder), ctx)
+    rows, facts, outputs = capture(trained, model, inputs, str(cfg.folder), ctx)
 
     found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}
     worst = {divergence.pair_key(*p): divergence.worst(rows, p) for p in divergence.PAIRS}
@@ -175,9 +174,12 @@ def _before_fake_quant(gm, node: torch.fx.Node) -> torch.fx.Node:
 # --- capture and compare -------------------------------------------------------------------------------
 
 
-def _compare(trained: Trained, model, layers: list[Layer], inputs, folder: str, ctx) -> tuple[list, dict, dict]:
-    """(rows, {module: LayerFacts}, final-output comparisons) over every batch of `inputs`."""
+def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, dict, dict]:
+    """(rows, {module: LayerFacts}, final-output comparisons) over every batch of `inputs`: what compare/stages
+    computes beyond training, the export and the accuracies (what `npm run bench compare` times)."""
     import torch
+
+    layers = _layers(trained, model)
 
     from qat_kernel import userpaths
     from qat_kernel.pipeline import fused_groups
