@@ -4,6 +4,7 @@ import { applyFix, retrainFix } from './commands/applyFix';
 import { buildForTarget } from './commands/buildForTarget';
 import { compareLayer, compareLayers } from './commands/compareLayers';
 import { createKernelEnvironment } from './commands/createKernelEnv';
+import { findDivergence } from './commands/findDivergence';
 import { restartKernel, showKernelInfo } from './commands/kernelInfo';
 import { keepLayerFp16, revealLayerSource } from './commands/layerActions';
 import { openConfig } from './commands/openConfig';
@@ -25,6 +26,7 @@ export function contributions(): Contributions {
       'qatStudio.compareLayers': { make: compareLayers, needsTrust: true },
       'qatStudio.compareLayer': { make: compareLayer, needsTrust: true },
       'qatStudio.analyzeSensitivity': { make: analyzeSensitivity, needsTrust: true },
+      'qatStudio.findDivergence': { make: findDivergence, needsTrust: true },
       'qatStudio.applyFix': { make: applyFix, needsTrust: true },
       'qatStudio.retrainFix': { make: retrainFix, needsTrust: true },
       'qatStudio.searchMixedPrecision': { make: searchMixedPrecision, needsTrust: true },

@@ -1,6 +1,6 @@
 // The kernel jobs a `qat` task can run: which method and its params from the config path. The kernel renders
 // every report: a task prints the result's `summary` lines as they are and opens the report file it wrote.
-import type { BuildTvmResult, CompareLayersResult, KernelMethod } from '../../protocol/kernel';
+import type { BuildTvmResult, CompareLayersResult, CompareStagesResult, KernelMethod } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
 
 export interface Job<R> {
@@ -23,7 +23,7 @@ export function summaryOf(result: unknown): string[] {
 export const BUILD_BENCH_RUNS = 30;
 
 export type JobName =
-  'train' | 'evaluate' | 'convert' | 'histograms' | 'export' | 'compare' | 'sensitivity' | 'build' | 'info';
+  'train' | 'evaluate' | 'convert' | 'histograms' | 'export' | 'compare' | 'sensitivity' | 'stages' | 'build' | 'info';
 
 export const JOBS: Record<JobName, Job<never>> = {
   train: { method: 'qat/train', params: (config) => ({ config }) },
@@ -40,6 +40,11 @@ export const JOBS: Record<JobName, Job<never>> = {
   } satisfies Job<CompareLayersResult> as Job<never>,
   info: { method: 'kernel/info', progress: false, params: () => ({}) },
   sensitivity: { method: 'analyze/sensitivity', params: (config) => ({ config }) },
+  stages: {
+    method: 'compare/stages',
+    params: (config) => ({ config }),
+    report: (r) => r.markdownPath,
+  } satisfies Job<CompareStagesResult> as Job<never>,
   build: {
     method: 'build/tvm',
     // TVM INT8 timed with every other runtime in the same rounds: the report's latency table has its row.

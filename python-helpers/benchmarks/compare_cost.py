@@ -15,7 +15,11 @@ rule as every latency table: qat_kernel.runtimes.bench.stats).
 - torchao numeric debugger (the Numeric Suite for PT2E): prepare_for_propagation_comparison on the
   float and the INT8 model (both carrying debug handles from generate_numeric_debug_handle), one run
   each, extract_results_from_loggers, compare_results. Its models are prepared and converted here with
-  the same quantizer, since the handles must exist before prepare; the comparison is what is timed."""
+  the same quantizer, since the handles must exist before prepare; the comparison is what is timed;
+- stage forwards: one forward of each stage compare/stages runs (FP32, fake-quant, PyTorch INT8, the QDQ
+  export in ONNX Runtime), the baseline of
+- stages: compare/stages' capture (every layer in the four stages, propagated and local, the metrics), without
+  training, export and the accuracies."""
 
 from __future__ import annotations
 
@@ -60,16 +64,32 @@ def main(argv: list[str]) -> int:
     trained, _ = session.get(cfg, ctx)
     converted = session.convert(trained, ctx)
     folder = str(cfg.folder)
+    onnx_model = _qdq_model(trained, converted, ctx)
     debugger = None
     for samples in counts:
         inputs = first_inputs(trained.val, samples)
         if debugger is None:
             debugger = _numeric_debugger_models(trained, inputs)
-        print(json.dumps(_measure(trained, converted, debugger, inputs, folder, ctx, repeats)), flush=True)
+        row = _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repeats)
+        print(json.dumps(row), flush=True)
     return 0
 
 
-def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict:
+def _qdq_model(trained, converted, ctx):
+    """The model's QDQ ONNX export, as compare/stages runs it in ONNX Runtime."""
+    import tempfile
+    from pathlib import Path
+
+    import onnx
+
+    from qat_kernel.runtimes.onnx import qdq_export
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = qdq_export.export_trained(trained, converted, Path(folder) / "model.onnx", qdq_export.DEFAULT_OPSET, ctx)
+        return onnx.load(str(path))
+
+
+def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repeats) -> dict:
     import torch
     from torchao.quantization.pt2e import (
         compare_results,
@@ -78,6 +98,9 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
     )
 
     from qat_kernel.analysis import comparison
+    from qat_kernel.jobs import compare_stages
+    from qat_kernel.pipeline.trained_model import evaluating
+    from qat_kernel.runtimes.ort import sessions
 
     def two_forwards():
         with torch.no_grad():
@@ -100,12 +123,27 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
                 q_logged(*x)
         compare_results(extract_results_from_loggers(ref_logged), extract_results_from_loggers(q_logged))
 
+    ort = sessions.session(onnx_model.SerializeToString())
+
+    def stage_forwards():
+        with torch.no_grad(), evaluating(trained.qat, fake_quant=True):
+            for x in inputs:
+                trained.fp32_graph(*x)
+                trained.qat.model(*x)
+                converted(*x)
+                ort.run(None, sessions.feed(ort, x))
+
+    def stages():
+        compare_stages.capture(trained, onnx_model, inputs, folder, ctx)
+
     timed = _interleaved(
         {
             "twoForwards": two_forwards,
             "oursPropagated": ours_propagated,
             "oursFull": ours_full,
             "numericDebugger": numeric_debugger,
+            "stageForwards": stage_forwards,
+            "stages": stages,
         },
         repeats,
     )
@@ -119,6 +157,7 @@ def _measure(trained, converted, debugger, inputs, folder, ctx, repeats) -> dict
         "layers": len(comparison.compare_pt2e(trained, inputs, folder, ctx)),
         "seconds": timings,
         "ratios": {k: v / base for k, v in timings.items()},
+        "stagesRatio": timings["stages"] / timings["stageForwards"],
         "noisy": [k for k, v in timed.items() if v["noisy"]],
         # the process's peak so far: training, both graphs and every method timed up to this row
         "peakRssMb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -19,6 +19,12 @@ REPORT_BYTES = 16 * 1024 * 1024
 def read_regular_text(path: Path | str, max_bytes: int) -> str:
     """The file's text (UTF-8); OSError with a plain strerror when it is no regular file, is over max_bytes, or
     cannot be read."""
+    return read_regular_bytes(path, max_bytes).decode("utf-8")
+
+
+def read_regular_bytes(path: Path | str, max_bytes: int) -> bytes:
+    """The file's bytes; OSError with a plain strerror when it is no regular file, is over max_bytes, or cannot be
+    read."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
@@ -33,6 +39,6 @@ def read_regular_text(path: Path | str, max_bytes: int) -> str:
             total += len(chunk)
             if total > max_bytes:
                 raise OSError(errno.EFBIG, f"over the {max_bytes}-byte limit: not read", str(path))
-        return b"".join(chunks).decode("utf-8")
+        return b"".join(chunks)
     finally:
         os.close(fd)

@@ -158,3 +158,55 @@ def test_the_suggestion_aims_below_the_qat_float_model_when_fp32_is_out_of_reach
     # QAT float 3 points below FP32: keeping every layer float cannot reach FP32 - 1, so the budget counts from
     # the QAT-float model instead of suggesting every layer.
     assert target_for(0.80, 0.77, 1.0) == (pytest.approx(0.76), "qatFloat")
+
+
+def _spec(observer: str, qscheme: str, qmin: int, qmax: int) -> qconfig.ObserverSpec:
+    per_channel = qscheme.startswith("per_channel")
+    return qconfig.ObserverSpec(
+        role="weight",
+        path="qconfig.weight",
+        observer=observer,
+        dtype="qint8",
+        qscheme=qscheme,
+        quant_min=qmin,
+        quant_max=qmax,
+        ch_axis=0 if per_channel else None,
+        averaging_constant=0.01,
+        eps=None,
+    )
+
+
+@pytest.mark.parametrize("qscheme", ["per_tensor_symmetric", "per_channel_symmetric"])
+def test_the_fused_fake_quantizer_trains_on_another_grid_than_convert_uses_for_symmetric_schemes(qscheme):
+    """Why symmetric moving-average specs train with FakeQuantize: torch's fused kernel scales 4-bit symmetric
+    weights in [-7, 7] by 15/14 of what the observer (and so convert) gives; FakeQuantize takes the observer's.
+    If a torch release makes them agree, this test fails: the fused kernel can then come back."""
+    import torchao.quantization.pt2e as ao
+
+    observer = (
+        "MovingAveragePerChannelMinMaxObserver" if qscheme.startswith("per_channel") else "MovingAverageMinMaxObserver"
+    )
+    spec = _spec(observer, qscheme, -7, 7)
+    kwargs = {"quant_min": -7, "quant_max": 7, "dtype": torch.qint8, "qscheme": getattr(torch, qscheme)}
+    kwargs.update({"averaging_constant": 0.01, "reduce_range": False})
+    if spec.per_channel:
+        kwargs["ch_axis"] = 0
+    w = torch.linspace(-0.8, 1.0, 64).reshape(4, 16)
+    fused = ao.FusedMovingAvgObsFakeQuantize(observer=getattr(ao, observer), **kwargs)
+    fused(w)
+    ratio = fused.scale / fused.calculate_qparams()[0]
+    if spec.per_channel:  # each channel off, by 15/16 where its minimum sets the scale, by more where one-signed
+        assert bool(((ratio - 1).abs() > 0.05).all()), ratio
+    else:  # max |w| = max w: 15/14 of the observer's scale
+        assert torch.allclose(ratio, torch.full_like(ratio, 15 / 14), rtol=1e-4), ratio
+    assert not qconfig.fused_fake_quant(spec)
+    plain = qconfig.pt2e_spec(spec).observer_or_fake_quant_ctr()
+    assert type(plain).__name__ == "FakeQuantize"
+    plain(w)
+    assert torch.equal(plain.scale, plain.calculate_qparams()[0])
+
+
+def test_affine_moving_average_specs_keep_the_fused_fake_quantizer():
+    spec = _spec("MovingAverageMinMaxObserver", "per_tensor_affine", 0, 255)
+    assert qconfig.fused_fake_quant(spec)
+    assert not qconfig.fused_fake_quant(_spec("MinMaxObserver", "per_tensor_affine", 0, 255))

@@ -13,6 +13,8 @@ export interface DocFlags {
   quantizes: boolean;
   /** Every torch.export.export call in the file passes strict=True (and there is one). */
   strictExportOnly: boolean;
+  /** The file may convert a torchao QAT model (see document.ts). */
+  qatConverts: boolean;
 }
 
 export class DocContext {

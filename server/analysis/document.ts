@@ -111,6 +111,18 @@ function splitUnits(text: string, script: SyntaxNode): { units: Unit[]; moduleSt
 
 const QUANTIZES = /\b(torchao|torch\.ao\.quantization|torch\.quantization|quantize_pt2e|prepare_qat|prepare_pt2e)\b/;
 
+/**
+ * Whether the file may convert a torchao QAT model (QAT017 stays silent then): it says `convert` anywhere (code,
+ * strings, comments), uses FromIntXQuantizationAwareTrainingConfig, or has a quantize_ call that may be a PTQ
+ * step (more quantize_ calls than QATConfig calls).
+ */
+function qatConverts(text: string): boolean {
+  if (/\bconvert\b|FromIntXQuantizationAwareTrainingConfig|from_intx_quantization_aware_training/i.test(text))
+    return true;
+  const count = (re: RegExp) => text.match(re)?.length ?? 0;
+  return count(/\bquantize_\s*\(/g) > count(/\bQATConfig\s*\(/g);
+}
+
 function docFlags(text: string, summaries: UnitSummary[], moduleExports: { strict: number; loose: number }): DocFlags {
   let strict = moduleExports.strict;
   let loose = moduleExports.loose;
@@ -118,7 +130,11 @@ function docFlags(text: string, summaries: UnitSummary[], moduleExports: { stric
     strict += s.exports.strict;
     loose += s.exports.loose;
   }
-  return { quantizes: QUANTIZES.test(text), strictExportOnly: strict > 0 && loose === 0 };
+  return {
+    quantizes: QUANTIZES.test(text),
+    strictExportOnly: strict > 0 && loose === 0,
+    qatConverts: qatConverts(text),
+  };
 }
 
 export interface Analysis {

@@ -8,11 +8,11 @@ import { canonical } from './names';
 import type { Anchored } from './findings';
 import { LocalScope } from './scope';
 import type { Mode } from './state';
-import { definitionOf, dottedParts, nameOf, paramsOf, readArgs, slice, statements } from './syntax';
+import { definitionOf, dottedParts, intLiteral, nameOf, paramsOf, readArgs, slice, statements } from './syntax';
 
 /** What a module attribute or a call's result is. */
 export type Desc =
-  | { m: string } // a torch.nn class: Conv2d, ReLU, BatchNorm2d, ...
+  | { m: string; in?: number } // a torch.nn class: Conv2d, ReLU, ...; `in`: nn.Linear's literal in_features
   | { seq: Desc[] } // nn.Sequential(...)
   | { list: Desc[] } // nn.ModuleList([...])
   | { call: string } // an in-file class or function, resolved in the document context
@@ -154,6 +154,12 @@ export function describe(text: string, node: SyntaxNode | null, scope: LocalScop
       return {
         list: list?.name === 'ArrayExpression' ? statementsOfList(list).map((a) => describe(text, a, scope)) : [],
       };
+    }
+    if (cls === 'Linear') {
+      const { keywords } = readArgs(text, node.getChild('ArgList'));
+      const first = args[0] ?? keywords.get('in_features');
+      const n = first ? intLiteral(slice(text, first)) : undefined;
+      if (n !== undefined) return { m: cls, in: n };
     }
     return { m: cls };
   }

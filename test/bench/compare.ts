@@ -1,6 +1,7 @@
 // compare/layers against two plain forward passes (FP32 + INT8) and the Numeric Suite's PT2E flow
-// (torchao's numeric debugger): on the digits example, and at real size on torchvision's ResNet-18 at 224x224,
-// each in one process and run (benchmarks/compare_cost.py).
+// (torchao's numeric debugger), and compare/stages' capture against one forward of each of its four stages (FP32,
+// fake-quant, PyTorch INT8, ONNX Runtime): on the digits example, and at real size on torchvision's ResNet-18 at
+// 224x224, each in one process and run (benchmarks/compare_cost.py).
 import path from 'node:path';
 import { repoRoot } from '../support/paths';
 import { mb, resnet18Workspace, runBenchModule } from './realSize';
@@ -14,12 +15,15 @@ interface Row {
   layers: number;
   seconds: Record<string, number>;
   ratios: Record<string, number>;
+  /** compare/stages' capture over one forward of each stage */
+  stagesRatio: number;
   /** the methods whose calls spread wide (p90/p10 over 1.5): the machine was busy while they ran */
   noisy: string[];
   peakRssMb: number;
 }
 
 const GOALS = { oursPropagated: 1.3, oursFull: 2 };
+const STAGES_GOAL = 3;
 
 const METHODS: Record<string, string> = {
   oursPropagated: 'ours, propagated vs FP32',
@@ -28,6 +32,20 @@ const METHODS: Record<string, string> = {
 };
 
 function record(model: string, rows: Row[]): void {
+  recordBench({
+    area: 'compare',
+    title: `compare/stages cost: ${model}`,
+    ratio: `the capture of every layer in the four stages over one forward of each stage (below ${STAGES_GOAL}× is the goal)`,
+    figures: rows.map((r) => ({
+      model: `${model}, ${r.samples} samples, ${r.layers} layers`,
+      measure: 'compare/stages capture (FP32, fake-quant, PyTorch INT8, ONNX Runtime; propagated and local)',
+      value: `${(r.seconds.stages * 1000).toFixed(1)} ms`,
+      baseline: `one forward of each stage ${(r.seconds.stageForwards * 1000).toFixed(1)} ms`,
+      ratio: r.stagesRatio,
+      spread: `median of ${r.repeats} rounds, ${r.threads} threads, peak RSS ${mb(r.peakRssMb)}`,
+      noisy: r.noisy.includes('stages') || r.noisy.includes('stageForwards'),
+    })),
+  });
   recordBench({
     area: 'compare',
     title: `compare/layers cost: ${model}`,
@@ -59,6 +77,13 @@ function table(rows: Row[]): void {
     );
   }
   console.log(`threads ${rows[0].threads}, median of ${rows[0].repeats} interleaved rounds after a warm-up call each`);
+  console.log('samples | one forward of each stage | compare/stages capture');
+  for (const r of rows) {
+    const noisy = r.noisy.includes('stages') || r.noisy.includes('stageForwards') ? ' noisy' : '';
+    console.log(
+      `${String(r.samples).padStart(7)} | ${ms(r.seconds.stageForwards).padStart(25)} | ${ms(r.seconds.stages)} (${r.stagesRatio.toFixed(2)}x)${noisy}`,
+    );
+  }
   for (const [key, goal] of Object.entries(GOALS)) {
     const worst = Math.max(...rows.map((r) => r.ratios[key]));
     const what = key === 'oursPropagated' ? 'the propagated comparison' : 'everything compare returns';
@@ -66,6 +91,16 @@ function table(rows: Row[]): void {
     const verdict = noisy ? 'noisy, no verdict' : worst <= goal ? 'meets the goal' : 'misses the goal';
     console.log(`goal: ${what} within ${goal}x two forwards -> ${worst.toFixed(2)}x at worst: ${verdict}`);
   }
+  const worstStages = Math.max(...rows.map((r) => r.stagesRatio));
+  const stagesNoisy = rows.some((r) => r.noisy.includes('stages') || r.noisy.includes('stageForwards'));
+  const stagesVerdict = stagesNoisy
+    ? 'noisy, no verdict'
+    : worstStages <= STAGES_GOAL
+      ? 'meets the goal'
+      : 'misses the goal';
+  console.log(
+    `goal: compare/stages' capture within ${STAGES_GOAL}x one forward of each stage -> ${worstStages.toFixed(2)}x at worst: ${stagesVerdict}`,
+  );
 }
 
 export async function benchCompare(): Promise<void> {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BUILD_BENCH_RUNS, JOBS, summaryOf, type Job } from '../../client/tasks/jobs';
-import type { BuildTvmResult } from '../../protocol/kernel';
+import type { BuildTvmResult, CompareStagesResult } from '../../protocol/kernel';
 import { repoRoot } from '../support/paths';
 
 const fixture = <T>(name: string) =>
@@ -19,6 +19,7 @@ const RESULTS = {
   export: 'ExportOnnxResult',
   compare: 'CompareLayersResult',
   sensitivity: 'SensitivityResult',
+  stages: 'CompareStagesResult',
   build: 'BuildTvmResult',
   info: 'KernelInfoResult',
 } as const;
@@ -53,6 +54,20 @@ test('Build for Target: one build/tvm request that times TVM with every runtime,
   for (const line of result.summary) assert.ok(result.markdown.includes(`    ${line}`), line);
 });
 
+test('Find Where INT8 Diverges: one compare/stages request and the report the kernel wrote', () => {
+  const stages = JOBS.stages as unknown as Job<CompareStagesResult>;
+  assert.equal(stages.method, 'compare/stages');
+  assert.deepEqual(stages.params('/w/digits.qat.yaml', {}), { config: '/w/digits.qat.yaml' });
+  const result = fixture<CompareStagesResult>('CompareStagesResult');
+  assert.equal(stages.report?.(result), result.markdownPath);
+  assert.equal(path.basename(result.markdownPath), 'digits.stages.md');
+  assert.deepEqual(
+    result.stages.map((s) => s.id),
+    ['fp32', 'fakeQuant', 'int8', 'ort'],
+  );
+});
+
 test('the other jobs open no report', () => {
-  for (const [job, spec] of Object.entries(JOBS)) if (job !== 'build') assert.equal(spec.report, undefined, job);
+  for (const [job, spec] of Object.entries(JOBS))
+    if (job !== 'build' && job !== 'stages') assert.equal(spec.report, undefined, job);
 });

@@ -61,7 +61,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     from qat_kernel.pipeline.trained_model import evaluating
 
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
-    pairs, qat_for, regions = _analysis(fp32_gm, int8_gm, qat_gm)
+    pairs, qat_for, regions = analysis(fp32_gm, int8_gm, qat_gm)
     if not qat_reference:
         qat_for = {}
     fp_nodes = [n for f, _ in pairs for n in (f.output, f.input)]
@@ -131,7 +131,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
 _ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _analysis(fp32_gm, int8_gm, qat_gm):
+def analysis(fp32_gm, int8_gm, qat_gm):
     """Paired groups, QAT counterparts and INT8 regions: graph walks in Python, done once per model."""
     from qat_kernel.pipeline import fused_groups
 

@@ -7,7 +7,7 @@ Every step checks for cancellation and reports progress."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sized
+from collections.abc import Callable, Sized
 from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline import health
@@ -163,8 +163,9 @@ def first_inputs(val: Iterable[Any], count: int) -> list[Any]:
     return chunks
 
 
-def predict(model: torch.nn.Module, val: Iterable[Any], ctx: RequestContext, limit: int | None = None):
-    """(outputs, targets) of `model` on the validation batches (the first `limit` samples)."""
+def predict(model: Callable[..., torch.Tensor], val: Iterable[Any], ctx: RequestContext, limit: int | None = None):
+    """(outputs, targets) of `model` (a module, or any function of the inputs, e.g. a runtime's session) on the
+    validation batches (the first `limit` samples)."""
     import torch
 
     outputs, targets, have = [], [], 0

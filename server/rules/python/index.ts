@@ -5,6 +5,11 @@ import { float16FakeQuant } from './float16FakeQuant';
 import { fuseMode } from './fuseMode';
 import { legacyNamespace } from './legacyNamespace';
 import { onnxOpset } from './onnxOpset';
+import { qatConvertMismatch } from './qatConvertMismatch';
+import { qatGroupSize } from './qatGroupSize';
+import { qatLegacyApi } from './qatLegacyApi';
+import { qatNeverConverted } from './qatNeverConverted';
+import { qatNoLinear } from './qatNoLinear';
 import { qconfigAfterPrepare } from './qconfigAfterPrepare';
 import { quantRangeCode } from './quantRangeCode';
 import { removedPt2e } from './removedPt2e';
@@ -28,6 +33,11 @@ export const pythonRules: PythonRule[] = [
   saveConverted,
   qconfigAfterPrepare,
   removedPt2e,
+  qatConvertMismatch,
+  qatNeverConverted,
+  qatGroupSize,
+  qatNoLinear,
+  qatLegacyApi,
 ];
 
 /** Rules over the whole document's findings. */

@@ -1,0 +1,400 @@
+"""compare/stages ("QAT: Find Where INT8 Diverges"): every quantized layer's output in each stage of the
+model (FP32, fake-quant, PyTorch INT8, ONNX Runtime on the QDQ export) on the same validation samples,
+compared pair by pair, propagated (each stage run whole) and local (a stage's layer fed the previous
+stage's input there); then, for the pairs that should compute the same numbers, the first layer where they
+part (analysis.divergence) with its likely cause and source line.
+
+Stages (the `stage` of each $/progress): load, fp32, export, qat, convert, onnx, capture, report."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qat_kernel import atomic, reads
+from qat_kernel.analysis import divergence, metrics
+from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import stages as report
+from qat_kernel.pipeline.config import Config, check_inside
+from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
+from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes.onnx import qdq_export
+from qat_kernel.runtimes.ort import intermediates
+
+if TYPE_CHECKING:
+    import onnx
+    import torch.fx
+
+    from qat_kernel.pipeline.fused_groups import Group, Region
+    from qat_kernel.pipeline.trained_model import Trained
+
+DEFAULT_SAMPLES = 32
+ONNX_BYTES = 2 * 1024 * 1024 * 1024  # protobuf's own limit for one file
+
+
+@dataclass
+class Layer:
+    """One quantized layer across the stages: its groups in the FP32, prepared (fake-quant) and INT8 graphs
+    and its layer in the ONNX model (None where a stage has no such layer)."""
+
+    fp32: Group
+    int8: Group
+    region: Region
+    fake: Group | None
+    fake_output: torch.fx.Node | None  # the fake-quant group's output after its output fake quantizer
+    fake_entry: torch.fx.Node | None  # what the fake-quant layer's input fake quantizer reads
+    onnx: intermediates.OnnxLayer | None
+
+
+def compare_stages(
+    ctx: RequestContext, *, config: str, samples: int | None, steps: int | None, onnx_path: str | None
+) -> dict:
+    started = time.monotonic()
+    cfg = opening.load(ctx, config, pt2e="finding where INT8 diverges runs the QDQ ONNX export of the PT2E flow")
+    count: int = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
+    _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
+
+    path, model = _onnx_model(cfg, trained, converted, ctx, onnx_path)
+
+    from qat_kernel.pipeline.training import first_inputs
+
+    inputs = first_inputs(trained.val, count)
+    ctx.progress("capture", f"running the 4 stages on {sum(len(x) for x in inputs)} validation samples")
+    rows, facts, outputs = capture(trained, model, inputs, str(cfg.folder), ctx)
+
+    found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}
+    worst = {divergence.pair_key(*p): divergence.worst(rows, p) for p in divergence.PAIRS}
+    ctx.progress("report", "accuracy of each stage on the validation set")
+    accuracy = {
+        "fp32": trained.fp32_accuracy,
+        "fakeQuant": trained.accuracy("fakeQuant", ctx),
+        "int8": trained.accuracy("int8", ctx),
+        "ort": _ort_accuracy(trained, model, ctx),
+        "samples": trained.val_samples,
+    }
+    result: dict[str, Any] = {
+        "stages": [{"id": s, "label": divergence.LABELS[s]} for s in divergence.STAGES],
+        "pairs": [divergence.pair_key(*p) for p in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS)],
+        "bisected": [divergence.pair_key(*p) for p in divergence.PAIRS],
+        "samples": sum(len(x) for x in inputs),
+        "layers": rows,
+        "outputs": outputs,
+        "divergence": {k: v for k, v in found.items() if v is not None},
+        "worst": {k: v for k, v in worst.items() if v is not None},
+        "accuracy": accuracy,
+        "onnx": str(path),
+        "cpu": cpu.summary(),
+        "roundingSteps": divergence.ROUNDING_STEPS,
+        "floatSqnrDb": divergence.FLOAT_SQNR_DB,
+        "reused": reused,
+        "model": trained.id,
+    }
+    result.update(trained.report_fields())
+    markdown = cfg.out(f"{cfg.path.name.split('.')[0]}.stages.md")
+    result["markdownPath"] = str(markdown)
+    result["seconds"] = round(time.monotonic() - started, 2)
+    result["summary"] = report.summary(result)
+    atomic.write_text(markdown, report.markdown(result, cfg.path.name))
+    return result
+
+
+# --- the ONNX model ----------------------------------------------------------------------------------
+
+
+def _onnx_model(cfg: Config, trained: Trained, converted, ctx, onnx_path: str | None) -> tuple[Path, onnx.ModelProto]:
+    """The QDQ ONNX model of the ONNX Runtime stage: `onnx_path` (a file exported from this model, say one a
+    user edited) or the config's export of this model (exported now unless it is on disk already)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    if onnx_path:
+        path = (cfg.folder / onnx_path).resolve()
+        check_inside(path, "onnx")
+        ctx.progress("onnx", f"reading {onnx_path}")
+    else:
+        path, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
+    try:
+        data = reads.read_regular_bytes(path, ONNX_BYTES)
+        return path, onnx.load_from_string(data)
+    except (OSError, DecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        raise ConfigInvalid(f"onnx: {path} cannot be read as an ONNX model: {why}") from exc
+
+
+def _layers(trained: Trained, model: onnx.ModelProto) -> list[Layer]:
+    """Every INT8 layer with its counterparts, in the INT8 graph's order."""
+    from qat_kernel.analysis.comparison import analysis
+
+    pairs, qat_for, regions = analysis(trained.fp32_graph, trained.converted, trained.qat.model)
+    in_onnx = intermediates.layers(model)
+    taken: dict[str, int] = {}
+    found = []
+    for f, q in pairs:
+        fake = qat_for.get(id(q))
+        candidates = in_onnx.get(q.module, [])
+        nth = taken.get(q.module, 0)
+        taken[q.module] = nth + 1
+        found.append(
+            Layer(
+                fp32=f,
+                int8=q,
+                region=regions[id(q)],
+                fake=fake,
+                fake_output=_after_fake_quant(trained.qat.model, fake.output) if fake else None,
+                fake_entry=_before_fake_quant(trained.qat.model, fake.input) if fake else None,
+                onnx=candidates[nth] if nth < len(candidates) else None,
+            )
+        )
+    return found
+
+
+def _after_fake_quant(gm, node):
+    from qat_kernel.pipeline.fused_groups import fake_quant_module
+
+    users = list(node.users)
+    if len(users) == 1 and fake_quant_module(gm, users[0]) is not None:
+        return users[0]
+    return node
+
+
+def _before_fake_quant(gm, node: torch.fx.Node) -> torch.fx.Node:
+    """What the fake quantizers in front of `node` read."""
+    import torch.fx
+
+    from qat_kernel.pipeline.fused_groups import fake_quant_module
+
+    while fake_quant_module(gm, node) is not None and node.args and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    return node
+
+
+# --- capture and compare -------------------------------------------------------------------------------
+
+
+def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, dict, dict]:
+    """(rows, {module: LayerFacts}, final-output comparisons) over every batch of `inputs`: what compare/stages
+    computes beyond training, the export and the accuracies (what `npm run bench compare` times)."""
+    import torch
+
+    layers = _layers(trained, model)
+
+    from qat_kernel import userpaths
+    from qat_kernel.pipeline import fused_groups
+    from qat_kernel.pipeline.trained_model import evaluating
+
+    fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
+    fp_nodes = [layer.fp32.output for layer in layers]
+    fake_nodes = [n for layer in layers for n in (layer.fake_output, layer.fake_entry) if n is not None]
+    int8_nodes = list({n: None for layer in layers for n in _region_inputs(layer.region, layer.int8.output)})
+    int8_tapped = fused_groups.tapped(int8_gm, int8_nodes)
+    interpreter = torch.fx.Interpreter(int8_gm)
+    mapped = [layer.onnx for layer in layers if layer.onnx is not None]
+    local_ort = intermediates.LocalRun(model)
+    taps = intermediates.Taps(model, mapped)
+
+    sums: dict[tuple, metrics.Accumulator] = {}
+
+    def add(key: tuple, ref, got) -> None:
+        sums.setdefault(key, metrics.Accumulator()).add(ref, got)
+
+    final: dict[str, list] = {s: [] for s in divergence.STAGES}
+    with torch.no_grad(), evaluating(trained.qat, fake_quant=True):
+        for x in inputs:
+            ctx.check_cancelled()
+            fp = fused_groups.capture(fp32_gm, [x], fp_nodes)
+            fake = fused_groups.capture(qat_gm, [x], fake_nodes) if fake_nodes else {}
+            env = dict(zip(int8_nodes, int8_tapped(*x)))
+            ort_final, ort = taps.run(x)
+            final["fp32"].append(fp32_gm(*x).float())
+            final["fakeQuant"].append(qat_gm(*x).float())
+            final["int8"].append(int8_gm(*x).float())
+            final["ort"].append(ort_final)
+            for i, layer in enumerate(layers):
+                out = {"fp32": fp[layer.fp32.output.name], "int8": env[layer.int8.output]}
+                if layer.fake_output is not None:
+                    out["fakeQuant"] = fake[layer.fake_output.name]
+                if layer.onnx is not None:
+                    out["ort"] = ort[layer.onnx.output]
+                for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
+                    if a in out and b in out:
+                        add((i, a, b, "propagated"), out[a], out[b])
+                if layer.fake_entry is not None and "fakeQuant" in out:
+                    local = _run_region(interpreter, env, layer.region, fake[layer.fake_entry.name])
+                    add((i, "fakeQuant", "int8", "local"), out["fakeQuant"], local)
+                if layer.onnx is not None:
+                    entry = env.get(layer.region.entry)
+                    local = local_ort(layer.onnx, entry) if entry is not None else None
+                    add((i, "int8", "ort", "local"), out["int8"], local)
+
+    saturating = cpu.saturating_int8()
+    rows, facts = [], {}
+    for i, layer in enumerate(layers):
+        q = layer.int8
+        step = _output_scale(int8_gm, q)
+        row: dict[str, Any] = {"module": q.module, "op": q.op, "group": q.ops, "pairs": {}}
+        row["stages"] = {
+            "fp32": True,
+            "fakeQuant": layer.fake is not None,
+            "int8": True,
+            "ort": layer.onnx is not None,
+        }
+        for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
+            compared: dict[str, Any] = {}
+            for mode in ("propagated", "local"):
+                acc = sums.get((i, a, b, mode))
+                value = acc.result() if acc is not None else None
+                if value is not None:
+                    compared[mode] = value
+                    if step:
+                        compared[f"{mode}Steps"] = value["maxAbs"] / step
+            if compared:
+                row["pairs"][divergence.pair_key(a, b)] = compared
+        if layer.onnx is not None:
+            row["onnx"] = {"nodes": layer.onnx.nodes, "output": layer.onnx.output}
+        if step:
+            row["outputScale"] = step
+        source = userpaths.stack_trace_location(layer.fp32.anchor.meta.get("stack_trace"), folder)
+        if source:
+            row["source"] = source
+        rows.append(row)
+        facts[q.module] = _facts(trained, layer, step, saturating)
+    outputs = {}
+    joined = {s: torch.cat(v) for s, v in final.items() if v}
+    for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
+        outputs[divergence.pair_key(a, b)] = _final(joined[a], joined[b])
+    return rows, facts, outputs
+
+
+def _region_inputs(region: Region, output) -> list:
+    """The INT8 values a layer's local re-run reads from the whole model's run, and its output."""
+    inside = set(region.nodes)
+    needed = [output, region.entry]
+    for n in region.nodes:
+        needed.extend(i for i in n.all_input_nodes if i not in inside)
+    return needed
+
+
+def _run_region(interpreter, env: dict, region: Region, value):
+    entry = env.get(region.entry)
+    if entry is None or not hasattr(value, "shape") or value.shape != entry.shape:
+        return None
+    from qat_kernel.pipeline import fused_groups
+
+    return fused_groups.run_region(interpreter, env, region, value)
+
+
+def _quant_args(gm, node) -> tuple[float | None, int | None]:
+    """(scale, quant_max - quant_min + 1) of a per-tensor quantize/dequantize node (scale None when per
+    channel or not constant)."""
+    import torch.fx
+
+    from qat_kernel.pipeline import fused_groups
+
+    args = list(node.args)
+    scale = args[1] if len(args) > 1 else None
+    if isinstance(scale, torch.fx.Node) and scale.op == "get_attr":
+        value = fused_groups.attr(gm, str(scale.target))
+        scale = value.item() if getattr(value, "numel", lambda: 0)() == 1 else None
+    levels = None
+    if "per_channel" in fused_groups.op_name(node):
+        qmin, qmax = (args[4], args[5]) if len(args) > 5 else (None, None)
+        scale = None
+    else:
+        qmin, qmax = (args[3], args[4]) if len(args) > 4 else (None, None)
+    if isinstance(qmin, int) and isinstance(qmax, int):
+        levels = qmax - qmin + 1
+    return (float(scale) if isinstance(scale, (int, float)) else None), levels
+
+
+def _output_scale(gm, group: Group) -> float | None:
+    from qat_kernel.pipeline import fused_groups
+
+    node = group.output
+    if not fused_groups.op_name(node).startswith("dequantize_per_tensor"):
+        return None
+    return _quant_args(gm, node)[0]
+
+
+def _facts(trained: Trained, layer: Layer, out_scale: float | None, saturating: bool) -> divergence.LayerFacts:
+    import torch
+
+    from qat_kernel.pipeline import fused_groups
+
+    gm = trained.converted
+    in_scale = act_levels = weight_levels = None
+    for n in layer.region.nodes:
+        if fused_groups.op_name(n).startswith("quantize_per_tensor"):
+            in_scale, act_levels = _quant_args(gm, n)
+            break
+    weight_scale: dict[str, list[float]] = {}
+    for n in layer.region.weight:
+        if fused_groups.op_name(n).startswith("dequantize_per_"):
+            _, weight_levels = _quant_args(gm, n)
+            scales = _scales(gm, n)
+            if scales is not None:
+                weight_scale["int8"] = scales
+            break
+    if layer.fake is not None:
+        qat_gm = trained.qat.model
+        names = fused_groups.layer_fake_quants(qat_gm, layer.fake).weight
+        scale = getattr(qat_gm.get_submodule(names[0]), "scale", None) if names else None
+        if isinstance(scale, torch.Tensor):
+            weight_scale["fakeQuant"] = [float(v) for v in scale.reshape(-1)]
+    input_scale: dict[str, float] = {}
+    output_scale: dict[str, float] = {}
+    if in_scale is not None:
+        input_scale["int8"] = in_scale
+    if out_scale is not None:
+        output_scale["int8"] = out_scale
+    if layer.onnx is not None:
+        if layer.onnx.scale is not None:
+            output_scale["ort"] = layer.onnx.scale
+        if layer.onnx.input_scale is not None:
+            input_scale["ort"] = layer.onnx.input_scale
+    return divergence.LayerFacts(input_scale, output_scale, weight_scale, act_levels, weight_levels, saturating)
+
+
+def _scales(gm, node) -> list[float] | None:
+    """The scale argument of a quantize/dequantize node as a list (one per channel, or one)."""
+    import torch
+    import torch.fx
+
+    from qat_kernel.pipeline import fused_groups
+
+    scale = node.args[1] if len(node.args) > 1 else None
+    if isinstance(scale, torch.fx.Node) and scale.op == "get_attr":
+        scale = fused_groups.attr(gm, str(scale.target))
+    if isinstance(scale, torch.Tensor):
+        return [float(v) for v in scale.reshape(-1)]
+    return [float(scale)] if isinstance(scale, (int, float)) else None
+
+
+def _final(a, b) -> dict:
+    """Final outputs of two stages: the metrics and, for class scores, top-1 agreement."""
+    compared = metrics.all_metrics(a, b)
+    if a.dim() == 2 and a.shape == b.shape and a.shape[1] > 1:
+        compared["top1Agreement"] = (a.argmax(1) == b.argmax(1)).float().mean().item()
+    return compared
+
+
+def _ort_accuracy(trained: Trained, model, ctx) -> float | None:
+    """Top-1 accuracy of the ONNX model in ORT on the whole validation set (None where the loss has none)."""
+    import torch
+
+    from qat_kernel.pipeline.training import predict
+    from qat_kernel.runtimes.ort import sessions
+
+    sess = sessions.session(model.SerializeToString())
+    run = sessions.run_fn(sess)
+
+    def forward(*tensors):
+        from qat_kernel.pipeline.model_io import Inputs
+
+        names = [i.name for i in sess.get_inputs()]
+        return torch.from_numpy(run(Inputs([t.numpy() for t in tensors], names)))
+
+    outputs, targets = predict(forward, trained.val, ctx)
+    return trained.loss.accuracy(outputs, targets)

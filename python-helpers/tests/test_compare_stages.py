@@ -1,0 +1,160 @@
+"""compare/stages ("QAT: Find Where INT8 Diverges") on the digits CNN: every layer found in FP32, fake-quant,
+PyTorch INT8 and ONNX Runtime, each pair compared per layer, and the bisect naming the layer and the stage of
+a divergence planted in the exported ONNX model."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from conftest import copy_example
+from onnx import numpy_helper
+from rpc_client import RpcError
+
+from qat_kernel.analysis import divergence
+
+pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(scope="module")
+def stages(kernel, tmp_path_factory):
+    """(config, result) of one compare/stages run on a copy of the digits example."""
+    config = copy_example(tmp_path_factory.mktemp("stages") / "digits")
+    return config, kernel.request("compare/stages", {"config": str(config)}, timeout=900)
+
+
+def test_every_layer_is_found_in_every_stage_and_validates(stages, validate):
+    _, r = stages
+    validate("CompareStagesResult", r)
+    assert [row["module"] for row in r["layers"]] == ["conv1", "conv2", "fc1", "fc2"]
+    for row in r["layers"]:
+        assert all(row["stages"].values()), row
+        assert set(row["pairs"]) == {"fp32:fakeQuant", "fakeQuant:int8", "int8:ort"}, row
+        assert "local" in row["pairs"]["fakeQuant:int8"] and "local" in row["pairs"]["int8:ort"], row
+        assert row["onnx"]["nodes"], row
+    # The last layer gives float logits (no output quantization): judged by SQNR, no steps.
+    assert "outputScale" not in r["layers"][-1] and "localSteps" not in r["layers"][-1]["pairs"]["int8:ort"]
+    assert r["layers"][0]["source"]["file"].endswith("model.py")
+
+
+def test_the_stages_that_compute_the_same_numbers_agree_to_rounding(stages):
+    """On the example, PyTorch INT8 and ONNX Runtime compute the same integer model: no layer diverges, and the
+    quantization error itself (FP32 -> fake-quant) is far larger than any runtime difference."""
+    _, r = stages
+    assert r["divergence"] == {}, r["divergence"]
+    for row in r["layers"]:
+        for key in r["bisected"]:
+            c = row["pairs"][key]
+            if "localSteps" in c:
+                assert c["localSteps"] <= divergence.ROUNDING_STEPS, (row["module"], key, c)
+            else:
+                assert c["local"]["sqnr"] >= divergence.FLOAT_SQNR_DB, (row["module"], key, c)
+        quantization = row["pairs"]["fp32:fakeQuant"]["propagated"]["sqnr"]
+        assert row["pairs"]["int8:ort"]["propagated"]["sqnr"] > quantization + 20, row
+    assert r["outputs"]["int8:ort"]["top1Agreement"] >= 0.98
+    a = r["accuracy"]
+    assert abs(a["ort"] - a["int8"]) <= 0.02 and a["samples"] > 0
+
+
+def test_the_report_is_written_and_summarised(stages):
+    _, r = stages
+    text = open(r["markdownPath"], encoding="utf-8").read()
+    assert text.startswith("# Where INT8 diverges: digits.qat.yaml")
+    assert "| 1 | `conv2` | conv2d |" in text
+    assert any(line.startswith("PyTorch INT8 → ONNX Runtime: every layer agrees") for line in r["summary"])
+
+
+def _plant_output_scale(source, dest, module: str, factor: float) -> str:
+    """A copy of the QDQ model whose `module` layer quantizes its output with `factor` times its scale (its own
+    initializer, so no other layer changes); returns the QuantizeLinear's name."""
+    from qat_kernel.runtimes.ort import intermediates
+
+    model = onnx.load(str(source))
+    layer = intermediates.layers(model)[module][0]
+    inits = {t.name: t for t in model.graph.initializer}
+    q = next(n for n in model.graph.node if n.output and n.output[0] == layer.output)
+    dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.input[0] == q.output[0]]
+    scale = numpy_helper.to_array(inits[q.input[1]]) * np.float32(factor)
+    planted = numpy_helper.from_array(scale.astype(np.float32), name=f"{q.input[1]}__planted")
+    model.graph.initializer.append(planted)
+    for node in [q, *dq]:
+        node.input[1] = planted.name
+    onnx.save(model, str(dest))
+    return q.name
+
+
+def test_a_scale_planted_in_one_layer_of_the_onnx_model_is_found_there(kernel, stages):
+    """conv2's output quantization given a quarter of its scale in the ONNX file: the bisect of PyTorch INT8 vs
+    ONNX Runtime names conv2 (not conv1 before it, nor what comes after), says the output scales differ, and
+    fake-quant vs PyTorch INT8 still agree."""
+    config, r = stages
+    planted = config.parent / "out" / "planted.qdq.onnx"
+    node = _plant_output_scale(r["onnx"], planted, "conv2", 0.25)
+    p = kernel.request("compare/stages", {"config": str(config), "onnx": "out/planted.qdq.onnx"}, timeout=900)
+    found = p["divergence"]["int8:ort"]
+    assert (found["module"], found["index"]) == ("conv2", 1), found
+    assert found["localSteps"] > 10 and "output quantization differs" in found["cause"], found
+    assert node in p["layers"][1]["onnx"]["nodes"]
+    assert "fakeQuant:int8" not in p["divergence"]
+    assert p["layers"][0]["pairs"]["int8:ort"]["localSteps"] <= divergence.ROUNDING_STEPS
+    assert p["onnx"] == str(planted.resolve())
+    assert any(line.startswith("PyTorch INT8 → ONNX Runtime: first diverges at conv2") for line in p["summary"])
+
+
+def test_an_onnx_param_that_is_no_onnx_model_is_a_config_error(kernel, stages):
+    config, _ = stages
+    (config.parent / "out" / "notes.onnx").write_text("not a model", encoding="utf-8")
+    with pytest.raises(RpcError) as err:
+        kernel.request("compare/stages", {"config": str(config), "onnx": "out/notes.onnx"}, timeout=900)
+    assert err.value.data["kind"] == "configInvalid"
+    assert "cannot be read as an ONNX model" in err.value.message
+
+
+def test_an_eager_config_is_told_the_pt2e_flow_is_needed(kernel, tmp_path):
+    config = copy_example(tmp_path / "eager").parent / "eager.qat.yaml"
+    with pytest.raises(RpcError) as err:
+        kernel.request("compare/stages", {"config": str(config)}, timeout=300)
+    assert err.value.data["kind"] == "configInvalid" and err.value.data.get("path") == "flow"
+
+
+# --- the bisect and its causes, on rows as compare/stages makes them ------------------------------------
+
+
+def _row(module: str, steps: float, sqnr: float = 40.0) -> dict:
+    local = {"cosine": 1.0, "sqnr": sqnr, "mse": 0.0, "maxAbs": steps, "normalizedL2": 0.0}
+    return {"module": module, "op": "conv2d", "pairs": {"int8:ort": {"local": local, "localSteps": steps}}}
+
+
+def _facts(**kw) -> divergence.LayerFacts:
+    base = {
+        "input_scale": {},
+        "output_scale": {},
+        "weight_scale": {},
+        "activation_levels": 256,
+        "weight_levels": 255,
+        "saturating_cpu": False,
+    }
+    return divergence.LayerFacts(**{**base, **kw})
+
+
+def test_bisect_names_the_first_layer_past_rounding_not_the_worst():
+    rows = [_row("a", 1.0), _row("b", 4.0), _row("c", 30.0)]
+    facts = {m: _facts() for m in "abc"}
+    found = divergence.bisect(rows, facts, ("int8", "ort"))
+    assert found is not None and (found["module"], found["index"]) == ("b", 1)
+    assert divergence.worst(rows, ("int8", "ort")) == {"module": "c", "localSteps": 30.0, "localSqnr": 40.0}
+    assert divergence.bisect([_row("a", 1.0)], facts, ("int8", "ort")) is None
+
+
+def test_causes_are_told_from_what_is_known():
+    saturating = _facts(saturating_cpu=True)
+    assert "vpmaddubsw" in divergence.cause(("fakeQuant", "int8"), saturating, 6.0)
+    seven_bit = _facts(saturating_cpu=True, activation_levels=128)
+    assert "no known cause" in divergence.cause(("fakeQuant", "int8"), seven_bit, 6.0)
+    assert "rounding" in divergence.cause(("fakeQuant", "int8"), _facts(), 2.0)
+    scales = _facts(output_scale={"int8": 0.1, "ort": 0.025})
+    assert "output quantization differs" in divergence.cause(("int8", "ort"), scales, 40.0)
+    weights = _facts(weight_scale={"fakeQuant": [0.15437, 0.1], "int8": [0.14408, 0.1]}, saturating_cpu=True)
+    told = divergence.cause(("fakeQuant", "int8"), weights, 66.0)
+    assert "weight quantization differs" in told and "6.7 %" in told, told
