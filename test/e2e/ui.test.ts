@@ -260,6 +260,27 @@ test(
   },
 );
 
+test(
+  'Find Where INT8 Diverges from the explorer context menu opens the stage report and says where stages part',
+  { timeout: 300_000 },
+  async () => {
+    await explorerRow('digits.qat.yaml').click({ button: 'right' });
+    const item = page.getByRole('menuitem', { name: 'Find Where INT8 Diverges' });
+    await item.waitFor({ timeout: 30_000 });
+    await item.click();
+    // The kernel's Markdown report opens in the preview beside the config, and a message names the outcome.
+    await page.locator('.tabs-container .tab', { hasText: 'Preview digits.stages.md' }).waitFor({ timeout: 240_000 });
+    const message = page
+      .locator('.notification-list-item-message')
+      .filter({ hasText: /agrees across FP32, fake-quant, PyTorch INT8, ONNX Runtime|first diverges at/ });
+    await message.first().waitFor({ timeout: 30_000 });
+    const preview = await findFrame('h1:has-text("Where INT8 diverges: digits.qat.yaml")', 60_000);
+    assert.ok((await preview.locator('table').count()) >= 3, 'the report has its stage, output and layer tables');
+    assert.match((await preview.locator('body').textContent()) ?? '', /conv2/);
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-divergence.png') });
+  },
+);
+
 test('no text in any webview reads [object Object] after the runs above', { timeout: 60_000 }, async () => {
   const views = [];
   for (const f of page.frames())

@@ -97,7 +97,8 @@ def compare_stages(
     result["markdownPath"] = str(markdown)
     result["seconds"] = round(time.monotonic() - started, 2)
     result["summary"] = report.summary(result)
-    atomic.write_text(markdown, report.markdown(result, cfg.path.name))
+    shown = path.relative_to(cfg.folder) if path.is_relative_to(cfg.folder) else path
+    atomic.write_text(markdown, report.markdown(result, cfg.path.name, str(shown)))
     return result
 
 

@@ -52,12 +52,13 @@ def summary(r: dict) -> list[str]:
     return lines
 
 
-def markdown(r: dict, config: str) -> str:
+def markdown(r: dict, config: str, onnx: str) -> str:
+    """The report of result `r` for the config named `config`; `onnx`: the ONNX file as the report names it."""
     a = r["accuracy"]
     out = [
         f"# Where INT8 diverges: {config}",
         "",
-        f"{r['samples']} validation samples compared at every quantized layer's output; ONNX model `{r['onnx']}`; "
+        f"{r['samples']} validation samples compared at every quantized layer's output; ONNX model `{onnx}`; "
         f"CPU {r['cpu']['model']} (int8 dot products: {', '.join(r['cpu']['int8DotProducts']) or 'none'}).",
         "",
         "| stage | " + " | ".join(divergence.LABELS[s] for s in divergence.STAGES) + " |",
