@@ -27,11 +27,13 @@ def stages(kernel, tmp_path_factory):
 def test_every_layer_is_found_in_every_stage_and_validates(stages, validate):
     _, r = stages
     validate("CompareStagesResult", r)
+    assert [s["id"] for s in r["stages"]] == ["fp32", "fakeQuant", "int8", "ort", "c"] and "missing" not in r
     assert [row["module"] for row in r["layers"]] == ["conv1", "conv2", "fc1", "fc2"]
     for row in r["layers"]:
         assert all(row["stages"].values()), row
-        assert set(row["pairs"]) == {"fp32:fakeQuant", "fakeQuant:int8", "int8:ort"}, row
-        assert "local" in row["pairs"]["fakeQuant:int8"] and "local" in row["pairs"]["int8:ort"], row
+        assert set(row["pairs"]) == {"fp32:fakeQuant", "fakeQuant:int8", "int8:ort", "int8:c"}, row
+        for key in ("fakeQuant:int8", "int8:ort", "int8:c"):
+            assert "local" in row["pairs"][key], (key, row)
         assert row["onnx"]["nodes"], row
     # The last layer gives float logits (no output quantization): judged by SQNR, no steps.
     assert "outputScale" not in r["layers"][-1] and "localSteps" not in r["layers"][-1]["pairs"]["int8:ort"]
@@ -53,8 +55,9 @@ def test_the_stages_that_compute_the_same_numbers_agree_to_rounding(stages):
         quantization = row["pairs"]["fp32:fakeQuant"]["propagated"]["sqnr"]
         assert row["pairs"]["int8:ort"]["propagated"]["sqnr"] > quantization + 20, row
     assert r["outputs"]["int8:ort"]["top1Agreement"] >= 0.98
+    assert r["outputs"]["int8:c"]["top1Agreement"] >= 0.98
     a = r["accuracy"]
-    assert abs(a["ort"] - a["int8"]) <= 0.02 and a["samples"] > 0
+    assert abs(a["ort"] - a["int8"]) <= 0.02 and abs(a["c"] - a["int8"]) <= 0.02 and a["samples"] > 0
 
 
 def test_the_report_is_written_and_summarised(stages):
@@ -96,7 +99,7 @@ def test_a_scale_planted_in_one_layer_of_the_onnx_model_is_found_there(kernel, s
     assert (found["module"], found["index"]) == ("conv2", 1), found
     assert found["localSteps"] > 10 and "output quantization differs" in found["cause"], found
     assert node in p["layers"][1]["onnx"]["nodes"]
-    assert "fakeQuant:int8" not in p["divergence"]
+    assert "fakeQuant:int8" not in p["divergence"] and "int8:c" not in p["divergence"]
     assert p["layers"][0]["pairs"]["int8:ort"]["localSteps"] <= divergence.ROUNDING_STEPS
     assert p["onnx"] == str(planted.resolve())
     assert any(line.startswith("PyTorch INT8 → ONNX Runtime: first diverges at conv2") for line in p["summary"])

@@ -3,10 +3,10 @@ stages (the later stage's layer fed the earlier stage's input there) is more tha
 known to cause it.
 
 Stages (STAGES): the FP32 model, the QAT model with fake quantization on, the converted PyTorch INT8 model,
-and the QDQ ONNX model in ONNX Runtime. The pairs bisected (PAIRS) are those expected to compute the same
-numbers: fake-quant vs INT8 (the same quantization, simulated vs integer kernels) and INT8 vs ONNX Runtime
-(the same integer model in two runtimes); FP32 vs fake-quant is the quantization error itself, which
-compare/layers explains per layer, and is listed propagated only.
+the QDQ ONNX model in ONNX Runtime and the portable C runner. The pairs bisected (PAIRS) are those expected to
+compute the same numbers: fake-quant vs INT8 (the same quantization, simulated vs integer kernels), INT8 vs ONNX
+Runtime and INT8 vs the C runner (the same integer model in two runtimes); FP32 vs fake-quant is the
+quantization error itself, which compare/layers explains per layer, and is listed propagated only.
 
 A quantized output is judged in its own quantization steps: two runtimes on one grid differ by whole steps
 and one step is a rounding tie (round half to even vs away from zero, a bias rounded to int32); more than
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STAGES = ("fp32", "fakeQuant", "int8", "ort")
-LABELS = {"fp32": "FP32", "fakeQuant": "fake-quant", "int8": "PyTorch INT8", "ort": "ONNX Runtime"}
-PAIRS = (("fakeQuant", "int8"), ("int8", "ort"))
+STAGES = ("fp32", "fakeQuant", "int8", "ort", "c")
+LABELS = {"fp32": "FP32", "fakeQuant": "fake-quant", "int8": "PyTorch INT8", "ort": "ONNX Runtime", "c": "C runner"}
+PAIRS = (("fakeQuant", "int8"), ("int8", "ort"), ("int8", "c"))
 PROPAGATED_ONLY = (("fp32", "fakeQuant"),)
 ROUNDING_STEPS = 1.5
 FLOAT_SQNR_DB = 30.0

@@ -21,11 +21,13 @@ from qat_kernel.pipeline.config import Config, check_inside
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import cpu
+from qat_kernel.runtimes.c import stage as c_stage
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import intermediates
 
 if TYPE_CHECKING:
     import onnx
+    import torch
     import torch.fx
 
     from qat_kernel.pipeline.fused_groups import Group, Region
@@ -63,22 +65,27 @@ def compare_stages(
 
     inputs = first_inputs(trained.val, count)
     ctx.progress("capture", f"running the 4 stages on {sum(len(x) for x in inputs)} validation samples")
-    rows, facts, outputs = capture(trained, model, inputs, str(cfg.folder), ctx)
+    rows, facts, outputs, c = capture(trained, model, inputs, str(cfg.folder), ctx)
 
     found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}
     worst = {divergence.pair_key(*p): divergence.worst(rows, p) for p in divergence.PAIRS}
     ctx.progress("report", "accuracy of each stage on the validation set")
-    accuracy = {
-        "fp32": trained.fp32_accuracy,
-        "fakeQuant": trained.accuracy("fakeQuant", ctx),
-        "int8": trained.accuracy("int8", ctx),
-        "ort": _ort_accuracy(trained, model, ctx),
-        "samples": trained.val_samples,
-    }
+    try:
+        accuracy = {
+            "fp32": trained.fp32_accuracy,
+            "fakeQuant": trained.accuracy("fakeQuant", ctx),
+            "int8": trained.accuracy("int8", ctx),
+            "ort": _ort_accuracy(trained, model, ctx),
+            "c": _c_accuracy(trained, c, ctx) if c.missing is None else None,
+            "samples": trained.val_samples,
+        }
+    finally:
+        c.close()
+    here = [st for st in divergence.STAGES if st != "c" or c.missing is None]
     result: dict[str, Any] = {
-        "stages": [{"id": s, "label": divergence.LABELS[s]} for s in divergence.STAGES],
-        "pairs": [divergence.pair_key(*p) for p in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS)],
-        "bisected": [divergence.pair_key(*p) for p in divergence.PAIRS],
+        "stages": [{"id": st, "label": divergence.LABELS[st]} for st in here],
+        "pairs": [divergence.pair_key(a, b) for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS) if b in here],
+        "bisected": [divergence.pair_key(a, b) for a, b in divergence.PAIRS if b in here],
         "samples": sum(len(x) for x in inputs),
         "layers": rows,
         "outputs": outputs,
@@ -92,6 +99,8 @@ def compare_stages(
         "reused": reused,
         "model": trained.id,
     }
+    if c.missing is not None:
+        result["missing"] = {"c": c.missing}
     result.update(trained.report_fields())
     markdown = cfg.out(f"{cfg.path.name.split('.')[0]}.stages.md")
     result["markdownPath"] = str(markdown)
@@ -175,9 +184,10 @@ def _before_fake_quant(gm, node: torch.fx.Node) -> torch.fx.Node:
 # --- capture and compare -------------------------------------------------------------------------------
 
 
-def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, dict, dict]:
-    """(rows, {module: LayerFacts}, final-output comparisons) over every batch of `inputs`: what compare/stages
-    computes beyond training, the export and the accuracies (what `npm run bench compare` times)."""
+def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, dict, dict, c_stage.CStage]:
+    """(rows, {module: LayerFacts}, final-output comparisons, the C runner's stage: close it) over every batch of
+    `inputs`: what compare/stages computes beyond training, the export and the accuracies (what `npm run bench
+    compare` times)."""
     import torch
 
     layers = _layers(trained, model)
@@ -230,18 +240,33 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
                     local = local_ort(layer.onnx, entry) if entry is not None else None
                     add((i, "int8", "ort", "local"), out["int8"], local)
 
+    joined = {s: torch.cat(v) for s, v in final.items() if v}
+    c = _c_stage(trained, inputs, joined["int8"], folder, ctx)
+    if c.logits is not None:
+        joined["c"] = torch.from_numpy(c.logits).reshape(joined["int8"].shape).float()
+    last = _graph_output(int8_gm)
     saturating = cpu.saturating_int8()
     rows, facts = [], {}
     for i, layer in enumerate(layers):
         q = layer.int8
         step = _output_scale(int8_gm, q)
         row: dict[str, Any] = {"module": q.module, "op": q.op, "group": q.ops, "pairs": {}}
+        in_c = c.layers.get(_quantize_node(q))
+        if in_c is None and q.output is last and "c" in joined and c.replay_logits is not None:
+            # a float last layer (logits): the runner's outputs, end to end and with its input replayed
+            replayed = torch.from_numpy(c.replay_logits).reshape(joined["int8"].shape).float()
+            in_c = c_stage.LayerRun(q.output.name, 0.0, joined["int8"], joined["c"], replayed)
         row["stages"] = {
             "fp32": True,
             "fakeQuant": layer.fake is not None,
             "int8": True,
             "ort": layer.onnx is not None,
+            "c": in_c is not None,
         }
+        if in_c is not None:
+            for mode, values in (("propagated", in_c.propagated), ("local", in_c.local)):
+                acc = sums.setdefault((i, "int8", "c", mode), metrics.Accumulator())
+                acc.add(in_c.reference, values)
         for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
             compared: dict[str, Any] = {}
             for mode in ("propagated", "local"):
@@ -263,10 +288,58 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
         rows.append(row)
         facts[q.module] = _facts(trained, layer, step, saturating)
     outputs = {}
-    joined = {s: torch.cat(v) for s, v in final.items() if v}
     for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
-        outputs[divergence.pair_key(a, b)] = _final(joined[a], joined[b])
-    return rows, facts, outputs
+        if a in joined and b in joined:
+            outputs[divergence.pair_key(a, b)] = _final(joined[a], joined[b])
+    return rows, facts, outputs, c
+
+
+def _graph_output(gm):
+    """The node the graph returns (its first output)."""
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    value = out.args[0]
+    while isinstance(value, (tuple, list)) and value:
+        value = value[0]
+    return value
+
+
+def _quantize_node(group: Group) -> str:
+    """The INT8 graph's quantize node of a group's output (the C runner traces those), else the output's name."""
+    import torch.fx
+
+    node = group.output
+    if node.args and isinstance(node.args[0], torch.fx.Node) and "dequantize" in str(node.target):
+        return node.args[0].name
+    return node.name
+
+
+def _c_stage(trained: Trained, inputs, int8_out, folder: str, ctx) -> c_stage.CStage:
+    """The C runner on the samples, or a stage with `missing` set (a model of several or non-float inputs, ops the
+    runner does not compute, no C compiler)."""
+    import numpy as np
+
+    from qat_kernel.pipeline.model_io import Inputs, as_inputs
+
+    joined = Inputs.concat([as_inputs(x, trained.io.names) for x in inputs]).numpy()
+    if len(joined.values) != 1 or joined.values[0].dtype.kind != "f":
+        return c_stage.CStage(
+            missing=f"the C runner reads one float32 input tensor; this model takes {len(joined.values)} input(s)"
+        )
+    ctx.progress("capture", "the C runner, compiled for this machine, on the same samples")
+    out_size = int(np.prod(int8_out.shape[1:]))
+    return c_stage.c_stage(trained.converted, trained.example[0], joined.values[0], out_size, folder)
+
+
+def _c_accuracy(trained: Trained, c: c_stage.CStage, ctx) -> float | None:
+    """Top-1 accuracy of the C runner on the whole validation set."""
+    import numpy as np
+
+    from qat_kernel.runtimes import parity
+
+    x, labels, torch_out = parity.reference_outputs(trained, trained.val_samples, trained.converted, ctx)
+    return parity.accuracy(
+        c.run(x.values[0], int(np.prod(torch_out.shape[1:]))).reshape(torch_out.shape), labels, trained.loss
+    )
 
 
 def _region_inputs(region: Region, output) -> list:

@@ -42,10 +42,12 @@ def _finding(key: str, found: dict | None) -> str:
 
 def summary(r: dict) -> list[str]:
     a = r["accuracy"]
-    stages = " · ".join(f"{divergence.LABELS[s]} {_pct(a.get(s))}" for s in divergence.STAGES)
+    stages = " · ".join(f"{s['label']} {_pct(a.get(s['id']))}" for s in r["stages"])
     lines = [f"accuracy on {a['samples']} samples: {stages}"]
     lines += [_finding(key, r["divergence"].get(key)) for key in r["bisected"]]
-    missing = [row["module"] for row in r["layers"] if not all(row["stages"].values())]
+    ids = [s["id"] for s in r["stages"]]
+    missing = [row["module"] for row in r["layers"] if not all(row["stages"].get(s) for s in ids)]
+    lines += [f"{divergence.LABELS[stage]} not compared: {why}" for stage, why in r.get("missing", {}).items()]
     if missing:
         lines.append(f"layers not found in every stage: {', '.join(missing[:8])}{' …' if len(missing) > 8 else ''}")
     lines.append(f"report: {r['markdownPath']}")
@@ -61,10 +63,11 @@ def markdown(r: dict, config: str, onnx: str) -> str:
         f"{r['samples']} validation samples compared at every quantized layer's output; ONNX model `{onnx}`; "
         f"CPU {r['cpu']['model']} (int8 dot products: {', '.join(r['cpu']['int8DotProducts']) or 'none'}).",
         "",
-        "| stage | " + " | ".join(divergence.LABELS[s] for s in divergence.STAGES) + " |",
-        "|---|" + "---|" * len(divergence.STAGES),
-        f"| top-1 accuracy ({a['samples']} samples) | " + " | ".join(_pct(a.get(s)) for s in divergence.STAGES) + " |",
+        "| stage | " + " | ".join(s["label"] for s in r["stages"]) + " |",
+        "|---|" + "---|" * len(r["stages"]),
+        f"| top-1 accuracy ({a['samples']} samples) | " + " | ".join(_pct(a.get(s["id"])) for s in r["stages"]) + " |",
         "",
+        *[f"{divergence.LABELS[stage]} not compared: {why}" for stage, why in r.get("missing", {}).items()],
         "## First divergence",
         "",
         *[f"- {_finding(key, r['divergence'].get(key))}" for key in r["bisected"]],
