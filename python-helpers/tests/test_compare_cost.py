@@ -1,5 +1,6 @@
 """benchmarks.compare_cost (npm run bench compare) on a copy of the digits example: every method is timed in
-the same interleaved rounds, ratios are to the two forwards, and noisy figures are named."""
+the same interleaved rounds, ratios are to the two forwards (compare/stages' also to one forward of each of its
+stages), and noisy figures are named."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from conftest import copy_example
 
 HELPERS = Path(__file__).resolve().parents[1]
-METHODS = {"twoForwards", "oursPropagated", "oursFull", "numericDebugger"}
+METHODS = {"twoForwards", "oursPropagated", "oursFull", "numericDebugger", "stageForwards", "stages"}
 
 
 def test_compare_cost_on_a_digits_copy(tmp_path):
@@ -35,4 +36,5 @@ def test_compare_cost_on_a_digits_copy(tmp_path):
         for name, ratio in row["ratios"].items():
             assert ratio == row["seconds"][name] / row["seconds"]["twoForwards"]
         assert set(row["noisy"]) <= METHODS
+        assert row["stagesRatio"] == row["seconds"]["stages"] / row["seconds"]["stageForwards"]
         assert row["peakRssMb"] > 100
