@@ -16,6 +16,10 @@ from qat_kernel.rpc.errors import PackageMissing
 from qat_kernel.runtimes.c import cgen, check, toolchain
 from qat_kernel.runtimes.c import layers as layers_mod
 
+# Past this many bytes of int8 weights the runner's header takes minutes to compile: the stage is left out (the
+# deploy/c-artifact request builds such a runner on its own).
+WEIGHT_BYTES = 32 * 1024 * 1024
+
 
 @dataclass
 class LayerRun:
@@ -61,6 +65,12 @@ def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) ->
         return CStage(missing=f"the C runner cannot run this model: {exc.message}")
     except PackageMissing as exc:
         return CStage(missing=exc.message)
+    weights = sum(la.weight.size for la in network if la.weight is not None)
+    if weights > WEIGHT_BYTES:
+        return CStage(
+            missing=f"{weights / 2**20:.0f} MB of int8 weights, over the {WEIGHT_BYTES / 2**20:.0f} MB this comparison "
+            "compiles into a runner (deploy/c-artifact builds such a runner on its own)"
+        )
     stage = CStage(work=tempfile.TemporaryDirectory(prefix="qat-stage-c-"))
     work = Path(stage.work.name)  # pyright: ignore[reportOptionalMemberAccess] - set just above
     stem = "stage"
