@@ -64,7 +64,7 @@ def compare_stages(
     from qat_kernel.pipeline.training import first_inputs
 
     inputs = first_inputs(trained.val, count)
-    ctx.progress("capture", f"running the 4 stages on {sum(len(x) for x in inputs)} validation samples")
+    ctx.progress("capture", f"running every stage on {sum(len(x) for x in inputs)} validation samples")
     rows, facts, outputs, c = capture(trained, model, inputs, str(cfg.folder), ctx)
 
     found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}

@@ -62,7 +62,7 @@ def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) ->
         arch = toolchain.host_arch()
         toolchain.c_compiler(arch)
     except layers_mod.UnsupportedForC as exc:
-        return CStage(missing=f"the C runner cannot run this model: {exc.message}")
+        return CStage(missing=f"the C runner cannot run this model: {exc.message.splitlines()[0].rstrip(':')}")
     except PackageMissing as exc:
         return CStage(missing=exc.message)
     weights = sum(la.weight.size for la in network if la.weight is not None)
