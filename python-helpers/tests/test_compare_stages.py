@@ -161,3 +161,56 @@ def test_causes_are_told_from_what_is_known():
     weights = _facts(weight_scale={"fakeQuant": [0.15437, 0.1], "int8": [0.14408, 0.1]}, saturating_cpu=True)
     told = divergence.cause(("fakeQuant", "int8"), weights, 66.0)
     assert "weight quantization differs" in told and "6.7 %" in told, told
+
+
+# --- the C runner as a stage, on a converted model made here -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def activations_int8():
+    """(converted model, inputs) of c_op_models.Activations (float epilogues, a squeeze-excitation gate)."""
+    import c_op_models
+    from test_c_runner_models import _int8
+
+    return _int8(c_op_models.Activations())
+
+
+def test_the_c_stage_reads_every_traced_layer_and_agrees_with_pytorch_int8_locally(activations_int8):
+    import torch
+
+    from qat_kernel.runtimes.c import stage
+
+    converted, x = activations_int8
+    samples = x[:16].numpy()
+    out_size = int(converted(x[:1]).shape[-1])
+    c = stage.c_stage(converted, x[:2], samples, out_size, ".")
+    try:
+        assert c.missing is None and c.logits is not None and c.logits.shape == (16, out_size)
+        assert c.layers, "no traced layer"
+        nodes = {n.name for n in converted.graph.nodes}
+        for node, run in c.layers.items():
+            assert node in nodes and node.startswith("quantize_per_tensor"), node
+            local = (run.local - run.reference).abs().max().item() / run.scale
+            assert local <= 1.0 + 1e-3, (node, local)  # each layer alone: within one output step
+            assert run.propagated.shape == run.reference.shape
+        with torch.no_grad():
+            reference = converted(torch.from_numpy(samples)).numpy()
+        assert (c.run(samples, out_size).argmax(-1) == reference.argmax(-1)).all()
+    finally:
+        c.close()
+
+
+def test_the_c_stage_is_left_out_with_its_reason(activations_int8, monkeypatch):
+    import c_op_models
+    from test_c_runner_models import _int8
+
+    from qat_kernel.runtimes.c import stage
+
+    converted, x = activations_int8
+    monkeypatch.setattr(stage, "WEIGHT_BYTES", 16)
+    big = stage.c_stage(converted, x[:2], x[:4].numpy(), 10, ".")
+    assert big.missing is not None and "MB of int8 weights" in big.missing and big.logits is None
+    unsupported, ux = _int8(c_op_models.Unsupported())
+    refused = stage.c_stage(unsupported, ux[:2], ux[:4].numpy(), 10, ".")
+    assert refused.missing is not None and refused.missing.startswith("the C runner cannot run this model: ")
+    assert "\n" not in refused.missing
