@@ -2,9 +2,17 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 
-/** The config for a clicked file: itself if it is a config, else a *.qat.yaml beside it, else one in the workspace. */
+/** The config for a clicked file: itself if it is a config, else a *.qat.yaml beside it, else one in the workspace.
+ * From the palette: the active editor's, else the one config an editor shows (a webview such as the walkthrough or
+ * a results page can hold the focus while the config stays in view). */
 export async function configFor(uri: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
-  const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+  const shown = vscode.window.visibleTextEditors
+    .map((e) => e.document.uri)
+    .filter((u) => u.scheme === 'file' && /\.qat\.ya?ml$/i.test(u.fsPath));
+  const target =
+    uri ??
+    vscode.window.activeTextEditor?.document.uri ??
+    (new Set(shown.map(String)).size === 1 ? shown[0] : undefined);
   if (target && /\.qat\.ya?ml$/i.test(target.fsPath)) return target;
   if (target) {
     const folder = vscode.Uri.file(path.dirname(target.fsPath));
