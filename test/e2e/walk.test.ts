@@ -346,3 +346,21 @@ test(
     await shot('10-walkthrough-done');
   },
 );
+
+test(
+  'Find Where INT8 Diverges from the palette, the focus in an empty editor group: it runs on the config in view',
+  { timeout: 300_000 },
+  async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
+    await explorerRow('digits.qat.yaml').click();
+    await page.waitForSelector('.tab[aria-label^="digits.qat.yaml"]', { timeout: 30_000 });
+    // An empty group to the right takes the focus: no active text editor, the config still in view.
+    await palette('View: New Editor Group to the Right');
+    await palette('QAT: Find Where INT8 Diverges');
+    const asked = page.locator('.quick-input-widget', { hasText: 'Which QAT config?' });
+    await page.locator('.tabs-container .tab', { hasText: 'Preview digits.stages.md' }).waitFor({ timeout: 240_000 });
+    assert.equal(await asked.isVisible(), false, 'the command asked which config although one was in view');
+    await findFrame('h1:has-text("Where INT8 diverges: digits.qat.yaml")', 60_000);
+    await shot('11-divergence');
+  },
+);
