@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from qat_kernel.rpc.errors import PackageMissing
+from qat_kernel.rpc.errors import PackageMissing, TvmBuildError
 from qat_kernel.runtimes.c import cgen, check, toolchain
 from qat_kernel.runtimes.c import layers as layers_mod
 
@@ -54,9 +54,8 @@ class CStage:
 
 def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) -> CStage:
     """The runner built for this machine and run on `x` (one float input [N, ...]); a CStage with `missing` set
-    when the model has ops the runner does not compute or no C compiler is installed."""
-    import torch
-
+    when the model has ops the runner does not compute, no C compiler is installed, or compiling or running it
+    failed (the other stages still answer)."""
     try:
         input_q, network = layers_mod.extract(converted, example, workspace)
         arch = toolchain.host_arch()
@@ -72,7 +71,21 @@ def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) ->
             "compiles into a runner (deploy/c-artifact builds such a runner on its own)"
         )
     stage = CStage(work=tempfile.TemporaryDirectory(prefix="qat-stage-c-"))
-    work = Path(stage.work.name)  # pyright: ignore[reportOptionalMemberAccess] - set just above
+    try:
+        _build_and_run(stage, converted, network, input_q, example, x, out_size, arch)
+    except TvmBuildError as exc:  # the compiler or the runner failed: the other stages still answer
+        stage.close()
+        return CStage(missing=f"the C runner failed here: {exc.message.splitlines()[0]}")
+    return stage
+
+
+def _build_and_run(
+    stage: CStage, converted, network, input_q, example, x: np.ndarray, out_size: int, arch: str
+) -> None:
+    """Generate, compile and run the runner into `stage` (end to end, then replayed)."""
+    import torch
+
+    work = Path(stage.work.name)  # pyright: ignore[reportOptionalMemberAccess] - made by the caller
     stem = "stage"
     (work / f"{stem}_qparams.h").write_text(
         cgen.header(stem, "compare/stages", input_q, tuple(example.shape[1:]), network), encoding="utf-8"
@@ -101,4 +114,3 @@ def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) ->
 
         stage.layers[la.node] = LayerRun(la.node, q.scale, dequantized(ref), dequantized(trace), dequantized(replayed))
         offset += size
-    return stage
