@@ -97,7 +97,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                 fp_out, q_out = fp[f.output.name], env[q.output]
                 add((id(q), "main"), fp_out, q_out)
                 if local:
-                    add((id(q), "local"), fp_out, _shadow(interpreter, env, region, fp[f.input.name]))
+                    add((id(q), "local"), fp_out, shadow(interpreter, env, region, fp[f.input.name]))
                 if g is not None:
                     qat_out = qat[g.output.name]
                     add((id(q), "vsQatFloat"), qat_out, q_out)
@@ -105,7 +105,7 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                         add(
                             (id(q), "vsQatFloatLocal"),
                             qat_out,
-                            _shadow(interpreter, env, region, qat[g.input.name]),
+                            shadow(interpreter, env, region, qat[g.input.name]),
                         )
     layers = []
     for f, q in pairs:
@@ -148,7 +148,8 @@ def analysis(fp32_gm, int8_gm, qat_gm):
     return cached[1]
 
 
-def _shadow(interpreter, env, region, value):
+def shadow(interpreter, env, region, value):
+    """The INT8 region's output with `value` as its entry (None where the shapes differ): a layer's local run."""
     entry_value = env.get(region.entry)
     if entry_value is None or not hasattr(value, "shape") or value.shape != entry_value.shape:
         return None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic, reads
 from qat_kernel.analysis import divergence, metrics
+from qat_kernel.analysis.comparison import shadow
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import stages as report
 from qat_kernel.pipeline.config import Config, check_inside
@@ -197,9 +198,13 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
     from qat_kernel.pipeline.trained_model import evaluating
 
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
-    fp_nodes = [layer.fp32.output for layer in layers]
+    # Each stage's taps end with its graph's output: the final outputs come from the same forward.
+    ends = {s: fused_groups.graph_output(gm) for s, gm in (("fp32", fp32_gm), ("fakeQuant", qat_gm), ("int8", int8_gm))}
+    fp_nodes = [layer.fp32.output for layer in layers] + [ends["fp32"]]
     fake_nodes = [n for layer in layers for n in (layer.fake_output, layer.fake_entry) if n is not None]
+    fake_nodes.append(ends["fakeQuant"])
     int8_nodes = list({n: None for layer in layers for n in _region_inputs(layer.region, layer.int8.output)})
+    int8_nodes = list(dict.fromkeys([*int8_nodes, ends["int8"]]))
     int8_tapped = fused_groups.tapped(int8_gm, int8_nodes)
     interpreter = torch.fx.Interpreter(int8_gm)
     mapped = [layer.onnx for layer in layers if layer.onnx is not None]
@@ -216,12 +221,12 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
         for x in inputs:
             ctx.check_cancelled()
             fp = fused_groups.capture(fp32_gm, [x], fp_nodes)
-            fake = fused_groups.capture(qat_gm, [x], fake_nodes) if fake_nodes else {}
+            fake = fused_groups.capture(qat_gm, [x], fake_nodes)
             env = dict(zip(int8_nodes, int8_tapped(*x)))
             ort_final, ort = taps.run(x)
-            final["fp32"].append(fp32_gm(*x).float())
-            final["fakeQuant"].append(qat_gm(*x).float())
-            final["int8"].append(int8_gm(*x).float())
+            final["fp32"].append(fp[ends["fp32"].name])
+            final["fakeQuant"].append(fake[ends["fakeQuant"].name])
+            final["int8"].append(env[ends["int8"]].float())
             final["ort"].append(ort_final)
             for i, layer in enumerate(layers):
                 out = {"fp32": fp[layer.fp32.output.name], "int8": env[layer.int8.output]}
@@ -233,7 +238,7 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
                     if a in out and b in out:
                         add((i, a, b, "propagated"), out[a], out[b])
                 if layer.fake_entry is not None and "fakeQuant" in out:
-                    local = _run_region(interpreter, env, layer.region, fake[layer.fake_entry.name])
+                    local = shadow(interpreter, env, layer.region, fake[layer.fake_entry.name])
                     add((i, "fakeQuant", "int8", "local"), out["fakeQuant"], local)
                 if layer.onnx is not None:
                     entry = env.get(layer.region.entry)
@@ -244,7 +249,7 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
     c = _c_stage(trained, inputs, joined["int8"], folder, ctx)
     if c.logits is not None:
         joined["c"] = torch.from_numpy(c.logits).reshape(joined["int8"].shape).float()
-    last = _graph_output(int8_gm)
+    last = ends["int8"]
     saturating = cpu.saturating_int8()
     rows, facts = [], {}
     for i, layer in enumerate(layers):
@@ -294,15 +299,6 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
     return rows, facts, outputs, c
 
 
-def _graph_output(gm):
-    """The node the graph returns (its first output)."""
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    value = out.args[0]
-    while isinstance(value, (tuple, list)) and value:
-        value = value[0]
-    return value
-
-
 def _quantize_node(group: Group) -> str:
     """The INT8 graph's quantize node of a group's output (the C runner traces those), else the output's name."""
     import torch.fx
@@ -349,15 +345,6 @@ def _region_inputs(region: Region, output) -> list:
     for n in region.nodes:
         needed.extend(i for i in n.all_input_nodes if i not in inside)
     return needed
-
-
-def _run_region(interpreter, env: dict, region: Region, value):
-    entry = env.get(region.entry)
-    if entry is None or not hasattr(value, "shape") or value.shape != entry.shape:
-        return None
-    from qat_kernel.pipeline import fused_groups
-
-    return fused_groups.run_region(interpreter, env, region, value)
 
 
 def _quant_args(gm, node) -> tuple[float | None, int | None]:

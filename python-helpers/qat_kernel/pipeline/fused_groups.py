@@ -171,6 +171,17 @@ def pair_groups(fp32: list[Group], int8: list[Group]) -> list[tuple[Group, Group
     return pairs
 
 
+def graph_output(gm: torch.fx.GraphModule) -> Node:
+    """The node a graph returns (its first output when it returns several)."""
+    import torch.fx
+
+    value = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    while isinstance(value, (tuple, list)) and value:
+        value = value[0]
+    assert isinstance(value, torch.fx.Node), f"the graph returns {value!r}, not a node's value"
+    return value
+
+
 def tapped(gm: torch.fx.GraphModule, nodes: Iterable[torch.fx.Node]) -> torch.fx.GraphModule:
     """A GraphModule running gm's graph and returning the values of `nodes` (a tuple): one compiled
     forward, where an fx.Interpreter would step through every node in Python (3x two forwards on the

@@ -17,6 +17,8 @@ accumulator-step count is a detail; relative difference and top-1 agreement are 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from qat_kernel.pipeline import fused_groups
@@ -93,8 +95,7 @@ def onnx_output_step(onnx_path) -> dict:
 
 def torch_output_step(gm) -> dict:
     """onnx_output_step's answer for a converted PT2E graph (step: a float or a per-channel float64 array)."""
-    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
-    node = out[0] if isinstance(out, (tuple, list)) else out
+    node: Any = fused_groups.graph_output(gm)  # walked back through its args below
     while fused_groups.op_name(node) in fused_groups.FOLLOW:
         node = node.args[0]
     name = fused_groups.op_name(node)
