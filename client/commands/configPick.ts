@@ -26,6 +26,12 @@ export async function configFor(uri: vscode.Uri | undefined): Promise<vscode.Uri
   return all.length <= 1 ? all[0] : pick(all);
 }
 
+/** A command's options object from its arguments: menus pass more arguments than the file (the explorer its selected
+ * URIs), so only a plain object counts. */
+export function commandOptions<T extends object>(arg: unknown): Partial<T> {
+  return arg && typeof arg === 'object' && !Array.isArray(arg) && !(arg instanceof vscode.Uri) ? (arg as T) : {};
+}
+
 async function pick(uris: vscode.Uri[]): Promise<vscode.Uri | undefined> {
   const item = await vscode.window.showQuickPick(
     uris.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),

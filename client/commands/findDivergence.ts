@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { CompareStagesResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
-import { configFor } from './configPick';
+import { commandOptions, configFor } from './configPick';
 import { reportKernelError } from './errors';
 
 export interface FindDivergenceOptions {
@@ -34,10 +34,7 @@ export function divergenceMessage(result: CompareStagesResult): string {
 
 export function findDivergence(ctx: Ctx) {
   return async (uri?: vscode.Uri, optionsArg?: FindDivergenceOptions): Promise<CompareStagesResult | undefined> => {
-    const options: FindDivergenceOptions =
-      optionsArg && typeof optionsArg === 'object' && !Array.isArray(optionsArg) && !(optionsArg instanceof vscode.Uri)
-        ? optionsArg
-        : {};
+    const options: FindDivergenceOptions = commandOptions<FindDivergenceOptions>(optionsArg);
     const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
       void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found.');

@@ -9,7 +9,7 @@ import type { Ctx } from '../ctx';
 import { suggestion } from '../search/shape';
 import { showSensitivity } from '../views/sensitivityPanel';
 import type { RunRecord } from '../runs/runStore';
-import { configFor } from './configPick';
+import { commandOptions, configFor } from './configPick';
 import { reportKernelError } from './errors';
 
 export interface SensitivityOptions {
@@ -58,11 +58,7 @@ export function showSensitivityResult(config: vscode.Uri, result: SensitivityRes
 
 export function analyzeSensitivity(ctx: Ctx) {
   return async (uri?: vscode.Uri, optionsArg?: SensitivityOptions): Promise<SensitivityResult | undefined> => {
-    // Menus pass more arguments than the file (the explorer its selected URIs): only a plain object is options.
-    const options: SensitivityOptions =
-      optionsArg && typeof optionsArg === 'object' && !Array.isArray(optionsArg) && !(optionsArg instanceof vscode.Uri)
-        ? optionsArg
-        : {};
+    const options: SensitivityOptions = commandOptions<SensitivityOptions>(optionsArg);
     const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
       void vscode.window.showWarningMessage('No QAT config (*.qat.yaml) found.');
