@@ -163,6 +163,76 @@ def test_causes_are_told_from_what_is_known():
     assert "weight quantization differs" in told and "6.7 %" in told, told
 
 
+def test_a_bias_rounded_at_a_coarse_accumulator_step_is_told_for_onnx_runtime_only():
+    # cifar MobileNetV2's features.16.conv.3, channel 81: 4-bit weights with scale 12 make the accumulator step
+    # 11 output steps, and ONNX Runtime's int32 bias is up to 4.8 steps off the float one
+    found = divergence.bias_rounding([0.01, 0.108038], 0.0160163, [0.2, 11.994184], 0.0174383)
+    assert found is not None and found.channel == 1
+    assert found.accumulator_steps == pytest.approx(11.016, abs=1e-3) and found.steps == pytest.approx(4.82, abs=0.01)
+    facts = _facts(bias=found, activation_levels=256, weight_levels=15)
+    told = divergence.cause(("int8", "ort"), facts, 5.0)
+    assert "int32 at the accumulator's scale" in told and "channel 1" in told and "4.8 steps" in told, told
+    # more than the bias explains, or a runtime that adds the float bias: not this cause
+    assert "int32" not in divergence.cause(("int8", "ort"), facts, 9.0)
+    assert "int32" not in divergence.cause(("int8", "c"), facts, 5.0)
+    assert divergence.bias_rounding([], 0.1, [0.1], 0.1) is None
+    assert divergence.bias_rounding([0.1, 0.2], 0.1, [0.1, 0.1, 0.1], 0.1) is None
+
+
+def test_onnx_runtime_rounds_a_qdq_convs_float_bias_to_the_accumulator_scale():
+    # The claim behind INTEGER_BIAS, on the pinned onnxruntime: a DQ -> Conv(float bias) -> Q model runs as
+    # QLinearConv with round(bias / (s_x * s_w)), so its outputs sit where bias_rounding says, not at the float bias.
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(0)
+    channels, s_x, s_y = 8, 0.02, 0.015
+    weight = rng.integers(-7, 8, size=(channels, 1, 3, 3)).astype(np.int8)
+    s_w = np.linspace(0.3, 12.0, channels).astype(np.float32)
+    bias = rng.uniform(-1, 1, channels).astype(np.float32)
+    init = [
+        numpy_helper.from_array(np.array(s_x, np.float32), "s_x"),
+        numpy_helper.from_array(np.array(0, np.uint8), "z_x"),
+        numpy_helper.from_array(weight, "w_q"),
+        numpy_helper.from_array(s_w, "s_w"),
+        numpy_helper.from_array(np.zeros(channels, np.int8), "z_w"),
+        numpy_helper.from_array(bias, "b"),
+        numpy_helper.from_array(np.array(s_y, np.float32), "s_y"),
+        numpy_helper.from_array(np.array(0, np.uint8), "z_y"),
+    ]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "s_x", "z_x"], ["x_f"]),
+        helper.make_node("DequantizeLinear", ["w_q", "s_w", "z_w"], ["w_f"], axis=0),
+        helper.make_node("Conv", ["x_f", "w_f", "b"], ["y_f"], group=channels, pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["y_f", "s_y", "z_y"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "bias",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [4, channels, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [4, channels, 6, 6])],
+        init,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.integers(0, 256, size=(4, channels, 6, 6)).astype(np.uint8)
+    got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+    import torch
+
+    acc = torch.nn.functional.conv2d(
+        torch.from_numpy(x.astype(np.float64)), torch.from_numpy(weight.astype(np.float64)), padding=1, groups=channels
+    ).numpy()
+    scale = (s_x * s_w.astype(np.float64))[None, :, None, None]
+    float_bias = np.clip(np.rint((acc * scale + bias[None, :, None, None]) / s_y), 0, 255)
+    int_bias = np.rint(bias.astype(np.float64) / (s_x * s_w))[None, :, None, None]
+    int32_bias = np.clip(np.rint((acc + int_bias) * scale / s_y), 0, 255)
+    off = np.abs(got.astype(np.float64) - float_bias).max()
+    predicted = divergence.bias_rounding(bias.tolist(), s_x, s_w.tolist(), s_y)
+    assert predicted is not None and predicted.steps > 2
+    assert off > divergence.ROUNDING_STEPS and off <= predicted.steps + 1
+    assert np.abs(got.astype(np.float64) - int32_bias).max() <= 1
+
+
 # --- the C runner as a stage, on a converted model made here -----------------------------------------
 
 

@@ -14,6 +14,8 @@ ROUNDING_STEPS is a divergence. A float output (a last layer's logits) diverges 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 STAGES = ("fp32", "fakeQuant", "int8", "ort", "c")
@@ -21,6 +23,10 @@ LABELS = {"fp32": "FP32", "fakeQuant": "fake-quant", "int8": "PyTorch INT8", "or
 PAIRS = (("fakeQuant", "int8"), ("int8", "ort"), ("int8", "c"))
 PROPAGATED_ONLY = (("fp32", "fakeQuant"),)
 ROUNDING_STEPS = 1.5
+# Stages that add a layer's bias to the int32 accumulator as round(bias / (input scale × weight scale)): ONNX
+# Runtime's QLinearConv/QGemm (its QDQ fusion quantizes a float bias so). PyTorch INT8 (x86/fbgemm), the TVM fold
+# and the C runner add the float bias to the dequantized sums.
+INTEGER_BIAS = ("ort",)
 FLOAT_SQNR_DB = 30.0
 
 
@@ -34,6 +40,37 @@ def pair_label(key: str) -> str:
 
 
 @dataclass
+class BiasRounding:
+    """The most a bias rounded to int32 at the accumulator's scale moves a layer's output, over its channels."""
+
+    steps: float  # |bias - rounded bias| in output steps, at the worst channel
+    channel: int
+    accumulator_steps: float  # that channel's accumulator step (input scale × weight scale) in output steps
+    weight_scale: float
+
+
+def bias_rounding(
+    bias: Sequence[float], input_scale: float, weight_scales: Sequence[float], output_scale: float
+) -> BiasRounding | None:
+    """What rounding `bias` to int32 at input_scale × weight_scale (per channel, or one scale for all) costs in
+    output steps at the worst channel; None when the numbers do not fit (no bias, scales of another length)."""
+    if not bias or output_scale <= 0 or input_scale <= 0 or len(weight_scales) not in (1, len(bias)):
+        return None
+    found: BiasRounding | None = None
+    for channel, b in enumerate(bias):
+        acc = input_scale * weight_scales[channel if len(weight_scales) > 1 else 0]
+        if acc <= 0 or not math.isfinite(b):
+            continue
+        units = b / acc
+        error = abs(units - round(units)) * acc / output_scale
+        if found is None or error > found.steps:
+            found = BiasRounding(
+                error, channel, acc / output_scale, weight_scales[channel if len(weight_scales) > 1 else 0]
+            )
+    return found
+
+
+@dataclass
 class LayerFacts:
     """What the causes below are read from, per layer (None where a stage does not know it)."""
 
@@ -43,6 +80,7 @@ class LayerFacts:
     activation_levels: int | None  # quant_max - quant_min + 1 of the layer's input
     weight_levels: int | None  # of its weight
     saturating_cpu: bool  # x86 without VNNI / AMX (runtimes.cpu.saturating_int8)
+    bias: BiasRounding | None = None  # the bias rounded to PyTorch INT8's accumulator scale
 
 
 def diverged(local: dict | None, steps: float | None) -> bool:
@@ -102,6 +140,15 @@ def cause(pair: tuple[str, str], facts: LayerFacts, steps: float | None) -> str:
         and (facts.activation_levels or 0) > 128
         and (facts.weight_levels or 0) > 128
     )
+    bias = facts.bias
+    if bias is not None and b in INTEGER_BIAS and steps is not None and 0.5 <= bias.steps and steps <= bias.steps + 1:
+        return (
+            f"{LABELS[b]} adds the bias as int32 at the accumulator's scale (input scale × weight scale), which is "
+            f"{bias.accumulator_steps:.1f} output steps at channel {bias.channel}: rounding the bias there moves that "
+            f"channel's outputs by up to {bias.steps:.1f} steps, where {LABELS[a]} adds the float bias. The weight "
+            f"scale there ({bias.weight_scale:.3g}) is coarse against the output's: finer weights for this layer "
+            "(8-bit, or a narrower weight range) shrink the accumulator step; the integer runtime has no float bias"
+        )
     if saturating:
         return (
             "this CPU has no int8 dot-product instruction (VNNI or AMX): the int8 kernel sums u8 × s8 pairs in "

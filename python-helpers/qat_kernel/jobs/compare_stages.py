@@ -415,7 +415,28 @@ def _facts(trained: Trained, layer: Layer, out_scale: float | None, saturating: 
             output_scale["ort"] = layer.onnx.scale
         if layer.onnx.input_scale is not None:
             input_scale["ort"] = layer.onnx.input_scale
-    return divergence.LayerFacts(input_scale, output_scale, weight_scale, act_levels, weight_levels, saturating)
+    bias = _bias(gm, layer.int8.anchor)
+    rounded = None
+    if bias is not None and in_scale and out_scale and "int8" in weight_scale:
+        rounded = divergence.bias_rounding(bias, in_scale, weight_scale["int8"], out_scale)
+    return divergence.LayerFacts(
+        input_scale, output_scale, weight_scale, act_levels, weight_levels, saturating, rounded
+    )
+
+
+def _bias(gm: torch.fx.GraphModule, anchor: torch.fx.Node) -> list[float] | None:
+    """The float bias of a converted conv/linear (its third argument), None without one."""
+    import torch
+    import torch.fx
+
+    from qat_kernel.pipeline import fused_groups
+
+    value = anchor.args[2] if len(anchor.args) > 2 else anchor.kwargs.get("bias")
+    if isinstance(value, torch.fx.Node) and value.op == "get_attr":
+        value = fused_groups.attr(gm, str(value.target))
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return [float(v) for v in value.reshape(-1)]
+    return None
 
 
 def _scales(gm, node) -> list[float] | None:
