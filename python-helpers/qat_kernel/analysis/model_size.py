@@ -24,12 +24,13 @@ def _tensor_bytes(obj, seen: set) -> int:
 def model_bytes(model) -> int:
     """Bytes of the tensors a model computes with: for an FX graph those its get_attr nodes read
     (a converted graph keeps the unused FP32 parameters as attributes), else its state_dict."""
+    import torch.fx
+
     seen: set = set()
-    graph = getattr(model, "graph", None)
-    if graph is None:
+    if not isinstance(model, torch.fx.GraphModule):
         return sum(_tensor_bytes(v, seen) for v in model.state_dict().values())
     total = 0
-    for node in graph.nodes:
+    for node in model.graph.nodes:
         if node.op == "get_attr":
             total += _tensor_bytes(fused_groups.attr(model, node.target), seen)
     return total
