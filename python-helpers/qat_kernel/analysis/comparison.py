@@ -11,7 +11,8 @@ PT2E: values are FX node values (fused_groups.capture / an Interpreter keeping i
 re-executes the layer's INT8 region (fused_groups.int8_region) with the reference input substituted.
 Eager: forward (pre-)hooks on the group's first module (INT8, QAT) and last module (FP32); the
 local run quantizes the reference input with the INT8 module's own input scale/zero-point and calls
-the converted module. Quantized outputs are dequantized before any metric."""
+the converted module. Quantized outputs are dequantized before any metric. A layer with nothing to compare
+(eager: a module the model defines but its forward does not call, which the pt2e export leaves out) is left out."""
 
 from __future__ import annotations
 
@@ -109,7 +110,10 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                         )
     layers = []
     for f, q in pairs:
-        row = {"module": f.module, "op": f.op, "group": f.ops, **sums[(id(q), "main")].result()}
+        main = sums[(id(q), "main")].result()
+        if main is None:
+            continue  # FP32 and INT8 outputs of different shapes: nothing to compare
+        row = {"module": f.module, "op": f.op, "group": f.ops, **main}
         for extra in ("local", "vsQatFloat", "vsQatFloatLocal"):
             value = sums[(id(q), extra)].result() if (id(q), extra) in sums else None
             if value is not None:
@@ -238,9 +242,10 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     rows = []
     for i, layer in enumerate(layers):
         get = lambda kind, i=i: _cat(columns.get((i, kind), []))  # noqa: E731
-        row = _layer_row(
-            layer.module, layer.op, layer.ops, get("fp"), get("q"), get("local"), get("qat"), get("localQat")
-        )
+        fp_out, q_out = get("fp"), get("q")
+        if fp_out is None or q_out is None:
+            continue  # a module the model defines but its forward did not call on these samples
+        row = _layer_row(layer.module, layer.op, layer.ops, fp_out, q_out, get("local"), get("qat"), get("localQat"))
         override = trained_layer_config(trained, layer.module)
         if override is not None:
             row["override"] = override
