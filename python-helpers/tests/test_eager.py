@@ -57,3 +57,19 @@ def test_fusion_is_detected_from_the_forward_pass():
         sys.path.remove(str(EXAMPLE))
     groups = detect_fusion(make_model(), torch.randn(2, 1, 8, 8))
     assert groups == [["conv1", "bn1", "relu1"], ["conv2", "bn2", "relu2"], ["fc1", "relu3"]]
+
+
+def test_a_module_the_forward_never_calls_is_left_out(kernel, tmp_path, validate):
+    """A conv the model defines but never calls has no output to compare: the other layers are compared, that one
+    is left out (as the pt2e export leaves it out); it failed compare/layers with an AttributeError."""
+    from conftest import copy_example
+
+    config = copy_example(tmp_path / "digits").parent / "eager.qat.yaml"
+    model_py = config.parent / "model_eager.py"
+    source = model_py.read_text()
+    stubs = "        self.dequant = DeQuantStub()\n"
+    assert stubs in source
+    model_py.write_text(source.replace(stubs, stubs + "        self.spare = nn.Conv2d(1, 1, 1)  # never called\n"))
+    result = kernel.request("compare/layers", {"config": str(config), "samples": 16, "steps": 5})
+    validate("CompareLayersResult", result)
+    assert [layer["module"] for layer in result["layers"]] == ["conv1", "conv2", "fc1", "fc2"]

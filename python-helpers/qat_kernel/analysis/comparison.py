@@ -11,32 +11,59 @@ PT2E: values are FX node values (fused_groups.capture / an Interpreter keeping i
 re-executes the layer's INT8 region (fused_groups.int8_region) with the reference input substituted.
 Eager: forward (pre-)hooks on the group's first module (INT8, QAT) and last module (FP32); the
 local run quantizes the reference input with the INT8 module's own input scale/zero-point and calls
-the converted module. Quantized outputs are dequantized before any metric."""
+the converted module. Quantized outputs are dequantized before any metric. A layer with nothing to compare
+(eager: a module the model defines but its forward does not call, which the pt2e export leaves out) is left out."""
 
 from __future__ import annotations
 
 import contextlib
 import weakref
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from qat_kernel.analysis import metrics
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import torch
+    import torch.fx
+    from torch.utils.hooks import RemovableHandle
+
+    from qat_kernel.pipeline.fused_groups import Group, Region
+    from qat_kernel.pipeline.model_io import Inputs
+    from qat_kernel.pipeline.trained_model import Trained
+    from qat_kernel.rpc.context import RequestContext
+
+# What analysis() gives: the (FP32, INT8) group pairs; by id() of the INT8 group, its QAT group and its INT8 region.
+Analysis: TypeAlias = "tuple[list[tuple[Group, Group]], dict[int, Group], dict[int, Region]]"
 
 MODES = ("propagated", "local")
 REFERENCES = ("fp32", "qatFloat")
 
 
-def _cat(parts):
+def _cat(parts: Sequence[torch.Tensor | None]) -> torch.Tensor | None:
     import torch
 
-    if not parts or any(p is None for p in parts):
+    tensors = [p for p in parts if p is not None]
+    if not parts or len(tensors) < len(parts):
         return None
-    return parts[0] if len(parts) == 1 else torch.cat(parts)
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
 
 
-def _metrics(ref, got):
+def _metrics(ref: torch.Tensor | None, got: torch.Tensor | None) -> dict[str, float] | None:
     return metrics.all_metrics(ref, got) if ref is not None and got is not None and ref.shape == got.shape else None
 
 
-def _layer_row(module, op, ops, fp_out, q_out, q_local, qat_out, q_local_qat) -> dict:
+def _layer_row(
+    module: str,
+    op: str,
+    ops: list[str],
+    fp_out: torch.Tensor,
+    q_out: torch.Tensor,
+    q_local: torch.Tensor | None,
+    qat_out: torch.Tensor | None,
+    q_local_qat: torch.Tensor | None,
+) -> dict[str, Any]:
     row = {"module": module, "op": op, "group": ops, **metrics.all_metrics(fp_out, q_out)}
     extra = {
         "local": _metrics(fp_out, q_local),
@@ -50,7 +77,14 @@ def _layer_row(module, op, ops, fp_out, q_out, q_local, qat_out, q_local_qat) ->
 # --- PT2E -------------------------------------------------------------------------------------------
 
 
-def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_reference: bool = True) -> list[dict]:
+def compare_pt2e(
+    trained: Trained,
+    inputs: Sequence[Inputs],
+    folder: str,
+    ctx: RequestContext,
+    local: bool = True,
+    qat_reference: bool = True,
+) -> list[dict[str, Any]]:
     """`local=False` skips the shadow runs and `qat_reference=False` the QAT-float model: propagated
     error against FP32 only, what the Numeric Suite reports (the benchmark times both ways)."""
     import torch
@@ -67,9 +101,9 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     fp_nodes = [n for f, _ in pairs for n in (f.output, f.input)]
     qat_nodes = [n for g in qat_for.values() for n in (g.output, g.input)]
     # Metrics accumulate batch by batch: no layer output is kept beyond its batch.
-    sums: dict = {}
+    sums: dict[tuple[int, str], metrics.Accumulator] = {}
 
-    def add(key, ref, got):
+    def add(key: tuple[int, str], ref: torch.Tensor | None, got: torch.Tensor | None) -> None:
         sums.setdefault(key, metrics.Accumulator()).add(ref, got)
 
     # INT8 values the comparison reads: each group's output and, for the local runs, every value a
@@ -107,9 +141,12 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
                             qat_out,
                             shadow(interpreter, env, region, qat[g.input.name]),
                         )
-    layers = []
+    layers: list[dict[str, Any]] = []
     for f, q in pairs:
-        row = {"module": f.module, "op": f.op, "group": f.ops, **sums[(id(q), "main")].result()}
+        main = sums[(id(q), "main")].result()
+        if main is None:
+            continue  # FP32 and INT8 outputs of different shapes: nothing to compare
+        row: dict[str, Any] = {"module": f.module, "op": f.op, "group": f.ops, **main}
         for extra in ("local", "vsQatFloat", "vsQatFloatLocal"):
             value = sums[(id(q), extra)].result() if (id(q), extra) in sums else None
             if value is not None:
@@ -128,10 +165,12 @@ def compare_pt2e(trained, inputs, folder: str, ctx, local: bool = True, qat_refe
     return layers
 
 
-_ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ANALYSES: weakref.WeakKeyDictionary[torch.fx.GraphModule, tuple[tuple[int, int], Analysis]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def analysis(fp32_gm, int8_gm, qat_gm):
+def analysis(fp32_gm: torch.fx.GraphModule, int8_gm: torch.fx.GraphModule, qat_gm: torch.fx.GraphModule) -> Analysis:
     """Paired groups, QAT counterparts and INT8 regions: graph walks in Python, done once per model."""
     from qat_kernel.pipeline import fused_groups
 
@@ -148,7 +187,7 @@ def analysis(fp32_gm, int8_gm, qat_gm):
     return cached[1]
 
 
-def shadow(interpreter, env, region, value):
+def shadow(interpreter: torch.fx.Interpreter, env: dict[torch.fx.Node, Any], region: Region, value: Any) -> Any:
     """The INT8 region's output with `value` as its entry (None where the shapes differ): a layer's local run."""
     entry_value = env.get(region.entry)
     if entry_value is None or not hasattr(value, "shape") or value.shape != entry_value.shape:
@@ -158,7 +197,7 @@ def shadow(interpreter, env, region, value):
     return fused_groups.run_region(interpreter, env, region, value)
 
 
-def trained_layer_config(trained, module: str):
+def trained_layer_config(trained: Trained, module: str) -> int | None:
     """Index of the override that configures `module`, if any."""
     from qat_kernel.pipeline import qconfig
 
@@ -169,7 +208,7 @@ def trained_layer_config(trained, module: str):
 # --- eager ------------------------------------------------------------------------------------------
 
 
-def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
+def compare_eager(trained: Trained, inputs: Sequence[Inputs], folder: str, ctx: RequestContext) -> list[dict[str, Any]]:
     import torch
 
     from qat_kernel import userpaths
@@ -177,30 +216,40 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     from qat_kernel.pipeline.trained_model import evaluating
 
     fp32, int8 = trained.fp32, trained.converted
-    layers = [layer for layer, _ in trained.qat.layers()]
-    columns: dict = {}
+    qat = trained.qat
+    assert isinstance(qat, eager_flow.EagerQat), f"compare_eager on a model of the {trained.flow} flow"
+    layers = [layer for layer, _ in qat.layers()]
+    columns: dict[tuple[int, str], list[torch.Tensor | None]] = {}
 
-    def add(key, value):
+    def add(key: tuple[int, str], value: torch.Tensor | None) -> None:
         if value is not None and getattr(value, "is_quantized", False):
             value = value.dequantize()
         # Fresh tensors from the tapped forwards and region re-runs: nothing writes to them later.
         columns.setdefault(key, []).append(None if value is None else value.detach().float())
 
-    def hooks(model, spots):
+    def hooks(model: torch.nn.Module, spots: list[tuple[str, str, tuple[str, int]]]) -> list[RemovableHandle]:
         """spots: [(module name, 'in'|'out', key)] -> registered handles writing into `seen`."""
-        handles = []
+        handles: list[RemovableHandle] = []
         for name, where, key in spots:
             module = model.get_submodule(name)
             if where == "in":
-                handles.append(
-                    module.register_forward_pre_hook(lambda m, args, key=key: seen.__setitem__(key, args[0]))
-                )
+
+                def keep_input(_m: torch.nn.Module, args: tuple[Any, ...], key: tuple[str, int] = key) -> None:
+                    seen[key] = args[0]
+
+                handles.append(module.register_forward_pre_hook(keep_input))
             else:
-                handles.append(module.register_forward_hook(lambda m, args, out, key=key: seen.__setitem__(key, out)))
+
+                def keep_output(
+                    _m: torch.nn.Module, args: tuple[Any, ...], out: Any, key: tuple[str, int] = key
+                ) -> None:
+                    seen[key] = out
+
+                handles.append(module.register_forward_hook(keep_output))
         return handles
 
-    seen: dict = {}
-    handles = []
+    seen: dict[tuple[str, int], Any] = {}
+    handles: list[RemovableHandle] = []
     try:
         handles += hooks(
             fp32,
@@ -238,9 +287,10 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     rows = []
     for i, layer in enumerate(layers):
         get = lambda kind, i=i: _cat(columns.get((i, kind), []))  # noqa: E731
-        row = _layer_row(
-            layer.module, layer.op, layer.ops, get("fp"), get("q"), get("local"), get("qat"), get("localQat")
-        )
+        fp_out, q_out = get("fp"), get("q")
+        if fp_out is None or q_out is None:
+            continue  # a module the model defines but its forward did not call on these samples
+        row = _layer_row(layer.module, layer.op, layer.ops, fp_out, q_out, get("local"), get("qat"), get("localQat"))
         override = trained_layer_config(trained, layer.module)
         if override is not None:
             row["override"] = override
@@ -251,7 +301,7 @@ def compare_eager(trained, inputs, folder: str, ctx) -> list[dict]:
     return rows
 
 
-def _requantized_call(module, q_in, reference_in):
+def _requantized_call(module: torch.nn.Module, q_in: torch.Tensor | None, reference_in: torch.Tensor | None) -> Any:
     """The converted module on the reference input, quantized as its real input was."""
     import torch
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 STAGES = ("fp32", "fakeQuant", "int8", "ort", "c")
 LABELS = {"fp32": "FP32", "fakeQuant": "fake-quant", "int8": "PyTorch INT8", "ort": "ONNX Runtime", "c": "C runner"}
@@ -74,16 +75,16 @@ def bias_rounding(
 class LayerFacts:
     """What the causes below are read from, per layer (None where a stage does not know it)."""
 
-    input_scale: dict  # stage -> the scale its input quantization uses
-    output_scale: dict  # stage -> the scale its output quantization uses
-    weight_scale: dict  # stage -> the weight's scales (one per channel, or one)
+    input_scale: dict[str, float]  # stage -> the scale its input quantization uses
+    output_scale: dict[str, float]  # stage -> the scale its output quantization uses
+    weight_scale: dict[str, list[float]]  # stage -> the weight's scales (one per channel, or one)
     activation_levels: int | None  # quant_max - quant_min + 1 of the layer's input
     weight_levels: int | None  # of its weight
     saturating_cpu: bool  # x86 without VNNI / AMX (runtimes.cpu.saturating_int8)
     bias: BiasRounding | None = None  # the bias rounded to PyTorch INT8's accumulator scale
 
 
-def diverged(local: dict | None, steps: float | None) -> bool:
+def diverged(local: dict[str, float] | None, steps: float | None) -> bool:
     """Whether one layer's local comparison is more than rounding."""
     if local is None:
         return False
@@ -92,7 +93,7 @@ def diverged(local: dict | None, steps: float | None) -> bool:
     return local["sqnr"] < FLOAT_SQNR_DB
 
 
-def severity(local: dict | None, steps: float | None) -> float:
+def severity(local: dict[str, float] | None, steps: float | None) -> float:
     """A sort key: larger is worse (steps where the output is quantized, else dB under the float floor)."""
     if local is None:
         return float("-inf")
@@ -107,7 +108,7 @@ def _relative(a: float | None, b: float | None) -> float | None:
     return abs(a - b) / max(abs(a), abs(b))
 
 
-def _relative_all(a: list | None, b: list | None) -> float | None:
+def _relative_all(a: list[float] | None, b: list[float] | None) -> float | None:
     if a is None or b is None or len(a) != len(b) or not a:
         return None
     return max(_relative(x, y) or 0.0 for x, y in zip(a, b))
@@ -163,7 +164,7 @@ def cause(pair: tuple[str, str], facts: LayerFacts, steps: float | None) -> str:
     return f"no known cause matched: {LABELS[b]} computes this layer differently from {LABELS[a]}"
 
 
-def bisect(rows: list[dict], facts: dict[str, LayerFacts], pair: tuple[str, str]) -> dict | None:
+def bisect(rows: list[dict[str, Any]], facts: dict[str, LayerFacts], pair: tuple[str, str]) -> dict[str, Any] | None:
     """The first row (graph order) whose local comparison for `pair` diverged, with its cause; None when every
     layer agrees to rounding. `facts`: module -> LayerFacts."""
     key = pair_key(*pair)
@@ -189,7 +190,7 @@ def bisect(rows: list[dict], facts: dict[str, LayerFacts], pair: tuple[str, str]
     return None
 
 
-def worst(rows: list[dict], pair: tuple[str, str]) -> dict | None:
+def worst(rows: list[dict[str, Any]], pair: tuple[str, str]) -> dict[str, Any] | None:
     """The row whose local comparison for `pair` is worst ({module, localSteps, localSqnr}), None without any."""
     key = pair_key(*pair)
     scored = [

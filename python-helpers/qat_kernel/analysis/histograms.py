@@ -3,8 +3,18 @@ range its scale and zero point can represent, and the fraction of values quantiz
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-def histogram(values, fq, bins: int, role: str) -> dict:
+if TYPE_CHECKING:
+    import torch
+    import torch.ao.quantization
+    import torchao.quantization.pt2e
+
+# A layer's fake quantizer: torchao's in the pt2e flow, torch.ao's in the eager flow.
+FakeQuantizer: TypeAlias = "torchao.quantization.pt2e.FakeQuantize | torch.ao.quantization.FakeQuantize"
+
+
+def histogram(values: torch.Tensor, fq: FakeQuantizer, bins: int, role: str) -> dict[str, Any]:
     """Counts over [min(data, representable), max(data, representable)], and the clipped fraction."""
     import torch
 

@@ -4,40 +4,45 @@ compute_cosine_similarity, compute_normalized_l2_error) so numbers agree with Py
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def _float(t):
+if TYPE_CHECKING:
+    import torch
+
+
+def _float(t: torch.Tensor) -> torch.Tensor:
     return (t.dequantize() if t.is_quantized else t).float()
 
 
-def cosine(x, y) -> float:
+def cosine(x: torch.Tensor, y: torch.Tensor) -> float:
     import torch.nn.functional as F
 
     return F.cosine_similarity(_float(x).reshape(1, -1), _float(y).reshape(1, -1)).item()
 
 
-def sqnr(x, y) -> float:
+def sqnr(x: torch.Tensor, y: torch.Tensor) -> float:
     import torch
 
     x, y = _float(x), _float(y)
     return (20 * torch.log10(torch.norm(x) / torch.norm(x - y))).item()
 
 
-def normalized_l2(x, y) -> float:
+def normalized_l2(x: torch.Tensor, y: torch.Tensor) -> float:
     import torch
 
     x, y = _float(x), _float(y)
     return torch.sqrt(((x - y) ** 2).sum() / (x**2).sum()).item()
 
 
-def mse(x, y) -> float:
+def mse(x: torch.Tensor, y: torch.Tensor) -> float:
     return ((_float(x) - _float(y)) ** 2).mean().item()
 
 
-def max_abs(x, y) -> float:
+def max_abs(x: torch.Tensor, y: torch.Tensor) -> float:
     return (_float(x) - _float(y)).abs().max().item()
 
 
-def all_metrics(x, y) -> dict:
+def all_metrics(x: torch.Tensor, y: torch.Tensor) -> dict[str, float]:
     """The five metrics above from one difference tensor (the same formulas; compare/layers calls this
     for every layer, where computing x - y five times was most of its cost beyond the forwards)."""
     import torch
@@ -72,13 +77,13 @@ class Accumulator:
 
     CHUNK = 1 << 17
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.xx = self.yy = self.dd = 0.0
         self.max_abs = 0.0
         self.n = 0
         self.valid = True
 
-    def add(self, x, y) -> None:
+    def add(self, x: torch.Tensor | None, y: torch.Tensor | None) -> None:
         import torch
 
         if x is None or y is None or x.shape != y.shape:
@@ -96,7 +101,7 @@ class Accumulator:
             self.max_abs = max(self.max_abs, d.abs_().max().item())
         self.n += n
 
-    def result(self) -> dict | None:
+    def result(self) -> dict[str, float] | None:
         import math
 
         if not self.valid or self.n == 0:

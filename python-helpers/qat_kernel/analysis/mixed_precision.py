@@ -15,9 +15,19 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from qat_kernel.analysis import metrics
 from qat_kernel.pipeline import trained_model
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import numpy as np
+    import numpy.typing as npt
+    import torch
+
+    from qat_kernel.rpc.context import RequestContext
 
 PRECISIONS = ("int8", "fp16", "fp32")
 RANK = {p: i for i, p in enumerate(PRECISIONS)}  # a shared quantizer takes the lowest
@@ -26,6 +36,13 @@ LATENCY_OBJECTIVES = (("accuracy", "max"), ("latencyMs", "min"))
 SIZE_OBJECTIVES = (("accuracy", "max"), ("bytes", "min"))
 DEFAULT_BUDGET = {"candidates": 24, "seconds": 600}  # the schema's defaults of budget's keys
 TIMED_RUNS = 20  # timed calls per candidate and batch, spread over the rounds
+
+
+class Measured(TypedDict):
+    """What `measure` gives for one candidate."""
+
+    accuracy: float  # top-1 of the emulated candidate
+    sqnr: float | None  # of its logits against the reference logits; None without them or where not finite
 
 
 def schedule(layers: int, pairs: int) -> list[int]:
@@ -46,11 +63,11 @@ def schedule(layers: int, pairs: int) -> list[int]:
     return sorted(ks)
 
 
-def plan_candidates(order: list[str], precisions: list[str], budget: int) -> list[tuple[str, dict]]:
+def plan_candidates(order: list[str], precisions: list[str], budget: int) -> list[tuple[str, dict[str, str]]]:
     """[(label, {module: precision})] in measuring order, at most `budget` of them (the order:
     jobs/search_mixed_precision.py)."""
     floats = [p for p in ("fp16", "fp32") if p in precisions]
-    plans: list[tuple[str, dict]] = [("all int8", dict.fromkeys(order, "int8"))]
+    plans: list[tuple[str, dict[str, str]]] = [("all int8", dict.fromkeys(order, "int8"))]
     plans += [(f"all {p}", dict.fromkeys(order, p)) for p in reversed(floats)]  # fp32 end before fp16
     room = max(0, budget - len(plans))
     for k in schedule(len(order), -(-room // max(1, len(floats)))):
@@ -61,7 +78,7 @@ def plan_candidates(order: list[str], precisions: list[str], budget: int) -> lis
     return plans[:budget]
 
 
-def overrides_for(assignment: dict) -> list[dict]:
+def overrides_for(assignment: dict[str, str]) -> list[dict[str, str]]:
     """The config overrides that keep a candidate's float layers float: deepest module first, so a
     layer's own override wins over one on a module that contains it (overrides match parents too)."""
     floats = [(m, p) for m, p in assignment.items() if p != "int8"]
@@ -69,16 +86,16 @@ def overrides_for(assignment: dict) -> list[dict]:
     return [{"match": re.escape(m), "precision": p} for m, p in floats]
 
 
-def _half(x):
+def _half(x: torch.Tensor) -> torch.Tensor:
     return x.to(dtype=__import__("torch").float16).to(x.dtype)
 
 
 @contextlib.contextmanager
-def emulating(trained, assignment: dict):
+def emulating(trained: trained_model.Trained, assignment: dict[str, str]) -> Iterator[torch.nn.Module]:
     """The QAT model with each layer at its precision of `assignment` (module -> int8|fp16|fp32;
     missing modules int8), fake quantizers restored afterwards."""
     fqs = trained.qat.fake_quants()
-    state: dict = {}
+    state: dict[str, str] = {}
     for layer, owned in trained.qat.layers():
         p = assignment.get(layer.module, "int8")
         for name in owned.all:
@@ -97,32 +114,38 @@ def emulating(trained, assignment: dict):
                     del m.forward
 
 
-def measure(trained, assignment: dict, ctx, reference=None, limit=None) -> dict:
+def measure(
+    trained: trained_model.Trained,
+    assignment: dict[str, str],
+    ctx: RequestContext,
+    reference: torch.Tensor | None = None,
+    limit: int | None = None,
+) -> Measured:
     """{accuracy, sqnr} of the emulated candidate on the first `limit` validation samples (sqnr vs
     `reference` logits, None when equal to them)."""
     from qat_kernel.pipeline.training import predict
 
     with emulating(trained, assignment) as model:
         logits, targets = predict(model, trained.val, ctx, limit)
-    out = {"accuracy": trained.loss.accuracy(logits, targets) or 0.0, "sqnr": None}
+    out: Measured = {"accuracy": trained.loss.accuracy(logits, targets) or 0.0, "sqnr": None}
     if reference is not None:
         s = metrics.sqnr(reference, logits)
         out["sqnr"] = s if math.isfinite(s) else None
     return out
 
 
-def float_weights(trained, ctx) -> dict:
+def float_weights(trained: trained_model.Trained, ctx: RequestContext) -> dict[str, npt.NDArray[np.float32]]:
     """{module: the float weight its weight fake quantizer receives} (BN folded as QAT computes it), read
     by pre-hooks during one forward of the QAT model on a validation batch."""
     import torch
 
     fqs = trained.qat.fake_quants()
-    found: dict = {}
+    found: dict[str, npt.NDArray[np.float32]] = {}
     hooks = []
     for layer, owned in trained.qat.layers():
         for name in owned.weight[:1]:
 
-            def grab(_m, args, module=layer.module):
+            def grab(_m: torch.nn.Module, args: tuple[Any, ...], module: str = layer.module) -> None:
                 found.setdefault(module, args[0].detach().float().numpy().copy())
 
             hooks.append(fqs[name].register_forward_pre_hook(grab))

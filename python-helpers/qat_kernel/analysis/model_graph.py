@@ -8,24 +8,36 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline import fused_groups
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    import torch
+    import torch.fx
+    from torch.fx.node import Argument
+
+    from qat_kernel.pipeline.config import Config
+    from qat_kernel.userpaths import SourceLocation
 
 STAGES = ("fp32", "prepared", "converted")
 _QUANT = ("quantize_per_tensor", "quantize_per_channel")
 _DEQUANT = ("dequantize_per_tensor", "dequantize_per_channel")
 
 
-def default_path(cfg, stage: str) -> Path:
+def default_path(cfg: Config, stage: str) -> Path:
     return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.qatgraph.json")
 
 
-def model_graph(gm, model, cfg, stage: str) -> dict:
+def model_graph(gm: torch.fx.GraphModule, model: torch.nn.Module, cfg: Config, stage: str) -> dict[str, Any]:
     from qat_kernel import userpaths
 
     folder = str(cfg.folder)
-    nodes, tensors, precision = [], {}, {}
+    nodes: list[dict[str, Any]] = []
+    tensors: dict[str, dict[str, Any]] = {}
+    precision: dict[torch.fx.Node, str] = {}
     for node in gm.graph.nodes:
         if node.op == "call_module" and str(node.target).startswith("_guards"):
             continue  # torch.export's shape-guard call, not part of the model
@@ -37,7 +49,7 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
         val = node.meta.get("val")
         if hasattr(val, "shape") and hasattr(val, "dtype"):
             tensors[node.name] = _tensor_info(val)
-        entry = {
+        entry: dict[str, Any] = {
             "id": node.name,
             "name": node.name,
             "op": _op_name(gm, node),
@@ -62,7 +74,7 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
         if qparams:
             entry["qparams"] = qparams
         elif node.op in ("call_function", "call_module", "call_method"):
-            precision[node] = entry["precision"] = _precision(node, stage, precision)
+            precision[node] = entry["precision"] = _precision(gm, node, stage, precision)
         nodes.append(entry)
     return {
         "format": "qat-studio.graph/1",
@@ -76,7 +88,7 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
     }
 
 
-def _tensor_info(t) -> dict:
+def _tensor_info(t: torch.Tensor) -> dict[str, Any]:
     dims = []
     for d in t.shape:
         try:
@@ -86,16 +98,16 @@ def _tensor_info(t) -> dict:
     return {"dtype": str(t.dtype).replace("torch.", ""), "dims": dims}
 
 
-def _op_name(gm, node) -> str:
+def _op_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
     if node.op == "call_module":
-        return type(fused_groups.attr(gm, node.target)).__name__
+        return type(fused_groups.attr(gm, str(node.target))).__name__
     if node.op == "call_function":
         name = str(node.target)
         return name if "." in name else getattr(node.target, "__name__", name)
     return str(node.target) if node.op == "call_method" else node.op
 
 
-def _scopes(node) -> list:
+def _scopes(node: torch.fx.Node) -> list[str]:
     stack = node.meta.get("nn_module_stack") or {}
     paths = []
     for value in stack.values():
@@ -111,10 +123,10 @@ def _clean_path(path: str) -> str:
     return path.replace("L['self'].", "").replace("L['self']", "").replace("[", ".").replace("]", "").strip(".")
 
 
-def _attributes(node) -> dict:
+def _attributes(node: torch.fx.Node) -> dict[str, str]:
     import torch.fx
 
-    out = {}
+    out: dict[str, str] = {}
     if node.op != "call_function":
         return out
     for i, arg in enumerate(node.args):
@@ -126,7 +138,7 @@ def _attributes(node) -> dict:
     return out
 
 
-def _has_node(value) -> bool:
+def _has_node(value: Argument) -> bool:
     import torch.fx
 
     if isinstance(value, (list, tuple)):
@@ -134,12 +146,12 @@ def _has_node(value) -> bool:
     return False
 
 
-def _short(value) -> str:
+def _short(value: Argument) -> str:
     text = str(value)
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _kind(node) -> str | None:
+def _kind(node: torch.fx.Node) -> str | None:
     name = str(node.target) if node.op == "call_function" else ""
     if any(q in name for q in _DEQUANT):
         return "dequantize"
@@ -148,7 +160,7 @@ def _kind(node) -> str | None:
     return None
 
 
-def _number(gm, value) -> Any:
+def _number(gm: torch.fx.GraphModule, value: Argument) -> Any:
     """A Q/DQ argument as Python numbers: a get_attr node's tensor or a tensor as (a list of) numbers."""
     import torch.fx
 
@@ -158,7 +170,7 @@ def _number(gm, value) -> Any:
     return tolist() if tolist is not None else value
 
 
-def _qparams(gm, node) -> dict | None:
+def _qparams(gm: torch.fx.GraphModule, node: torch.fx.Node) -> dict[str, Any] | None:
     kind = _kind(node)
     if kind is None:
         return None
@@ -175,7 +187,11 @@ def _qparams(gm, node) -> dict | None:
         return None
     if not isinstance(scale, (int, float, list)) or not isinstance(zero_point, (int, float, list)):
         return None  # computed at run time (dynamic quantization)
-    out = {"dtype": str(dtype).replace("torch.", ""), "scale": _floats(scale), "zero_point": _ints(zero_point)}
+    out: dict[str, Any] = {
+        "dtype": str(dtype).replace("torch.", ""),
+        "scale": _floats(scale),
+        "zero_point": _ints(zero_point),
+    }
     if axis is not None:
         out["axis"] = int(axis)
     if isinstance(qmin, int) and isinstance(qmax, int):
@@ -183,21 +199,21 @@ def _qparams(gm, node) -> dict | None:
     return out
 
 
-def _floats(v):
+def _floats(v: float | list[float]) -> float | list[float]:
     return [float(x) for x in v] if isinstance(v, list) else float(v)
 
 
-def _ints(v):
+def _ints(v: float | list[float]) -> int | list[int]:
     return [int(x) for x in v] if isinstance(v, list) else int(v)
 
 
-def _precision(node, stage: str, known: dict) -> str:
+def _precision(gm: torch.fx.GraphModule, node: torch.fx.Node, stage: str, known: dict[torch.fx.Node, str]) -> str:
     """int8 when the node reads a dequantized (converted) or fake-quantized (prepared) value, or continues
     an int8 node straight into a quantize (the ReLU a backend fuses into its conv)."""
     if stage == "fp32":
         return "fp32"
     if node.op == "call_module":  # eager: the module class says it
-        m = node.graph.owning_module.get_submodule(node.target)
+        m = gm.get_submodule(str(node.target))
         cls = type(m).__module__
         if ".quantized" in cls or (stage == "prepared" and hasattr(m, "weight_fake_quant")):
             return "int8"
@@ -218,7 +234,7 @@ def _precision(node, stage: str, known: dict) -> str:
     return "fp32"
 
 
-def modules_of(model, folder: str) -> list:
+def modules_of(model: torch.nn.Module, folder: str) -> list[dict[str, Any]]:
     """named_modules() with the class name and the line in user code that assigns each module."""
     from qat_kernel import userpaths
 
@@ -227,7 +243,7 @@ def modules_of(model, folder: str) -> list:
     for path, module in owners.items():
         if not path:
             continue
-        row = {"path": path, "type": type(module).__name__}
+        row: dict[str, Any] = {"path": path, "type": type(module).__name__}
         parent_path, _, attr = path.rpartition(".")
         source = _assignment_line(type(owners.get(parent_path, model)), attr, folder, userpaths)
         if source:
@@ -236,10 +252,10 @@ def modules_of(model, folder: str) -> list:
     return rows
 
 
-_SOURCE_CACHE: dict = {}
+_SOURCE_CACHE: dict[tuple[type, str], SourceLocation | None] = {}
 
 
-def _assignment_line(cls, attr: str, folder: str, userpaths) -> dict | None:
+def _assignment_line(cls: type, attr: str, folder: str, userpaths: ModuleType) -> SourceLocation | None:
     """Where `self.<attr> = ...` is written in the class (or a base class) defined in the user's files."""
     for klass in inspect.getmro(cls):
         key = (klass, attr)
@@ -250,7 +266,7 @@ def _assignment_line(cls, attr: str, folder: str, userpaths) -> dict | None:
     return None
 
 
-def _find_assignment(klass, attr: str, folder: str, userpaths) -> dict | None:
+def _find_assignment(klass: type, attr: str, folder: str, userpaths: ModuleType) -> SourceLocation | None:
     import re
 
     try:

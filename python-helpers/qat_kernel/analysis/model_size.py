@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from qat_kernel.pipeline import fused_groups
 
+if TYPE_CHECKING:
+    import torch
 
-def _tensor_bytes(obj, seen: set) -> int:
+
+def _tensor_bytes(obj: Any, seen: set[tuple[int, int]]) -> int:
     import torch
 
     if isinstance(obj, torch.Tensor):
@@ -21,15 +26,16 @@ def _tensor_bytes(obj, seen: set) -> int:
     return 0
 
 
-def model_bytes(model) -> int:
+def model_bytes(model: torch.nn.Module) -> int:
     """Bytes of the tensors a model computes with: for an FX graph those its get_attr nodes read
     (a converted graph keeps the unused FP32 parameters as attributes), else its state_dict."""
-    seen: set = set()
-    graph = getattr(model, "graph", None)
-    if graph is None:
+    import torch.fx
+
+    seen: set[tuple[int, int]] = set()
+    if not isinstance(model, torch.fx.GraphModule):
         return sum(_tensor_bytes(v, seen) for v in model.state_dict().values())
     total = 0
-    for node in graph.nodes:
+    for node in model.graph.nodes:
         if node.op == "get_attr":
             total += _tensor_bytes(fused_groups.attr(model, node.target), seen)
     return total

@@ -7,6 +7,7 @@ both stay on the front. O(n^2) comparisons: the search measures tens of candidat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 Objective = tuple[str, str]  # (key, "max" | "min")
 
@@ -19,7 +20,7 @@ def _strictly_better(a: float, b: float, sense: str) -> bool:
     return a > b if sense == "max" else a < b
 
 
-def dominates(a: dict, b: dict, objectives: Sequence[Objective]) -> bool:
+def dominates(a: dict[str, Any], b: dict[str, Any], objectives: Sequence[Objective]) -> bool:
     """True when `a` is at least as good as `b` on every objective and strictly better on one."""
     if not objectives:
         raise ValueError("no objectives")
@@ -31,14 +32,14 @@ def dominates(a: dict, b: dict, objectives: Sequence[Objective]) -> bool:
     return any(_strictly_better(a[k], b[k], s) for k, s in objectives)
 
 
-def front(points: Sequence[dict], objectives: Sequence[Objective]) -> list[int]:
+def front(points: Sequence[dict[str, Any]], objectives: Sequence[Objective]) -> list[int]:
     """Indices of the non-dominated points, in the order given."""
     return [
         i for i, p in enumerate(points) if not any(dominates(q, p, objectives) for j, q in enumerate(points) if j != i)
     ]
 
 
-def dominated_by(points: Sequence[dict], index: int, objectives: Sequence[Objective]) -> list[int]:
+def dominated_by(points: Sequence[dict[str, Any]], index: int, objectives: Sequence[Objective]) -> list[int]:
     """Indices of the points that dominate points[index] (empty: it is on the front)."""
     p = points[index]
     return [j for j, q in enumerate(points) if j != index and dominates(q, p, objectives)]

@@ -3,11 +3,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from qat_kernel.analysis import metrics
 from qat_kernel.pipeline import trained_model
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
+    import torch
+
+    from qat_kernel.rpc.context import RequestContext
+
+
+def measure(
+    trained: trained_model.Trained,
+    enabled: dict[str, bool],
+    reference: torch.Tensor,
+    targets: torch.Tensor,
+    ctx: RequestContext,
+    limit: int | None,
+) -> dict[str, float]:
     """{accuracy, sqnr} of the QAT model with the fake quantizers of `enabled` (name -> on) switched so, on the
     first `limit` validation samples; sqnr against `reference` (the QAT-float logits)."""
     from qat_kernel.pipeline.training import predict
@@ -18,12 +34,18 @@ def measure(trained, enabled: dict, reference, targets, ctx, limit) -> dict:
     return {"accuracy": accuracy, "sqnr": metrics.sqnr(reference, logits)}
 
 
-def suggest(rows: list, everything: dict, target: float, measure, steps: list | None = None) -> tuple[list, dict]:
+def suggest(
+    rows: list[dict[str, Any]],
+    everything: dict[str, float],
+    target: float,
+    measure: Callable[[set[str]], dict[str, float]],
+    steps: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Greedy mixed precision: keep layers float, largest keptFloat gain first, until the accuracy
     reaches `target`. measure(set of fake-quant names off) -> {accuracy, sqnr}. (chosen rows, last);
     `steps` gets {module, accuracy, sqnr} after each layer chosen (the accuracy with it and those before it float)."""
     helpful = sorted(rows, key=lambda r: (-r["keptFloat"]["accuracy"], -r["keptFloat"]["sqnr"]))
-    chosen: list = []
+    chosen: list[dict[str, Any]] = []
     current = everything
     for row in helpful:
         if current["accuracy"] >= target:
