@@ -7,16 +7,21 @@ both stay on the front. O(n^2) comparisons: the search measures tens of candidat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 Objective = tuple[str, str]  # (key, "max" | "min")
 
 
-def _better_or_equal(a: float, b: float, sense: str) -> bool:
+# An objective's value: a number, or a tuple compared in order (search_mixed_precision ranks accuracy by
+# (ORT accuracy, emulated accuracy, SQNR)).
+Score = TypeVar("Score", float, tuple[float, ...])
+
+
+def _better_or_equal(a: Score, b: Score, sense: str) -> bool:
     return a >= b if sense == "max" else a <= b
 
 
-def _strictly_better(a: float, b: float, sense: str) -> bool:
+def _strictly_better(a: Score, b: Score, sense: str) -> bool:
     return a > b if sense == "max" else a < b
 
 
