@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline import model_io
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import Cancelled, KernelError
 from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.bench import BATCHES
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+    from qat_kernel.pipeline.losses import Loss
 
 PARITY_BATCH = 16
 LABEL = "Inductor INT8 (PT2E, freezing)"
@@ -93,7 +101,7 @@ def failure(exc: BaseException) -> KernelError:
 
 
 @contextlib.contextmanager
-def freezing():
+def freezing() -> Iterator[None]:
     """torch._inductor.config.freezing on for the compiles inside, and compile_threads 1: Inductor
     compiles in this process instead of starting a pool of worker processes, which would still be
     importing torch (and taking the CPUs) while the first rows are timed. Both restored afterwards."""
@@ -108,7 +116,12 @@ def freezing():
         inductor_config.freezing, inductor_config.compile_threads = saved
 
 
-def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None = None):
+def compile_int8(
+    converted: torch.nn.Module,
+    example: model_io.Inputs | np.ndarray,
+    batches: Sequence[int] = BATCHES,
+    ctx: RequestContext | None = None,
+) -> tuple[Callable[[model_io.Inputs | np.ndarray], np.ndarray], dict[str, float], str]:
     """(fn numpy -> numpy, {"b1": s, "b16": s}, compiler): `converted` compiled with freezing, one
     static-shape graph per batch size in `batches`, each compiled (and timed) by its first call.
     Raises ToolchainMissing or InductorCompileFailed; Cancelled passes through."""
@@ -118,7 +131,7 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
     # a graph compiled by an earlier request is not reused: the seconds are this compile's
     torch._dynamo.reset()  # pyright: ignore[reportPrivateUsage] - torch's documented way to drop compiled graphs
     compiled = torch.compile(converted, dynamic=False)
-    seconds = {}
+    seconds: dict[str, float] = {}
     pool = model_io.repeat_to(example, max(batches))
     try:
         with freezing(), torch.no_grad():
@@ -138,13 +151,18 @@ def compile_int8(converted, example, batches=BATCHES, ctx: RequestContext | None
     if ctx is not None:
         ctx.progress("compile", "compiled", 1.0)
 
-    def run(a):
+    def run(a: model_io.Inputs | np.ndarray) -> np.ndarray:
         return model_io.call(compiled, a).numpy()
 
     return run, seconds, cxx
 
 
-def padded_outputs(fn, x, batch: int = PARITY_BATCH, ctx: RequestContext | None = None):
+def padded_outputs(
+    fn: Callable[[model_io.Inputs | np.ndarray], np.ndarray],
+    x: model_io.Inputs | np.ndarray,
+    batch: int = PARITY_BATCH,
+    ctx: RequestContext | None = None,
+) -> np.ndarray:
     """fn over `x` in batches of `batch`, the last one padded (by repeating it) so every call has the
     compiled shape; padding rows are dropped from the outputs."""
     import numpy as np
@@ -161,9 +179,11 @@ def padded_outputs(fn, x, batch: int = PARITY_BATCH, ctx: RequestContext | None 
     return np.concatenate(outs)
 
 
-def compiled_parity(out, torch_out, labels, loss) -> tuple[dict, dict]:
+def compiled_parity(
+    out: np.ndarray, torch_out: np.ndarray, labels: np.ndarray, loss: Loss
+) -> tuple[dict[str, Any], dict[str, float | None]]:
     """(compiled vs PyTorch INT8 metrics, accuracies) on the same samples."""
-    accuracy = {}
+    accuracy: dict[str, float | None] = {}
     if parity.accuracy(out, labels, loss) is not None:
         accuracy = {
             "inductorInt8": parity.accuracy(out, labels, loss),

@@ -4,26 +4,36 @@ weight and int32 out. One Relax mutator finds them; each rewrite says what stand
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    import numpy as np
     import tvm
+    from tvm.relax import PyExprMutator
+
+    # on_conv(rewriter, x, w_oihw, padding, strides, dilation), on_matmul(rewriter, x, w_kn): what stands in for
+    # the anchor, or None to keep it (see rewrite)
+    OnConv = Callable[[PyExprMutator, tvm.ir.Expr, np.ndarray, list[int], list[int], list[int]], tvm.ir.Expr | None]
+    OnMatmul = Callable[[PyExprMutator, tvm.ir.Expr, np.ndarray], tvm.ir.Expr | None]
 
 
-def info(expr):
+def info(expr: tvm.ir.Expr) -> Any:
     """The type (struct info) of a Relax expression."""
     return getattr(expr, "ty", None) or getattr(expr, "struct_info", None)
 
 
-def dtype(expr) -> str | None:
+def dtype(expr: tvm.ir.Expr) -> str | None:
     """The element type of a Relax expression, None when it has none."""
     return getattr(info(expr), "dtype", None)
 
 
-def as_replacement(kernel, x_shape, x_dtype: str):
+def as_replacement(kernel: Any, x_shape: Sequence[Any], x_dtype: str):
     """A PrimFunc written for an anchor's input [N, C, H, W] (N an int or symbolic) readied for call_tir in its
     place: unnamed (the block builder names it) and, for a static batch, specialised to it, since FuseTIR wants
-    the fused epilogue's buffer shapes to equal the kernel's."""
+    the fused epilogue's buffer shapes to equal the kernel's. Typed Any: `kernel` is a T.prim_func (TVMScript's
+    stub types it Any, and PrimFunc declares no params), a symbolic N a TVM expression (whose arithmetic TVM
+    does not type)."""
     import tvm
     from tvm.script import tirx as T
 
@@ -39,12 +49,12 @@ def const_tensor(const: tvm.ir.expr.Constant) -> Any:
     return const.value  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
 
 
-def int8_nchw_conv(call) -> bool:
+def int8_nchw_conv(call: tvm.ir.Call) -> bool:
     """True for the fold's conv2d: constant int8 OIHW weight, NCHW in and out, int32 accumulator (any groups)."""
     import tvm
 
     w = call.args[1]
-    a = call.attrs
+    a: Any = call.attrs  # conv2d attrs: fields TVM declares on no class
     return (
         isinstance(w, tvm.ir.expr.Constant)
         and str(a.out_dtype) == "int32"
@@ -55,24 +65,27 @@ def int8_nchw_conv(call) -> bool:
     )
 
 
-def _conv(call):
+def _conv(call: tvm.ir.Call) -> tuple[tvm.ir.Expr, np.ndarray, list[int], list[int], list[int]] | None:
     """(x, OIHW weight as numpy, padding [top, left, bottom, right], strides, dilation) of an anchor conv2d."""
+    import tvm
+
     x, w = call.args
-    a = call.attrs
-    if not (int8_nchw_conv(call) and int(a.groups) == 1):
+    a: Any = call.attrs  # conv2d attrs: fields TVM declares on no class
+    if not (int8_nchw_conv(call) and isinstance(w, tvm.ir.expr.Constant) and int(a.groups) == 1):
         return None
     pads = [int(p) for p in a.padding]
     return x, const_tensor(w).numpy(), pads, [int(s) for s in a.strides], [int(d) for d in a.dilation]
 
 
-def _matmul(call):
+def _matmul(call: tvm.ir.Call) -> tuple[tvm.ir.Expr, np.ndarray] | None:
     """(x, [K, N] weight as numpy) of an anchor matmul."""
     import tvm
 
     x, w = call.args
+    a: Any = call.attrs  # matmul attrs: fields TVM declares on no class
     if not (
         isinstance(w, tvm.ir.expr.Constant)
-        and str(call.attrs.out_dtype) == "int32"
+        and str(a.out_dtype) == "int32"
         and str(const_tensor(w).dtype) == "int8"
         and const_tensor(w).numpy().ndim == 2
     ):
@@ -80,7 +93,7 @@ def _matmul(call):
     return x, const_tensor(w).numpy()
 
 
-def rewrite(mod, on_conv, on_matmul):
+def rewrite(mod: tvm.IRModule, on_conv: OnConv, on_matmul: OnMatmul) -> tuple[tvm.IRModule, int]:
     """(module, anchors replaced). on_conv(rewriter, x, w_oihw, padding, strides, dilation) and
     on_matmul(rewriter, x, w_kn) return what stands in for the call, or None to keep it; `rewriter` is the
     relax.PyExprMutator (its builder_ emits bindings, lookup_binding reads a variable's value)."""
@@ -93,7 +106,7 @@ def rewrite(mod, on_conv, on_matmul):
 
     @relax.expr_functor.mutator
     class Rewriter(relax.PyExprMutator):
-        def visit_call_(self, op):
+        def visit_call_(self, op: tvm.ir.Call):
             call = self.visit_expr_post_order(op)
             if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
                 return call

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.rpc.errors import KernelError, TvmBuildError
@@ -32,6 +32,10 @@ from qat_kernel.runtimes.tvm import vnni as vnnimod
 if TYPE_CHECKING:
     import onnx
     import tvm
+    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+
+    # {relax var: the ONNX node name it came from}
+    Provenance = dict[tvm.ir.Var, str]
 
 ARTIFACT = "model.so"
 REPORT = "build-report.json"
@@ -53,7 +57,7 @@ def tvm_version() -> str:
     return str(tvm.__version__)
 
 
-def _input_shapes(model, batch: int | None) -> dict:
+def _input_shapes(model: onnx.ModelProto, batch: int | None) -> dict[str, list[int]]:
     """shape_dict for the importer: graph inputs with their symbolic dims bound to `batch`."""
     if batch is None:
         return {}
@@ -67,7 +71,7 @@ def _input_shapes(model, batch: int | None) -> dict:
     return shapes
 
 
-def _input_dtypes(model) -> dict:
+def _input_dtypes(model: onnx.ModelProto) -> dict[str, str]:
     """dtype_dict for the importer: each graph input's own element type (token ids are int64, an attention mask
     int64 or bool). One dtype for all would make the importer read integer inputs as float32 and lose shapes
     on the mask arithmetic behind them (a Reshape after attention then has no shape to infer -1 from)."""
@@ -82,7 +86,9 @@ def _input_dtypes(model) -> dict:
     return out
 
 
-def import_onnx(onnx_path, batch: int | None = None, workspace=None) -> tuple[tvm.IRModule, dict, onnx.ModelProto]:
+def import_onnx(
+    onnx_path: str | Path | onnx.ModelProto, batch: int | None = None, workspace: str | Path | None = None
+) -> tuple[tvm.IRModule, Provenance, onnx.ModelProto]:
     """(Relax module, {relax var: onnx node name}, onnx model). `onnx_path` may also be a loaded
     onnx.ModelProto.
 
@@ -132,7 +138,7 @@ def import_onnx(onnx_path, batch: int | None = None, workspace=None) -> tuple[tv
     return mod, provenance, model
 
 
-def _has_symbolic_inputs(model) -> bool:
+def _has_symbolic_inputs(model: onnx.ModelProto) -> bool:
     inits = {t.name for t in model.graph.initializer}
     return any(
         not d.HasField("dim_value")
@@ -142,7 +148,9 @@ def _has_symbolic_inputs(model) -> bool:
     )
 
 
-def _import_with_fallback(model, batch: int | None, workspace) -> tuple[tvm.IRModule, dict, int | None, list]:
+def _import_with_fallback(
+    model: onnx.ModelProto, batch: int | None, workspace: str | Path | None
+) -> tuple[tvm.IRModule, Provenance, int | None, list[str]]:
     """(module, provenance, the batch built for, notes). The symbolic batch first; where TVM's importer cannot
     infer a shape through it (TVM 0.27 loses the shape of an attention's matmul behind a Reshape with -1 over
     the symbolic batch, in Hugging Face encoders), the batch is bound to 1 and the library runs one sample per
@@ -163,11 +171,12 @@ def _import_with_fallback(model, batch: int | None, workspace) -> tuple[tvm.IRMo
     return mod, provenance, 1, [note]
 
 
-def _provenance(mod, importer, model) -> dict:
+def _provenance(mod: tvm.IRModule, importer: ONNXGraphImporter, model: onnx.ModelProto) -> Provenance:
     out_to_node = {o: n.name or f"{n.op_type}_{i}" for i, n in enumerate(model.graph.node) for o in n.output}
-    exprs = [(importer._nodes[k], node) for k, node in out_to_node.items() if k in importer._nodes]
+    nodes = importer._nodes  # pyright: ignore[reportPrivateUsage] - its ONNX tensor -> Relax expr table (see import_onnx)
+    exprs = [(nodes[k], node) for k, node in out_to_node.items() if k in nodes]
     func = mod["main"]
-    prov: dict = {}
+    prov: Provenance = {}
     pending = []
     for block in func.body.blocks:
         for b in block.bindings:
@@ -180,7 +189,7 @@ def _provenance(mod, importer, model) -> dict:
     return prov
 
 
-def _node_reason(op_type: str, fp32: list) -> str:
+def _node_reason(op_type: str, fp32: list[dict[str, Any]]) -> str:
     """Why an ONNX node stays fp32, from its Relax bindings that do: a conv/matmul's own reason, else the one
     reason they share; an op the importer expands (HardSwish: add, clip, divide, multiply) is named as such."""
     calls = [r for r in fp32 if r["op"] not in ("TupleGetItem", "Tuple", "Var", "DataflowVar")] or fp32
@@ -196,12 +205,12 @@ def _node_reason(op_type: str, fp32: list) -> str:
 ANCHOR_BINDINGS = ("nn.conv2d", "matmul")  # the ops count_ops's conv/matmul figures count
 
 
-def _onnx_ops(model, rows: list) -> list:
+def _onnx_ops(model: onnx.ModelProto, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per ONNX node (graph order): its precision after the fold, how, and why not, with the module it came
     from (the export's name scopes). A node with a conv2d/matmul binding (Conv, Gemm, MatMul) takes its
     precision from that binding, as the conv/matmul counts of the summary do: helper bindings the importer
     attributes to the node (a constant's isnan check, a bias reshape) do not make an int8 conv fp32."""
-    by_node: dict = {}
+    by_node: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         if row["onnx_node"]:
             by_node.setdefault(row["onnx_node"], []).append(row)
@@ -240,7 +249,7 @@ def _onnx_ops(model, rows: list) -> list:
     return ops
 
 
-def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
+def relax_pipeline_for(target: tvm.target.Target, resolved: ResolvedTarget, capture: dict[str, Any], schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
     fused reduction kernels, and a pass that keeps the fused, legalized module for the report. The schedule
     rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
@@ -258,12 +267,12 @@ def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule
     legalize = [guardmod.fuse_tir(unfused) if p.info.name == "FuseTIR" else p for p in backend.legalize_passes(target)]
 
     @tvm.transform.module_pass(opt_level=0)
-    def _capture(mod, _ctx):
+    def _capture(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         capture["mod"] = mod
         return mod
 
     @tvm.transform.module_pass(opt_level=0)
-    def _pipe(mod, _ctx):
+    def _pipe(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         with target:
             seq = tvm.transform.Sequential(
                 backend.library_dispatch_passes(target)
@@ -278,23 +287,23 @@ def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule
     return _pipe
 
 
-def _buffer_dtype(param) -> str | None:
+def _buffer_dtype(param: Any) -> str | None:
     """The element type of a PrimFunc's buffer parameter; None for a scalar one (TVM 0.27 passes a symbolic
     dim such as the batch as an int64 parameter of the kernels whose shapes need it: reshape, transpose,
-    a matmul on [batch, seq, d]), whose Var has no dtype."""
+    a matmul on [batch, seq, d]), whose Var has no dtype. Typed Any: a tirx Buffer or Var, tried for a dtype."""
     try:
         return str(param.dtype)
     except AttributeError:
         return None
 
 
-def lowered_kernels(mod) -> tuple[list, dict]:
+def lowered_kernels(mod: tvm.IRModule | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The PrimFuncs the library runs (after legalize + fuse): name, buffer dtypes, precision (the
     dtype its data input is read in: a fused int8 conv reads uint8/int8 and accumulates in int32)."""
     import tvm
 
-    kernels = []
-    counts: dict = {}
+    kernels: list[dict[str, Any]] = []
+    counts: dict[str, int] = {}
     if mod is None:
         return kernels, counts
     for gv, func in mod.functions_items():
@@ -318,7 +327,7 @@ def _fp16_matcher(fp16: str | list[str] | Callable[[str], str | None] | None) ->
     return fp16mod.pattern_matcher(patterns) if patterns else None
 
 
-def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
+def _fp16_report(rewrite: fp16mod.Fp16Rewrite, widened: int) -> tuple[dict[str, Any], list[str]]:
     """The report's `fp16` section and the notes on matched layers that stayed (partly) fp32."""
     notes = list(rewrite.notes)
     layers = []
@@ -347,7 +356,7 @@ def _fp16_report(rewrite, widened: int) -> tuple[dict, list]:
     }, notes
 
 
-def _fp32_rows(mod, provenance: dict, reason: str) -> list:
+def _fp32_rows(mod: tvm.IRModule, provenance: Provenance, reason: str) -> list[dict[str, Any]]:
     """The report's rows of a module built without the fold: every binding fp32, for `reason`."""
     return [
         {
@@ -365,20 +374,21 @@ def _fp32_rows(mod, provenance: dict, reason: str) -> list:
 
 
 def build_tvm(
-    onnx_path,
-    target,
-    out_dir,
+    # a str or Path; Any while jobs/tvm_vs_ort.backend_rows passes one that pyright reads as Path | None
+    onnx_path: Any,
+    target: str | dict[str, Any],
+    out_dir: str | Path,
     fold_int8: bool = True,
     progress: Progress | None = None,
     check_cancelled: Callable[[], None] | None = None,
     batch: int | None = None,
     schedule: bool = True,
-    fp16=None,
+    fp16: str | list[str] | Callable[[str], str | None] | None = None,
     dotprod: bool | None = None,
     vnni: bool | None = None,
     depthwise: bool | None = None,
-    workspace=None,
-) -> dict:
+    workspace: str | Path | None = None,
+) -> dict[str, Any]:
     """Build the QDQ ONNX model for `target` (preset "x86-64" | "aarch64" | "cuda", or a TVM target
     dict) into out_dir/model.so, with out_dir/build-report.json; returns that report.
 
@@ -433,10 +443,10 @@ def build_tvm(
     before = foldmod.count_ops(mod["main"])
     check_cancelled()
 
-    notes: list = list(import_notes)
+    notes: list[str] = list(import_notes)
     imported = mod
     fold_report = None
-    rows: list = []
+    rows: list[dict[str, Any]] = []
     fold_s = 0.0
     if fold_int8:
         progress("fold", "Folding Q/DQ patterns into int8 arithmetic", 0.2)
@@ -473,7 +483,7 @@ def build_tvm(
                 )
 
     # the kernel layouts for the target's dot-product instructions; one that fails leaves the module as it was
-    def rewrite(name, fn):
+    def rewrite(name: str, fn: Callable[[tvm.IRModule], tuple[tvm.IRModule, int]]) -> int | None:
         nonlocal mod
         try:
             mod, rewritten = fn(mod)
@@ -516,7 +526,7 @@ def build_tvm(
         if folded:
             attempts.append((imported, False, "TVM's own pipeline without the int8 fold"))
         for i, (candidate, scheduled, label) in enumerate(attempts):
-            capture: dict = {}
+            capture: dict[str, Any] = {}
             try:
                 executable = tvm.compile(
                     candidate, tvm_target, relax_pipeline=relax_pipeline_for(tvm_target, resolved, capture, scheduled)

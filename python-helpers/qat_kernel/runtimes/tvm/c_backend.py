@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import tarfile
 from pathlib import Path
+from typing import Any
 
 from qat_kernel.runtimes.targets import ResolvedTarget, host_arch
 
 
-def build_c_source(onnx_path, out_dir: Path, arch: str, cross_cxx: str | None) -> dict:
+def build_c_source(onnx_path: str | Path, out_dir: Path, arch: str, cross_cxx: str | None) -> dict[str, Any]:
     """out_dir/model_c.tar (C source) and out_dir/model_c.so compiled from it for `arch`."""
     import tvm
     from tvm.support import cc
@@ -28,7 +29,7 @@ def build_c_source(onnx_path, out_dir: Path, arch: str, cross_cxx: str | None) -
     mod, provenance, _ = import_onnx(onnx_path)
     mod = fold_qdq(mod, provenance).mod
     target = tvm.target.Target({"kind": "c"})
-    capture: dict = {}
+    capture: dict[str, Any] = {}
     resolved = ResolvedTarget(None, {"kind": "c"}, "cpu", arch, cross_cxx, arch == host_arch())
     executable = tvm.compile(mod, target, relax_pipeline=relax_pipeline_for(target, resolved, capture, True))
     tar = out_dir / "model_c.tar"

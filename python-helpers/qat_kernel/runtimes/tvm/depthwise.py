@@ -28,11 +28,17 @@ stay."""
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from qat_kernel.runtimes.tvm import anchors, kernel_rules
+
+if TYPE_CHECKING:
+    import tvm
+    from tvm.s_tir import Schedule
+    from tvm.s_tir.schedule import SBlockRV
 
 BLOCK = "conv2d_depthwise"  # the reduction block (and PrimFunc name hint) of the rewritten kernels
 PACK = "depthwise_pack"  # the block that lays the activation out
@@ -44,8 +50,8 @@ COLS = (8, 7, 6, 5, 4, 3, 2, 1)
 WIDE = 16  # output columns per register tile, the largest that divides the width
 
 
-def is_x86(target) -> bool:
-    """Whether a TVM target (or target dict) is an LLVM x86 CPU target."""
+def is_x86(target: object) -> bool:
+    """Whether a TVM target (or target dict) is an LLVM x86 CPU target (anything else is not)."""
     import tvm
 
     if isinstance(target, dict):
@@ -73,9 +79,17 @@ def pack_weight(w_c1hw: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(cb, LANES, kh, kw).transpose(0, 2, 3, 1)[:, None])
 
 
-def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation):
+def conv_kernel(
+    x_shape: Sequence[Any],
+    x_dtype: str,
+    w_shape: Sequence[int],
+    padding: Sequence[int],
+    strides: Sequence[int],
+    dilation: Sequence[int],
+):
     """PrimFunc (x, packed w) -> NCHW int32 (see the module doc): block PACK, the reduction block BLOCK over
-    an [N, C/16, OH, OW, 16] accumulator, block UNPACK."""
+    an [N, C/16, OH, OW, 16] accumulator, block UNPACK. x_shape: [N, C, H, W], N an int or symbolic (a TVM
+    expression, which TVM does not type)."""
     from tvm.script import tirx as T
 
     c, h, wd = (int(d) for d in x_shape[1:])
@@ -123,15 +137,21 @@ def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation):
 _info = anchors.info
 
 
-def _anchor(call):
+def _anchor(
+    call: tvm.ir.Call,
+) -> tuple[tvm.ir.Expr, list[Any], np.ndarray, list[int], list[int], list[int]] | None:
     """(x, [C, 1, kh, kw] weight as numpy, padding, strides, dilation) of a depthwise int8 conv2d, else None."""
     import tvm
 
     from qat_kernel.runtimes.tvm import anchors
 
     x, w = call.args
-    a = call.attrs
-    if not (anchors.int8_nchw_conv(call) and anchors.dtype(x) in ("uint8", "int8", "int16")):
+    a: Any = call.attrs  # conv2d attrs: fields TVM declares on no class
+    if not (
+        anchors.int8_nchw_conv(call)
+        and isinstance(w, tvm.ir.expr.Constant)
+        and anchors.dtype(x) in ("uint8", "int8", "int16")
+    ):
         return None
     weight = anchors.const_tensor(w).numpy()
     shape = getattr(getattr(_info(x), "shape", None), "values", None)
@@ -154,7 +174,7 @@ def _anchor(call):
     return x, x_shape, weight, pads, strides, dilation
 
 
-def rewrite(mod):
+def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
     """(module, rewritten convs): the fold's int8 depthwise conv2d as channel-blocked kernels (module doc)."""
     import tvm
     from tvm import relax
@@ -166,7 +186,7 @@ def rewrite(mod):
 
     @relax.expr_functor.mutator
     class Rewriter(relax.PyExprMutator):
-        def visit_call_(self, op):
+        def visit_call_(self, op: tvm.ir.Call):
             call = self.visit_expr_post_order(op)
             if not (isinstance(call, tvm.ir.Call) and call.op.same_as(conv_op)):
                 return call
@@ -196,15 +216,15 @@ def schedule_rule():
     """A dlight CPU rule for the conv2d_depthwise kernels, ahead of schedule.py's rules (see the module doc)."""
     from tvm.s_tir.dlight.base.utils import get_extent
 
-    def schedule(sch, conv):
+    def schedule(sch: Schedule, conv: SBlockRV) -> None:
         last = kernel_rules.inline_around(sch, BLOCK, PACK)
         n, cb, y, x, lane, ry, rx = sch.get_loops(conv)
         width = get_extent(sch, x)
         assert isinstance(width, int)  # a symbolic width leaves the kernel unscheduled
         cols = next(t for t in COLS if width % t == 0)
         xo, xi = sch.split(x, factors=[None, cols])
-        sch.reorder(n, cb, y, xo, ry, rx, xi, lane)
-        sch.parallel(sch.fuse(n, cb, y))
+        sch.reorder(n, cb, y, xo, ry, rx, xi, lane)  # pyright: ignore[reportArgumentType] - takes loops, typed lists
+        sch.parallel(sch.fuse(n, cb, y))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
         sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
         sch.vectorize(lane)
         sch.unroll(xi)
@@ -216,7 +236,7 @@ def schedule_rule():
         sch.vectorize(tail)
         pack = sch.get_sblock(PACK)
         ploops = sch.get_loops(pack)
-        sch.parallel(sch.fuse(ploops[0], ploops[1]))
+        sch.parallel(sch.fuse(ploops[0], ploops[1]))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
         sch.vectorize(ploops[-1])
 
     return kernel_rules.block_rule(BLOCK, schedule)

@@ -20,15 +20,24 @@ int16 activations of a non-zero zero point) keep the fold's code; `rewritten` co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from qat_kernel.runtimes.tvm import anchors, kernel_rules
+
+if TYPE_CHECKING:
+    import tvm
+    from tvm.relax import PyExprMutator
+    from tvm.s_tir import Schedule
+    from tvm.s_tir.schedule import SBlockRV
 
 SHIFT = 128
 BLOCK = "conv2d_sdot"  # the TE block (and PrimFunc name hint) of the rewritten kernels
 
 
-def wants_dotprod(target: dict) -> bool:
+def wants_dotprod(target: dict[str, Any]) -> bool:
     """True for an LLVM aarch64 target whose mattr has +dotprod (and not +i8mm, whose usdot takes u8 x s8
     directly)."""
     if target.get("kind") != "llvm":
@@ -43,9 +52,10 @@ def wants_dotprod(target: dict) -> bool:
 _dtype = anchors.dtype
 
 
-def conv_nhwc_s8(x, w, strides, dilation):
+def conv_nhwc_s8(x: Any, w: Any, strides: Sequence[int], dilation: Sequence[int]):
     """TE: out[n, o, y, x] (NCHW, int32) = sum over ky, kx, c (c innermost: contiguous in both operands) of
-    x[n, y*s + ky*d, x*s + kx*d, c] * w[o, ky, kx, c], with x NHWC int8 (already padded), w OHWI int8."""
+    x[n, y*s + ky*d, x*s + kx*d, c] * w[o, ky, kx, c], with x NHWC int8 (already padded), w OHWI int8. x and w
+    typed Any: te.Tensor declares no shape."""
     from tvm import te
 
     n, h, wd, c = x.shape
@@ -53,9 +63,10 @@ def conv_nhwc_s8(x, w, strides, dilation):
     (sh, sw), (dh, dw) = strides, dilation
     oh = (h - (kh - 1) * dh - 1) // sh + 1
     ow = (wd - (kw - 1) * dw - 1) // sw + 1
-    ry = te.reduce_axis((0, kh), "ry")
-    rx = te.reduce_axis((0, kw), "rx")
-    rc = te.reduce_axis((0, c), "rc")
+    # reduce axes: TVM types them as IterVars, which declare no index arithmetic
+    ry: Any = te.reduce_axis((0, kh), "ry")
+    rx: Any = te.reduce_axis((0, kw), "rx")
+    rc: Any = te.reduce_axis((0, c), "rc")
     return te.compute(
         (n, o, oh, ow),
         lambda b, f, yy, xx: te.sum(
@@ -66,7 +77,7 @@ def conv_nhwc_s8(x, w, strides, dilation):
     )
 
 
-def _shape(expr):
+def _shape(expr: tvm.ir.Expr) -> Any:
     for attr in ("struct_info", "ty"):
         shape = getattr(getattr(expr, attr, None), "shape", None)
         if shape is not None:
@@ -74,18 +85,25 @@ def _shape(expr):
     return None
 
 
-def rewrite(mod):
+def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
     """(module, rewritten anchors): the fold's int8 conv2d/matmul laid out for sdot (see the module doc)."""
     from tvm import relax
 
-    def as_s8(bb, x):
+    def as_s8(bb: relax.BlockBuilder, x: tvm.ir.Expr) -> tuple[tvm.ir.Expr, int]:
         if _dtype(x) == "int8":
             return x, 0
         wide = bb.emit(relax.op.astype(x, "int16"))
         shifted = bb.emit(relax.op.subtract(wide, relax.const(SHIFT, "int16")))
         return bb.emit(relax.op.astype(shifted, "int8")), SHIFT
 
-    def nhwc_conv(bb, xs, w_ohwi: np.ndarray, shift: int, strides, dilation):
+    def nhwc_conv(
+        bb: relax.BlockBuilder,
+        xs: tvm.ir.Expr,
+        w_ohwi: np.ndarray,
+        shift: int,
+        strides: Sequence[int],
+        dilation: Sequence[int],
+    ) -> tvm.ir.Expr:
         weight = relax.const(np.ascontiguousarray(w_ohwi, dtype=np.int8))
         y = bb.emit_te(
             conv_nhwc_s8,
@@ -101,7 +119,14 @@ def rewrite(mod):
             y = bb.emit(relax.op.add(y, relax.const(comp.reshape(1, -1, 1, 1).astype(np.int32))))
         return y
 
-    def conv(rewriter, x, w_oihw, pad, strides, dilation):
+    def conv(
+        rewriter: PyExprMutator,
+        x: tvm.ir.Expr,
+        w_oihw: np.ndarray,
+        pad: list[int],
+        strides: list[int],
+        dilation: list[int],
+    ) -> tvm.ir.Expr | None:
         if _dtype(x) not in ("uint8", "int8"):
             return None
         bb = rewriter.builder_
@@ -110,7 +135,7 @@ def rewrite(mod):
         xs, shift = as_s8(bb, x)
         return nhwc_conv(bb, xs, w_oihw.transpose(0, 2, 3, 1), shift, strides, dilation)
 
-    def matmul(rewriter, x, w_kn):
+    def matmul(rewriter: PyExprMutator, x: tvm.ir.Expr, w_kn: np.ndarray) -> tvm.ir.Expr | None:
         shape = _shape(x)
         if _dtype(x) not in ("uint8", "int8") or shape is None or len(shape) != 2:
             return None
@@ -133,20 +158,20 @@ def schedule_rule():
     after its sum; the producers (pad, shift to s8, NHWC transpose) stay separate passes, parallel over their
     outer loop. A kernel this cannot schedule keeps TVM's unscheduled code (still sdot), never another rule."""
 
-    def schedule(sch, conv):
+    def schedule(sch: Schedule, conv: SBlockRV) -> None:
         root = sch.get_sblock("root")
         blocks = list(sch.get_child_blocks(root))
-        index = [sch.get(b).name_hint for b in blocks].index(BLOCK)
+        index = [kernel_rules.sblock(sch, b).name_hint for b in blocks].index(BLOCK)
         consumers = blocks[index + 1 :]
         for c in consumers[:-1]:
             sch.compute_inline(c)
         n, f, _y, x, _ry, _rx, _rc = sch.get_loops(conv)
-        sch.parallel(sch.fuse(n, f))
+        sch.parallel(sch.fuse(n, f))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
         if consumers:
             sch.reverse_compute_at(consumers[-1], x, preserve_unit_loops=True)
         for b in blocks[:index]:
             loops = sch.get_loops(b)
             if len(loops) >= 2:
-                sch.parallel(sch.fuse(loops[0], loops[1]))
+                sch.parallel(sch.fuse(loops[0], loops[1]))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
 
     return kernel_rules.block_rule(BLOCK, schedule)

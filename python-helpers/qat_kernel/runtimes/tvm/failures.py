@@ -10,11 +10,15 @@ names the stage and what TVM said."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qat_kernel.rpc.errors import TvmBuildError
 
 if TYPE_CHECKING:
+    import onnx
+    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+
     from qat_kernel.userpaths import SourceLocation
 
 SCOPES_KEY = "pkg.torch.onnx.name_scopes"
@@ -47,17 +51,21 @@ class BuildFailure(TvmBuildError):
     kind = "unsupported"
 
     def __init__(
-        self, message: str, node: dict | None = None, location: SourceLocation | None = None, traceback: str = ""
+        self,
+        message: str,
+        node: dict[str, str] | None = None,
+        location: SourceLocation | None = None,
+        traceback: str = "",
     ):
         super().__init__(message, location=location, traceback=traceback or None)
         self.node = node or {}
 
 
-def _prop(node, key: str) -> str | None:
+def _prop(node: onnx.NodeProto, key: str) -> str | None:
     return next((p.value for p in node.metadata_props if p.key == key), None)
 
 
-def node_source(node, index: int = 0) -> dict:
+def node_source(node: onnx.NodeProto, index: int = 0) -> dict[str, str]:
     """{onnx_node, op_type, module, module_class, stack_trace} of an ONNX node of the dynamo export."""
     info = {"onnx_node": node.name or f"{node.op_type}_{index}", "op_type": node.op_type}
     for key, field, pick in ((SCOPES_KEY, "module", -2), (CLASSES_KEY, "module_class", -2)):
@@ -74,7 +82,9 @@ def node_source(node, index: int = 0) -> dict:
     return info
 
 
-def failed_import_node(model, importer, exc: BaseException):
+def failed_import_node(
+    model: onnx.ModelProto, importer: ONNXGraphImporter | None, exc: BaseException
+) -> onnx.NodeProto | None:
     """The ONNX node the importer failed on: one of the op types its up-front check names, else the first node
     (graph order) with an output the importer has not converted; None when neither is known."""
     text = str(exc)
@@ -101,7 +111,13 @@ def first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
-def build_failure(stage: str, exc: BaseException, node=None, workspace=None, tried: str = "") -> BuildFailure:
+def build_failure(
+    stage: str,
+    exc: BaseException,
+    node: onnx.NodeProto | None = None,
+    workspace: str | Path | None = None,
+    tried: str = "",
+) -> BuildFailure:
     """The typed error for `exc` raised in `stage` (a STAGES key), on ONNX `node` when known."""
     from qat_kernel import userpaths
     from qat_kernel.rpc.errors import format_traceback

@@ -31,13 +31,15 @@ Rounding is round-half-to-even (TVM's round lowers to nearbyint), as in ONNX Qua
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 if TYPE_CHECKING:
     import tvm
+    from tvm import relax
 
 QRANGE = {"int8": (-128, 127), "uint8": (0, 255)}
 ANCHOR_OPS = {"relax.nn.conv2d", "relax.matmul"}
@@ -67,7 +69,7 @@ LAYOUT_OPS = {
 CONVERT_OPS = {"relax.quantize", "relax.dequantize", "relax.astype"}
 
 
-def op_name(expr) -> str | None:
+def op_name(expr: tvm.ir.Expr | None) -> str | None:
     """'relax.nn.conv2d' for a call to a Relax operator, else None."""
     import tvm
 
@@ -80,13 +82,13 @@ def short_op(name: str | None) -> str:
     return (name or "?").replace("relax.", "")
 
 
-def dtype_of(expr) -> str | None:
+def dtype_of(expr: tvm.ir.Expr | None) -> str | None:
     ty = getattr(expr, "ty", None)
     dtype = getattr(ty, "dtype", None)
     return None if dtype is None else str(dtype)
 
 
-def _shape(expr) -> list | None:
+def _shape(expr: tvm.ir.Expr) -> list[int | None] | None:
     """Static dims as ints, symbolic ones as None; None when the shape is unknown."""
     import tvm
 
@@ -137,25 +139,27 @@ class _Status:
 @dataclass
 class FoldResult:
     mod: tvm.IRModule
-    bindings: list = field(default_factory=list)  # per original binding: dict
-    folded: list = field(default_factory=list)  # per folded anchor / pass-through: dict
-    notes: list = field(default_factory=list)
+    bindings: list[dict[str, Any]] = field(default_factory=list)  # per original binding
+    folded: list[dict[str, Any]] = field(default_factory=list)  # per folded anchor / pass-through
+    notes: list[str] = field(default_factory=list)
 
 
 class _Graph:
     """Definitions and uses of the bindings of one dataflow block."""
 
-    def __init__(self, func, block):
+    def __init__(self, func: relax.Function, block: relax.BindingBlock):
         import tvm
         from tvm import relax
 
-        self.bindings = list(block.bindings)
+        # VarBindings and MatchCasts: TVM declares `value` on each kind, not on Binding, and the fields of the
+        # values (args, attrs) on no class; Any, as value() is
+        self.bindings: list[Any] = list(block.bindings)
         self.defs = {b.var: b.value for b in self.bindings}
         self.order = {b.var: i for i, b in enumerate(self.bindings)}
-        self.users: dict = {b.var: [] for b in self.bindings}
-        self.outputs = set()
+        self.users: dict[tvm.ir.Var, list[tvm.ir.Var]] = {b.var: [] for b in self.bindings}
+        self.outputs: set[tvm.ir.Var] = set()
 
-        def uses(expr, user):
+        def uses(expr: tvm.ir.Expr, user: tvm.ir.Var) -> None:
             if isinstance(expr, relax.Var):
                 if expr in self.users:
                     self.users[expr].append(user)
@@ -178,12 +182,12 @@ class _Graph:
             if not isinstance(b.var, relax.DataflowVar):
                 self.outputs.add(b.var)
 
-    def value(self, expr) -> Any:
+    def value(self, expr: tvm.ir.Expr) -> Any:
         """The expression bound to `expr`, else None. Typed Any: the Relax calls, tuples and constants bound
         here carry fields (args, attrs.axis, value) that TVM declares on no class; callers check op_name."""
         return self.defs.get(expr)
 
-    def single_user(self, var):
+    def single_user(self, var: tvm.ir.Var) -> tuple[tvm.ir.Var, Any] | None:
         """(user var, user call) when `var` has exactly one user and is not a block output."""
         if var in self.outputs:
             return None
@@ -193,7 +197,7 @@ class _Graph:
         return users[0], self.defs[users[0]]
 
 
-def _const_array(expr, graph: _Graph) -> np.ndarray | None:
+def _const_array(expr: tvm.ir.Expr, graph: _Graph) -> np.ndarray | None:
     """numpy value of a constant, also through a reshape/expand of a constant binding."""
     import tvm
 
@@ -204,11 +208,11 @@ def _const_array(expr, graph: _Graph) -> np.ndarray | None:
         inner = _const_array(value.args[0], graph)
         shape = _shape(expr)
         if inner is not None and shape is not None and None not in shape:
-            return inner.reshape(shape)
+            return inner.reshape(cast("list[int]", shape))  # no symbolic dim: checked above
     return None
 
 
-def _match_act_dq(expr, graph: _Graph) -> tuple[_ActQ | None, str]:
+def _match_act_dq(expr: tvm.ir.Expr, graph: _Graph) -> tuple[_ActQ | None, str]:
     value = graph.value(expr)
     if op_name(value) != "relax.dequantize":
         return None, "its input activation is not dequantized (float tensor, no QuantizeLinear before it)"
@@ -224,7 +228,9 @@ def _match_act_dq(expr, graph: _Graph) -> tuple[_ActQ | None, str]:
     return _ActQ(q, float(s_arr.reshape(())), int(zp_arr.reshape(())), dtype, expr), ""
 
 
-def _match_weight_dq(expr, graph: _Graph, out_axis: int, channels: int | None) -> tuple[_WeightQ | None, str]:
+def _match_weight_dq(
+    expr: tvm.ir.Expr, graph: _Graph, out_axis: int, channels: int | None
+) -> tuple[_WeightQ | None, str]:
     value = graph.value(expr)
     if op_name(value) != "relax.dequantize":
         return None, "its weight is not a DequantizeLinear of an integer tensor (float weight)"
@@ -250,7 +256,7 @@ def _match_weight_dq(expr, graph: _Graph, out_axis: int, channels: int | None) -
     return _WeightQ(w, scale, zps, expr, per_channel), ""
 
 
-def _bias_vector(expr, graph: _Graph, channels: int, channel_axis: int, ndim: int) -> np.ndarray | None:
+def _bias_vector(expr: tvm.ir.Expr, graph: _Graph, channels: int, channel_axis: int, ndim: int) -> np.ndarray | None:
     """The per-output-channel vector of a constant bias operand, or None."""
     arr = _const_array(expr, graph)
     if arr is None or arr.size != channels or arr.ndim > ndim:
@@ -271,7 +277,7 @@ def _int_weight(wq: _WeightQ, out_axis: int) -> np.ndarray:
     return shifted.astype(np.int16)
 
 
-def _qparams(call, graph: _Graph) -> tuple[float, int, str] | None:
+def _qparams(call: Any, graph: _Graph) -> tuple[float, int, str] | None:
     s, zp = _const_array(call.args[1], graph), _const_array(call.args[2], graph)
     out = str(call.attrs.out_dtype)
     if s is None or zp is None or s.size != 1 or zp.size != 1 or out not in QRANGE:
@@ -279,7 +285,7 @@ def _qparams(call, graph: _Graph) -> tuple[float, int, str] | None:
     return float(s.reshape(())), int(zp.reshape(())), out
 
 
-def _same_qparams(dq_call, q_call, graph: _Graph) -> bool:
+def _same_qparams(dq_call: Any, q_call: Any, graph: _Graph) -> bool:
     """A per-tensor dequantize and quantize with the same scale, zero point and integer dtype."""
     s, zp = _const_array(dq_call.args[1], graph), _const_array(dq_call.args[2], graph)
     if s is None or zp is None or s.size != 1 or zp.size != 1:
@@ -291,13 +297,14 @@ class _Plan:
     """What to emit: for an anchor, the chain of original vars it replaces and its parameters."""
 
     def __init__(self):
-        self.anchors: dict = {}  # last var of the chain -> dict
-        self.skip: set = set()  # chain vars emitted by the anchor (not on their own)
-        self.passthrough: dict = {}  # quantize var -> (kind, q var, op call)
-        self.status: dict = {}  # var -> _Status
+        self.anchors: dict[tvm.ir.Var, dict[str, Any]] = {}  # last var of the chain -> its parameters
+        self.skip: set[tvm.ir.Var] = set()  # chain vars emitted by the anchor (not on their own)
+        # quantize var -> (kind, q var (a list of them for a concat), op call)
+        self.passthrough: dict[tvm.ir.Var, tuple[str, Any, Any]] = {}
+        self.status: dict[tvm.ir.Var, _Status] = {}
 
 
-def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
+def _plan_anchor(var: tvm.ir.Var, call: Any, graph: _Graph, plan: _Plan) -> str | None:
     """Plan one conv2d/matmul; returns None when planned, else the reason it stays fp32."""
     name = op_name(call)
     out_shape = _shape(var)
@@ -413,7 +420,7 @@ def _plan_anchor(var, call, graph: _Graph, plan: _Plan) -> str | None:
     return None
 
 
-def _describe_anchor(info) -> str:
+def _describe_anchor(info: dict[str, Any]) -> str:
     act, wq = info["act"], info["wq"]
     parts = [
         f"{info['kind']} {act.dtype if act.zp == 0 else 'int16(zp-shifted)'} x "
@@ -431,11 +438,11 @@ def _describe_anchor(info) -> str:
     return ", ".join(parts)
 
 
-def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
+def plan_fold(func: relax.Function) -> tuple[_Plan, _Graph | None, list[str]]:
     from tvm import relax
 
-    notes: list = []
-    body = func.body
+    notes: list[str] = []
+    body = cast("relax.SeqExpr", func.body)  # a normalized function's body; TVM types it as any Expr
     blocks = list(body.blocks)
     if len(blocks) != 1 or not isinstance(blocks[0], relax.DataflowBlock):
         notes.append("the function is not a single dataflow block (control flow?): nothing folded")
@@ -482,7 +489,7 @@ def plan_fold(func) -> tuple[_Plan, _Graph | None, list]:
     return plan, graph, notes
 
 
-def _concat_inputs(concat, q_call, graph: _Graph) -> list | None:
+def _concat_inputs(concat: Any, q_call: Any, graph: _Graph) -> list[tvm.ir.Expr] | None:
     """The quantized tensors of a concat whose every input is a dequantize with the scale, zero point and dtype
     of the quantize after it (the x86 quantizer shares one observer over a cat's inputs and output), else None."""
     from tvm import relax
@@ -501,7 +508,9 @@ def _concat_inputs(concat, q_call, graph: _Graph) -> list | None:
     return qs
 
 
-def _emit_anchor(bb, info, remap):
+def _emit_anchor(
+    bb: relax.BlockBuilder, info: dict[str, Any], remap: Callable[[tvm.ir.Expr], tvm.ir.Expr]
+) -> tvm.ir.Expr:
     """Emit the integer version of one planned anchor chain; returns the exprs to bind last var to."""
     from tvm import relax
 
@@ -556,13 +565,13 @@ def _emit_anchor(bb, info, remap):
     return f
 
 
-def _rebuild_call(call, args):
+def _rebuild_call(call: tvm.ir.Call, args: list[tvm.ir.Expr]) -> tvm.ir.Call:
     import tvm
 
     return tvm.ir.Call(call.op, args, call.attrs, list(call.ty_args))
 
 
-def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
+def fold_qdq(mod: tvm.IRModule, provenance: dict[tvm.ir.Var, str] | None = None) -> FoldResult:
     """Apply the fold to mod["main"]; returns the new module and a per-binding report.
 
     provenance: optional {relax var: onnx node name} used to label the report."""
@@ -575,9 +584,9 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
     if graph is None:
         return result
 
-    mapping: dict = {}
+    mapping: dict[tvm.ir.Var, tvm.ir.Expr] = {}
 
-    def remap(expr):
+    def remap(expr: tvm.ir.Expr) -> tvm.ir.Expr:
         if isinstance(expr, relax.Var):
             return mapping.get(expr, expr)
         if isinstance(expr, relax.Tuple):
@@ -586,7 +595,7 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
             return relax.TupleGetItem(remap(expr.tuple_value), expr.index)
         return expr
 
-    def bind(old_var, expr):
+    def bind(old_var: tvm.ir.Var, expr: tvm.ir.Expr) -> None:
         if isinstance(old_var, relax.DataflowVar):
             mapping[old_var] = bb.emit(expr, old_var.name)
         else:
@@ -639,9 +648,11 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
     return result
 
 
-def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
+def _report(
+    plan: _Plan, graph: _Graph, provenance: dict[tvm.ir.Var, str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per original binding: what happened to it, with the reason when it stays fp32."""
-    status: dict = dict(plan.status)
+    status: dict[tvm.ir.Var, _Status] = dict(plan.status)
     folded = []
     for info in plan.anchors.values():
         anchor_name = info["anchor"].name
@@ -733,7 +744,8 @@ def _report(plan: _Plan, graph: _Graph, provenance: dict) -> tuple[list, list]:
     return rows, folded
 
 
-def _concat_dq_vars(concat, graph: _Graph) -> list:
+def _concat_dq_vars(concat: Any, graph: _Graph) -> list[tvm.ir.Var]:
+    """The dequantize vars a passed-through concat reads."""
     from tvm import relax
 
     fields = concat.args[0]
@@ -742,8 +754,8 @@ def _concat_dq_vars(concat, graph: _Graph) -> list:
     return list(fields.fields)
 
 
-def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
-    """Why a binding kept the importer's fp32 code."""
+def _fp32_reason(b: Any, graph: _Graph, plan: _Plan, status: dict[tvm.ir.Var, _Status]) -> str:
+    """Why a binding (one of graph.bindings, typed Any there) kept the importer's fp32 code."""
     from tvm import relax
 
     name = op_name(b.value)
@@ -787,7 +799,7 @@ def _fp32_reason(b, graph: _Graph, plan: _Plan, status: dict) -> str:
     return f"{op}: no integer pattern for this op"
 
 
-def count_ops(func) -> dict:
+def count_ops(func: relax.Function) -> dict[str, Any]:
     """Walk a Relax function and count its compute ops per precision: the dtype of the op's data
     input (int8 = int8/uint8 data, int32 = integer ops on an accumulator, float16 = the layers kept
     fp16, float32 = fp32 math).
@@ -798,15 +810,15 @@ def count_ops(func) -> dict:
     counts only the fp32 computation that did not fold."""
     from tvm import relax
 
-    per_precision: dict = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
-    anchors: dict = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
-    conversions: dict = {}
-    layout: dict = {}
-    by_op: dict = {}
-    epilogue_vars: set = set()
+    per_precision: dict[str, int] = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
+    anchors: dict[str, int] = {"int8": 0, "int32": 0, "float16": 0, "float32": 0}
+    conversions: dict[str, int] = {}
+    layout: dict[str, int] = {}
+    by_op: dict[str, dict[str, int]] = {}
+    epilogue_vars: set[tvm.ir.Var] = set()
     epilogue_ops = 0
 
-    def bindings(expr):
+    def bindings(expr: tvm.ir.Expr) -> Iterator[relax.Binding]:
         if isinstance(expr, relax.Function):
             yield from bindings(expr.body)
         elif isinstance(expr, relax.SeqExpr):

@@ -15,30 +15,36 @@ separate kernels, called from a plain Relax function); the others are fused as u
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tvm
+    from tvm.s_tir.dlight.base.schedule_rule import ScheduleRule
+
 
 def _error_text(exc: BaseException) -> str:
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _rule_name(rule) -> str:
+def _rule_name(rule: ScheduleRule) -> str:
     return getattr(rule, "name", None) or type(rule).__name__
 
 
-def apply_rules(rules: list, fallbacks: list):
+def apply_rules(rules: list[ScheduleRule], fallbacks: list[dict[str, str]]):
     """A module pass like dlight.ApplyDefaultSchedule(*rules) that appends to `fallbacks`, per rule that
     raised on a kernel, {"kernel", "rule", "error", "kept"} (kept: the rule that scheduled it instead, or
     "TVM's default code")."""
     import tvm
     from tvm import s_tir
 
-    def scheduled(func) -> bool:
+    def scheduled(func: tvm.tirx.PrimFunc) -> bool:
         return bool(
             func.attrs is not None and "tirx.is_scheduled" in func.attrs and int(func.attrs["tirx.is_scheduled"])
         )
 
     @tvm.transform.module_pass(opt_level=0, name="QatApplySchedule")
-    def _pass(mod, _ctx):
+    def _pass(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         updated = {}
         for gv, func in mod.functions_items():
             if not isinstance(func, tvm.tirx.PrimFunc) or scheduled(func):
@@ -71,7 +77,7 @@ def apply_rules(rules: list, fallbacks: list):
     return _pass
 
 
-def notes(fallbacks: list) -> list[str]:
+def notes(fallbacks: list[dict[str, str]]) -> list[str]:
     """One report note per kernel a rule failed on."""
     out = []
     for f in fallbacks:
@@ -81,7 +87,7 @@ def notes(fallbacks: list) -> list[str]:
     return out
 
 
-def _primitive(func) -> bool:
+def _primitive(func: tvm.ir.BaseFunc) -> bool:
     from tvm import relax
 
     if not isinstance(func, relax.Function):
@@ -90,21 +96,21 @@ def _primitive(func) -> bool:
     return func.attrs is not None and "Primitive" in func.attrs  # pyright: ignore[reportUnnecessaryComparison] - see above
 
 
-def fuse_tir(unfused: list):
+def fuse_tir(unfused: list[dict[str, str]]):
     """relax.transform.FuseTIR that, where it fails, retries without the groups it fails on alone; appends
     {"kernel", "error"} per such group to `unfused`."""
     import tvm
     from tvm import relax
 
-    def only(mod, keep):
+    def only(mod: tvm.IRModule, keep: tvm.ir.GlobalVar) -> tvm.IRModule:
         funcs = {
             gv: f if gv.same_as(keep) or not _primitive(f) else f.without_attr("Primitive")
             for gv, f in mod.functions_items()
         }
-        return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
+        return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI fields
 
     @tvm.transform.module_pass(opt_level=0, name="QatFuseTIR")
-    def _pass(mod, _ctx):
+    def _pass(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         try:
             return relax.transform.FuseTIR()(mod)
         except Exception as whole:  # noqa: BLE001 - find the groups it fails on
@@ -122,12 +128,12 @@ def fuse_tir(unfused: list):
         for gv, exc in failed:
             unfused.append({"kernel": gv.name_hint, "error": _error_text(exc)})
         funcs = {gv: f.without_attr("Primitive") if gv in bad else f for gv, f in mod.functions_items()}
-        return relax.transform.FuseTIR()(tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos))
+        return relax.transform.FuseTIR()(tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos))  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI fields
 
     return _pass
 
 
-def fusion_notes(unfused: list) -> list[str]:
+def fusion_notes(unfused: list[dict[str, str]]) -> list[str]:
     return [
         f"TVM's FuseTIR failed on the fused kernel {u['kernel']} ({u['error']}): its ops run as separate kernels"
         for u in unfused

@@ -1,10 +1,19 @@
 """What the dlight CPU rules of our own kernels share (dotprod.py, vnni.py, depthwise.py): a rule that takes only
-the PrimFuncs holding its block, and the set-up of a kernel whose laid-out input and fused epilogue surround it."""
+the PrimFuncs holding its block, the set-up of a kernel whose laid-out input and fused epilogue surround it, and
+the SBlock statement a block variable stands for (schedule.py's rules read them too)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-def block_rule(block: str, schedule):
+if TYPE_CHECKING:
+    import tvm
+    from tvm.s_tir import SBlock, Schedule
+    from tvm.s_tir.schedule import SBlockRV
+
+
+def block_rule(block: str, schedule: Callable[[Schedule, SBlockRV], None]):
     """A dlight CPU rule for the PrimFuncs with an s_tir block named `block` (ahead of schedule.py's rules):
     schedule(sch, block_rv) shapes them. A kernel it cannot shape keeps its unscheduled code (correct, and still
     on its instruction), never another rule's."""
@@ -12,7 +21,7 @@ def block_rule(block: str, schedule):
     from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
     class BlockRule(CPUScheduleRule):
-        def apply(self, func, target, tunable):
+        def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target, tunable: bool):
             if not self.is_target_available(target):
                 return None
             sch = s_tir.Schedule(func)
@@ -29,17 +38,26 @@ def block_rule(block: str, schedule):
     return BlockRule()
 
 
-def inline_around(sch, block: str, layout: str):
+def sblock(sch: Schedule, block: SBlockRV) -> SBlock:
+    """The SBlock statement a block random variable stands for."""
+    from tvm.s_tir import SBlock
+
+    stmt = sch.get(block)
+    assert isinstance(stmt, SBlock)
+    return stmt
+
+
+def inline_around(sch: Schedule, block: str, layout: str) -> SBlockRV:
     """Inlines every producer of `block` but the `layout` block (the producers left are a fused epilogue's, e.g. a
     residual's dequantize) and every consumer but the last; returns the last consumer."""
     root = sch.get_sblock("root")
     blocks = list(sch.get_child_blocks(root))
-    index = [sch.get(b).name_hint for b in blocks].index(block)
+    index = [sblock(sch, b).name_hint for b in blocks].index(block)
     for b in blocks[:index]:
-        if sch.get(b).name_hint != layout:
+        if sblock(sch, b).name_hint != layout:
             sch.compute_inline(b)
     consumers = list(sch.get_child_blocks(root))
-    consumers = consumers[[sch.get(b).name_hint for b in consumers].index(block) + 1 :]
+    consumers = consumers[[sblock(sch, b).name_hint for b in consumers].index(block) + 1 :]
     for c in consumers[:-1]:
         sch.compute_inline(c)
     return consumers[-1]

@@ -8,12 +8,16 @@ outputs are float16, the sums are not rounded to float16 at every step."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline.config import Config
 
+if TYPE_CHECKING:
+    import tvm
 
-def fp16_matcher(cfg: Config):
+
+def fp16_matcher(cfg: Config) -> Callable[[str], str | None] | None:
     """module path -> "overrides.<i> (match <regex>)" for the layers the config keeps in fp16 (the
     first override that matches a path or a parent path wins, as in training); None when no
     override asks for fp16."""
@@ -33,7 +37,7 @@ def fp16_matcher(cfg: Config):
     return match
 
 
-def fp16_layers(report: dict) -> list:
+def fp16_layers(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The result's fp16Layers: per layer the config keeps fp16, its ONNX nodes run in float16 and
     the ones that could not be converted (with why)."""
     section = report.get("fp16") or {}
@@ -54,7 +58,7 @@ def fp16_layers(report: dict) -> list:
     return out
 
 
-def widen_accumulators(mod):
+def widen_accumulators(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
     """(module, count): float16 conv2d/matmul ops of mod["main"] given a float32 accumulator and a
     cast of the result back to float16."""
     import tvm
@@ -66,7 +70,7 @@ def widen_accumulators(mod):
 
     @relax.expr_functor.mutator
     class _Widen(relax.PyExprMutator):
-        def visit_call_(self, op):  # noqa: N802 - TVM's visitor naming
+        def visit_call_(self, op: tvm.ir.Call):  # noqa: N802 - TVM's visitor naming
             call = super().visit_call_(op)
             name = op_name(call)
             if not isinstance(call, tvm.ir.Call) or name not in ("relax.nn.conv2d", "relax.matmul"):

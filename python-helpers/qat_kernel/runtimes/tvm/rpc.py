@@ -7,12 +7,19 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid, TvmBuildError
 from qat_kernel.runtimes import bench
+
+if TYPE_CHECKING:
+    import tvm
+    from tvm.rpc import RPCSession
+
+    from qat_kernel.pipeline.model_io import Inputs
 
 ADDRESS = re.compile(r"^(?P<host>[^\s:]+):(?P<port>[0-9]{1,5})$")
 
@@ -28,7 +35,7 @@ def parse_address(text: str) -> tuple[str, int]:
     return m["host"], int(m["port"])
 
 
-def connect(address: str, timeout_s: float = 5.0):
+def connect(address: str, timeout_s: float = 5.0) -> RPCSession:
     """A tvm.rpc session; retried until `timeout_s` (a server that has just been started may not
     listen yet)."""
     from tvm import rpc
@@ -52,7 +59,7 @@ def connect(address: str, timeout_s: float = 5.0):
 class RemoteModel:
     """model.so uploaded to the remote and loaded in its Relax VM on `device` (cpu or cuda)."""
 
-    def __init__(self, remote, artifact, device: str = "cpu"):
+    def __init__(self, remote: RPCSession, artifact: str | Path, device: str = "cpu"):
         from tvm import relax
 
         artifact = Path(artifact)
@@ -62,10 +69,11 @@ class RemoteModel:
         remote.upload(str(artifact), self.name)
         self.upload_s = time.perf_counter() - started
         self.bytes = artifact.stat().st_size
-        self.dev = remote.cuda(0) if device == "cuda" else remote.cpu(0)
+        # typed as tvm_ffi's base Device; at run time it is TVM's subclass, which the VM takes
+        self.dev = cast("tvm.runtime.Device", remote.cuda(0) if device == "cuda" else remote.cpu(0))
         self.vm = relax.VirtualMachine(remote.load_module(self.name), self.dev)
 
-    def _tensors(self, inputs) -> list:
+    def _tensors(self, inputs: Inputs | np.ndarray) -> list[tvm.runtime.Tensor]:
         """The model's Inputs (pipeline.model_io) or one array as tensors on the remote device."""
         import tvm
 
@@ -73,13 +81,13 @@ class RemoteModel:
 
         return [tvm.runtime.tensor(a, self.dev) for a in as_inputs(inputs).numpy()]
 
-    def __call__(self, inputs) -> np.ndarray:
+    def __call__(self, inputs: Inputs | np.ndarray) -> np.ndarray:
         out = self.vm["main"](*self._tensors(inputs))
         if not hasattr(out, "numpy"):
             out = out[0]
         return out.numpy()
 
-    def latency(self, inputs, warmup: int, runs: int) -> dict:
+    def latency(self, inputs: Inputs | np.ndarray, warmup: int, runs: int) -> dict[str, Any]:
         """runtimes.bench.stats of calls on the remote device (one call per repeat)."""
         self.vm.set_input("main", *self._tensors(inputs))
         for _ in range(max(0, warmup)):
@@ -95,7 +103,7 @@ class RemoteModel:
             pass
 
 
-def connect_rpc(address: str, path: str):
+def connect_rpc(address: str, path: str) -> RPCSession:
     """A TVM RPC session; ConfigInvalid at the target's `rpc` when nothing answers there."""
     try:
         return connect(address)
@@ -103,14 +111,22 @@ def connect_rpc(address: str, path: str):
         raise ConfigInvalid(f"{path}: {getattr(exc, 'message', exc)}", path=path) from exc
 
 
-def on_board(remote, artifact: Path, report: dict, address: str, x, runs: int, ctx: RequestContext):
+def on_board(
+    remote: RPCSession,
+    artifact: Path,
+    report: dict[str, Any],
+    address: str,
+    x: Inputs | np.ndarray,
+    runs: int,
+    ctx: RequestContext,
+) -> tuple[RemoteModel, dict[str, Any]]:
     """(RemoteModel, result `rpc`): the library uploaded and run on the board; its outputs against
     this machine's run of the same library when it runs here; latency at batch 1 and 16 there."""
     from qat_kernel.runtimes.tvm.run import run_tvm
 
     ctx.progress("rpc", f"uploading {artifact.name} to {address}", 0.0)
     model = RemoteModel(remote, artifact, report["device"])
-    info: dict = {
+    info: dict[str, Any] = {
         "address": address,
         "device": report["device"],
         "uploadBytes": model.bytes,

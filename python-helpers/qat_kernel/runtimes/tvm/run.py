@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from qat_kernel.pipeline.model_io import Inputs
 from qat_kernel.reads import REPORT_BYTES, read_regular_text
 from qat_kernel.rpc.errors import TvmBuildError
 from qat_kernel.runtimes import provenance
 from qat_kernel.runtimes.targets import elf_machine, host_arch
 
-_VMS: dict = {}
+if TYPE_CHECKING:
+    import tvm
+    from tvm import relax
+
+# (library path, its mtime, device) -> the Relax VM that runs it and its device
+_VMS: dict[tuple[str, int, str], tuple[relax.VirtualMachine, tvm.runtime.Device]] = {}
 
 
-def _artifact_report(artifact: Path) -> dict:
+def _artifact_report(artifact: Path) -> dict[str, Any]:
     report = artifact.with_name("build-report.json")
     if report.exists():
         try:
@@ -51,7 +57,7 @@ def _default_threads() -> None:
         os.environ["TVM_NUM_THREADS"] = str(n)
 
 
-def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
+def load_tvm(artifact: str | Path, device: str | None = None) -> Callable[[Inputs | np.ndarray], np.ndarray]:
     """A function inputs -> numpy out running the library's `main` in TVM's Relax VM: the model's Inputs
     (pipeline.model_io, in the model's order, as the ONNX export's inputs are) or one array. The device comes
     from the build-report.json next to the library (cpu when absent)."""
@@ -81,14 +87,14 @@ def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
     fn = vm["main"]
     static = _static_batch(artifact)
 
-    def call(arrays) -> np.ndarray:
+    def call(arrays: Sequence[np.ndarray]) -> np.ndarray:
         out = fn(*(tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in arrays))
         if isinstance(out, (list, tuple)) or hasattr(out, "__len__") and not hasattr(out, "numpy"):
             out = out[0]
         return out.numpy()
 
-    def run(inputs) -> np.ndarray:
-        arrays = inputs.numpy().values if hasattr(inputs, "names") else (np.ascontiguousarray(inputs),)
+    def run(inputs: Inputs | np.ndarray) -> np.ndarray:
+        arrays = inputs.numpy().values if isinstance(inputs, Inputs) else (np.ascontiguousarray(inputs),)
         count = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
         if static is None or count == static:
             return call(arrays)
@@ -105,7 +111,7 @@ def load_tvm(artifact, device: str | None = None) -> Callable[..., np.ndarray]:
     return run
 
 
-def run_tvm(artifact, inputs) -> np.ndarray:
+def run_tvm(artifact: str | Path, inputs: Inputs | np.ndarray) -> np.ndarray:
     """Run the built library on `inputs` (the model's Inputs, or one array such as float32 [N,1,8,8]) and return
     its first output."""
     return load_tvm(artifact)(inputs)

@@ -62,7 +62,20 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+from qat_kernel.runtimes.tvm import kernel_rules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import numpy as np
+    import tvm
+    from tvm.s_tir import Schedule
+    from tvm.s_tir.schedule import LoopRV, SBlockRV
+
+    # (packed PrimFunc, weight parameter index, numpy repack of the weight constant)
+    PackPlan = tuple[tvm.tirx.PrimFunc, int, Callable[[np.ndarray], np.ndarray]]
 
 RULES = ("vnni", "packed", "rows")
 DEFAULT_RULE = "vnni"
@@ -100,7 +113,7 @@ def _rule_class():
             self.rows = rows
             self.parallel = parallel
 
-        def _vectorize(self, sch, loop) -> None:
+        def _vectorize(self, sch: Schedule, loop: LoopRV) -> None:
             extent = get_extent(sch, loop)
             if not isinstance(extent, int) or extent < 2:
                 return
@@ -110,7 +123,7 @@ def _rule_class():
                 loop = sch.split(loop, factors=[None, self.max_lanes])[-1]
             sch.vectorize(loop)
 
-        def apply(self, func, target, tunable):
+        def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target, tunable: bool):
             if not self.is_target_available(target):
                 return None
             try:
@@ -118,7 +131,7 @@ def _rule_class():
             except Exception:  # noqa: BLE001 - a kernel we cannot schedule keeps the default code
                 return None
 
-        def _apply(self, func):
+        def _apply(self, func: tvm.tirx.PrimFunc):
             sch = s_tir.Schedule(func)
             infos = normalize_prim_func(sch)
             if not infos:
@@ -175,36 +188,28 @@ def _rule_class():
     return ReductionEpilogue
 
 
-def _conv_block(sch):
+def _conv_block(sch: Schedule) -> SBlockRV | None:
     """The TOPI conv2d_nchw block (n, f, y, x spatial; c, ky, kx reduction), else None."""
     try:
         block = sch.get_sblock("conv2d_nchw")
     except Exception:  # noqa: BLE001 - no such block (or several)
         return None
-    stmt = sch.get(block)
+    stmt = kernel_rules.sblock(sch, block)
     kinds = [int(iv.iter_type) for iv in stmt.iter_vars]
     if kinds != [0, 0, 0, 0, 2, 2, 2] or len(stmt.reads) != 2 or len(stmt.writes) != 1:
         return None
     return block
 
 
-def _sblock(sch, block):
-    """The SBlock statement a block random variable stands for."""
-    from tvm.s_tir import SBlock
-
-    stmt = sch.get(block)
-    assert isinstance(stmt, SBlock)
-    return stmt
-
-
-def _static(shape) -> list | None:
+def _static(shape: Sequence[Any]) -> list[int] | None:
+    """The dims as ints, None when one is symbolic."""
     import tvm
 
-    dims = [int(d) if isinstance(d, (int, tvm.tirx.IntImm)) else None for d in shape]
-    return None if None in dims else dims
+    dims = [int(d) for d in shape if isinstance(d, (int, tvm.tirx.IntImm))]
+    return dims if len(dims) == len(shape) else None
 
 
-def _pack_plan(func):
+def _pack_plan(func: tvm.tirx.PrimFunc) -> PackPlan | None:
     """(packed PrimFunc, weight parameter index, numpy repack) for a conv2d kernel whose weight is a
     parameter with output channels divisible by 16, else None."""
     from tvm import s_tir
@@ -213,11 +218,11 @@ def _pack_plan(func):
     conv = _conv_block(sch)
     if conv is None:
         return None
-    stmt = _sblock(sch, conv)
+    stmt = kernel_rules.sblock(sch, conv)
     # buffers: TVM declares their shape and dtype on no class
     weight: Any = stmt.reads[1].source
     out: Any = stmt.writes[0].source
-    names = [p.name for p in func.params]
+    names = [p.name for p in func.params]  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
     if weight.name not in names or len(weight.shape) != 4:
         return None
     dims = _static(weight.shape)
@@ -231,7 +236,7 @@ def _pack_plan(func):
         return None
     kind = "OIHW16o"
 
-    def repack(w):
+    def repack(w: np.ndarray) -> np.ndarray:
         return w.reshape(o // LANES, LANES, c, kh, kw).transpose(0, 2, 3, 4, 1)
 
     index_map = lambda f, ci, y, x: (f // LANES, ci, y, x, f % LANES)  # noqa: E731
@@ -250,7 +255,7 @@ def pack_conv_weights_pass():
 
     call_tir = tvm.ir.Op.get("relax.call_tir")
 
-    def weight_const(call, widx):
+    def weight_const(call: tvm.ir.Expr, widx: int) -> tvm.ir.expr.Constant | None:
         if not (isinstance(call, tvm.ir.Call) and call.op.same_as(call_tir)):
             return None
         args = call.args[1]
@@ -262,31 +267,36 @@ def pack_conv_weights_pass():
 
     @relax.expr_functor.mutator
     class Rewriter(relax.PyExprMutator):
-        def __init__(self, mod, plans, renamed):
+        def __init__(
+            self,
+            mod: tvm.IRModule,
+            plans: dict[tvm.ir.GlobalVar, PackPlan],
+            renamed: dict[tvm.ir.GlobalVar, tvm.ir.GlobalVar],
+        ):
             super().__init__(mod)
             self.plans = plans
             self.renamed = renamed
 
-        def visit_call_(self, op):
+        def visit_call_(self, op: tvm.ir.Call):
             call = self.visit_expr_post_order(op)
             if not (isinstance(call, tvm.ir.Call) and call.op.same_as(call_tir)):
                 return call
-            plan = self.plans.get(call.args[0])
-            if plan is None:
+            callee = call.args[0]
+            if not isinstance(callee, tvm.ir.GlobalVar) or callee not in self.plans:
                 return call
-            _func, widx, repack = plan
+            _func, widx, repack = self.plans[callee]
             w: Any = weight_const(op, widx)  # a constant: its payload is a field TVM does not declare
             packed = relax.const(np.ascontiguousarray(repack(w.value.numpy())))
             weights = call.args[1]
             assert isinstance(weights, relax.Tuple)  # weight_const found the constant in it
             fields = list(weights.fields)
             fields[widx] = packed
-            args = [self.renamed[call.args[0]], relax.Tuple(fields)] + list(call.args[2:])
+            args = [self.renamed[callee], relax.Tuple(fields)] + list(call.args[2:])
             return tvm.ir.Call(call.op, args, call.attrs, call.ty_args, call.span)
 
     @tvm.transform.module_pass(opt_level=0, name="QatPackConvWeights")
-    def _pass(mod, _ctx):
-        plans = {}
+    def _pass(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        plans: dict[tvm.ir.GlobalVar, PackPlan] = {}
         for gv, func in mod.functions_items():
             if isinstance(func, tvm.tirx.PrimFunc) and (func.attrs is None or PACK_ATTR not in func.attrs):
                 try:
@@ -297,18 +307,20 @@ def pack_conv_weights_pass():
                     plans[gv] = plan
         if not plans:
             return mod
-        seen: dict = {}
-        ok: dict = {}
+        seen: dict[tvm.ir.GlobalVar, int] = {}
+        ok: dict[tvm.ir.GlobalVar, int] = {}
         for _gv, func in mod.functions_items():
             if not isinstance(func, relax.Function):
                 continue
 
-            def visit(expr):
+            def visit(expr: tvm.ir.Expr) -> None:
                 if isinstance(expr, tvm.ir.GlobalVar) and expr in plans:
                     seen[expr] = seen.get(expr, 0) + 1
-                elif isinstance(expr, tvm.ir.Call) and expr.op.same_as(call_tir) and expr.args[0] in plans:
-                    if weight_const(expr, plans[expr.args[0]][1]) is not None:
-                        ok[expr.args[0]] = ok.get(expr.args[0], 0) + 1
+                elif isinstance(expr, tvm.ir.Call) and expr.op.same_as(call_tir):
+                    callee = expr.args[0]
+                    if isinstance(callee, tvm.ir.GlobalVar) and callee in plans:
+                        if weight_const(expr, plans[callee][1]) is not None:
+                            ok[callee] = ok.get(callee, 0) + 1
 
             relax.analysis.post_order_visit(func.body, visit)
         plans = {gv: p for gv, p in plans.items() if ok.get(gv, 0) and ok.get(gv) == seen.get(gv)}
@@ -318,8 +330,8 @@ def pack_conv_weights_pass():
         # GlobalVar carries its function's signature
         work = tvm.IRModule(
             {gv: f for gv, f in mod.functions_items() if gv not in plans},
-            attrs=mod.attrs,
-            global_infos=mod.global_infos,
+            attrs=mod.attrs,  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
+            global_infos=mod.global_infos,  # pyright: ignore[reportAttributeAccessIssue] - undeclared FFI field
         )
         bb = relax.BlockBuilder(work)
         renamed = {gv: bb.add_func(func, gv.name_hint) for gv, (func, _widx, _repack) in plans.items()}
@@ -342,7 +354,7 @@ def _packed_rule_class():
     class PackedConv(CPUScheduleRule):
         """Schedules the conv2d kernels pack_conv_weights_pass marked (see the module docstring)."""
 
-        def apply(self, func, target, tunable):
+        def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target, tunable: bool):
             if not self.is_target_available(target) or func.attrs is None or PACK_ATTR not in func.attrs:
                 return None
             try:
@@ -350,23 +362,23 @@ def _packed_rule_class():
             except Exception:  # noqa: BLE001 - the next rule (or TVM's default code) takes it
                 return None
 
-        def _apply(self, func, kind):
+        def _apply(self, func: tvm.tirx.PrimFunc, kind: str):
             sch = s_tir.Schedule(func)
             conv = _conv_block(sch)
             if conv is None:
                 return None
-            data_buf = _sblock(sch, conv).reads[0].source
+            data_buf = kernel_rules.sblock(sch, conv).reads[0].source
             root = sch.get_sblock("root")
             blocks = list(sch.get_child_blocks(root))
-            index = [_sblock(sch, b).name_hint for b in blocks].index("conv2d_nchw")
+            index = [kernel_rules.sblock(sch, b).name_hint for b in blocks].index("conv2d_nchw")
             pad = None
             for b in blocks[:index]:
-                if _sblock(sch, b).writes[0].source.same_as(data_buf):
+                if kernel_rules.sblock(sch, b).writes[0].source.same_as(data_buf):
                     pad = b
                 else:
                     sch.compute_inline(b)
             consumers = list(sch.get_child_blocks(root))
-            index = [_sblock(sch, b).name_hint for b in consumers].index("conv2d_nchw")
+            index = [kernel_rules.sblock(sch, b).name_hint for b in consumers].index("conv2d_nchw")
             consumers = consumers[index + 1 :]
             if not consumers:
                 consumers = [sch.cache_write(conv, 0, "global")]
@@ -406,7 +418,7 @@ def _packed_rule_class():
     return PackedConv
 
 
-def cpu_schedule_pass(rule: str | None = None, fallbacks: list | None = None):
+def cpu_schedule_pass(rule: str | None = None, fallbacks: list[dict[str, str]] | None = None):
     """Our CPU schedule pass: rules "vnni" (default; see use_rule) and "packed" repack conv2d weights,
     then apply the packed conv rule, our row-tile rule, then TVM's own CPU rules to unscheduled
     PrimFuncs; rule "rows" applies the row-tile rule and TVM's rules only. ("vnni" differs from

@@ -30,9 +30,18 @@ next anyway: it passes <16 x i32> operands, and LLVM 22 declares llvm.x86.avx512
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from qat_kernel.runtimes.tvm import anchors, kernel_rules
+
+if TYPE_CHECKING:
+    import tvm
+    from tvm.relax import PyExprMutator
+    from tvm.s_tir import Schedule
+    from tvm.s_tir.schedule import SBlockRV
 
 BLOCK = "conv2d_vnni"  # the reduction block (and PrimFunc name hint) of the rewritten kernels
 PACK = "vnni_pack"  # the block that lays the activation out
@@ -43,7 +52,7 @@ TILE = [2, 8]  # at most F channel blocks x X columns of accumulators (16 of the
 _LLVM = {16: "llvm.x86.avx512.vpdpbusd.512", 8: "llvm.x86.avx512.vpdpbusd.256"}  # (acc, u8 x 4L, s8 x 4L)
 
 
-def vnni_lanes(target) -> int:
+def vnni_lanes(target: dict[str, Any] | tvm.target.Target) -> int:
     """int32 lanes of vpdpbusd on an LLVM x86 target: 16 with avx512vnni, 8 with avxvnni only, 0 without."""
     import tvm
     from tvm.target import codegen
@@ -78,12 +87,23 @@ def pack_weight(w_oihw: np.ndarray, lanes: int) -> np.ndarray:
     return np.ascontiguousarray(w)
 
 
-def conv_kernel(x_shape, x_dtype: str, w_shape, padding, strides, dilation, shift: int, pad_value: int, o=None):
+def conv_kernel(
+    x_shape: Sequence[Any],
+    x_dtype: str,
+    w_shape: Sequence[int],
+    padding: Sequence[int],
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    shift: int,
+    pad_value: int,
+    o: int | None = None,
+):
     """PrimFunc (x, packed w) -> NCHW int32: x (NCHW uint8, or int8 read as x + shift) padded with pad_value
     (u8 domain) and laid out [N, C/4, H, W, 4] (block PACK), then per output pixel and L channels a
     reduction over (c/4, ky, kx) whose step is one vpdpbusd on an [N, O/L, H, W, L] accumulator (block
     BLOCK), then copied to NCHW. The step is written as the LLVM call itself, not tensorized: s_tir's
-    tensorize copies the intrinsic through tvm.ir.save_json, which crashes with apache-tvm-ffi 0.1.15."""
+    tensorize copies the intrinsic through tvm.ir.save_json, which crashes with apache-tvm-ffi 0.1.15. x_shape:
+    [N, C, H, W], N an int or symbolic (a TVM expression, which TVM does not type)."""
     from tvm.script import tirx as T
 
     c, h, wd = (int(d) for d in x_shape[1:])
@@ -154,7 +174,7 @@ _info = anchors.info
 _dtype = anchors.dtype
 
 
-def _shape(expr) -> list | None:
+def _shape(expr: tvm.ir.Expr) -> list[Any] | None:
     """The shape, the batch (first) dimension as it is (int or symbolic), the others ints; else None."""
     import tvm
 
@@ -169,7 +189,7 @@ def _shape(expr) -> list | None:
     return [int(first) if isinstance(first, tvm.tirx.IntImm) else first, *rest]
 
 
-def rewrite(mod, lanes: int):
+def rewrite(mod: tvm.IRModule, lanes: int) -> tuple[tvm.IRModule, int]:
     """(module, rewritten anchors): the fold's int8 conv2d/matmul as vpdpbusd kernels (see the module doc)."""
     import tvm
     from tvm import relax
@@ -177,7 +197,7 @@ def rewrite(mod, lanes: int):
     sub_op = tvm.ir.Op.get("relax.subtract")
     astype_op = tvm.ir.Op.get("relax.astype")
 
-    def source(rewriter, x):
+    def source(rewriter: PyExprMutator, x: tvm.ir.Expr) -> tuple[tvm.ir.Expr, int, int, int] | None:
         """(u8/s8 tensor, its shift to u8, the u8 value of a padded tap, zero point subtracted) or None."""
         dtype = _dtype(x)
         if dtype == "uint8":
@@ -202,7 +222,14 @@ def rewrite(mod, lanes: int):
             return None
         return wide.args[0], 0, zp, zp
 
-    def conv(rewriter, x, w_oihw, padding, strides, dilation):
+    def conv(
+        rewriter: PyExprMutator,
+        x: tvm.ir.Expr,
+        w_oihw: np.ndarray,
+        padding: list[int],
+        strides: list[int],
+        dilation: list[int],
+    ) -> tvm.ir.Expr | None:
         shape = _shape(x)
         src = source(rewriter, x) if shape is not None and len(shape) == 4 else None
         if src is None:
@@ -229,7 +256,7 @@ def rewrite(mod, lanes: int):
         # from fusing the epilogue into the kernel)
         return y
 
-    def matmul(rewriter, x, w_kn):
+    def matmul(rewriter: PyExprMutator, x: tvm.ir.Expr, w_kn: np.ndarray) -> tvm.ir.Expr | None:
         shape = _shape(x)
         # (an int16 view would not reshape as its source)
         if shape is None or len(shape) != 2 or _dtype(x) not in ("uint8", "int8"):
@@ -251,7 +278,7 @@ def schedule_rule():
     vpdpbusd, and the epilogue computed from the tile while it is hot."""
     from tvm.s_tir.dlight.base.utils import get_extent
 
-    def schedule(sch, conv):
+    def schedule(sch: Schedule, conv: SBlockRV) -> None:
         last = kernel_rules.inline_around(sch, BLOCK, PACK)
         n, f, y, x, rc, ry, rx = sch.get_loops(conv)
         width, tiles = get_extent(sch, x), get_extent(sch, f)
@@ -260,8 +287,8 @@ def schedule_rule():
         tile = next(t for t in range(TILE[0], 0, -1) if tiles % t == 0)
         fo, ft = sch.split(f, factors=[None, tile])
         xo, xi = sch.split(x, factors=[None, cols])
-        sch.reorder(n, fo, y, xo, rc, ry, rx, ft, xi)
-        sch.parallel(sch.fuse(n, fo, y))
+        sch.reorder(n, fo, y, xo, rc, ry, rx, ft, xi)  # pyright: ignore[reportArgumentType] - takes loops, typed lists
+        sch.parallel(sch.fuse(n, fo, y))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
         sch.reverse_compute_at(last, xo, preserve_unit_loops=True)
         init = sch.decompose_reduction(conv, rc)
         for loop in sch.get_loops(init)[-2:]:
@@ -270,6 +297,6 @@ def schedule_rule():
         sch.unroll(ft)
         pack = sch.get_sblock(PACK)
         ploops = sch.get_loops(pack)
-        sch.parallel(sch.fuse(ploops[0], ploops[1]))
+        sch.parallel(sch.fuse(ploops[0], ploops[1]))  # pyright: ignore[reportArgumentType] - takes loops, typed lists
 
     return kernel_rules.block_rule(BLOCK, schedule)
