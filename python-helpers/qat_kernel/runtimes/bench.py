@@ -11,10 +11,15 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from qat_kernel.pipeline import model_io
+
+if TYPE_CHECKING:
+    from qat_kernel.rpc.context import RequestContext
 
 BATCHES = (1, 16)
 ROUNDS = 5
@@ -31,7 +36,7 @@ NOISY_NOTE = (
 )
 
 
-def stats(times_ms: list[float], batch: int, rounds: list[float] | None = None) -> dict:
+def stats(times_ms: list[float], batch: int, rounds: list[float] | None = None) -> dict[str, Any]:
     """LatencyStats of timed calls: median with p10/p90, the fastest call, throughput in samples/s, the round
     medians when timed in rounds, and whether the figure is noisy."""
     times = sorted(times_ms)
@@ -44,7 +49,7 @@ def stats(times_ms: list[float], batch: int, rounds: list[float] | None = None) 
     median = statistics.median(times)
     p10, p90 = pct(0.10), pct(0.90)
     noisy = p10 > 0 and p90 / p10 > NOISY_SPREAD
-    out = {
+    out: dict[str, Any] = {
         "medianMs": median,
         "p10Ms": p10,
         "p90Ms": p90,
@@ -59,7 +64,9 @@ def stats(times_ms: list[float], batch: int, rounds: list[float] | None = None) 
     return out
 
 
-def bench_latency(fn: Callable, inputs, warmup: int = 10, runs: int = 100) -> dict:
+def bench_latency(
+    fn: Callable[[np.ndarray], Any], inputs: np.ndarray, warmup: int = 10, runs: int = 100
+) -> dict[str, Any]:
     """stats() of `runs` timed calls fn(inputs) after `warmup` calls."""
     for _ in range(max(0, warmup)):
         fn(inputs)
@@ -71,7 +78,7 @@ def bench_latency(fn: Callable, inputs, warmup: int = 10, runs: int = 100) -> di
     return stats(times, int(np.shape(inputs)[0]) if np.ndim(inputs) else 1)
 
 
-def _timed(fn, inputs, calls: int) -> list[float]:
+def _timed(fn: Callable[[Any], Any], inputs: model_io.Inputs | np.ndarray, calls: int) -> list[float]:
     fn(inputs)  # untimed: the first call after another runtime ran
     times = []
     for _ in range(calls):
@@ -81,7 +88,7 @@ def _timed(fn, inputs, calls: int) -> list[float]:
     return times
 
 
-def threads() -> dict:
+def threads() -> dict[str, Any]:
     """The thread counts the runtimes use in this process (ORT's and TVM's pools default to the usable CPUs)."""
     import os
     import sys
@@ -101,8 +108,15 @@ def threads() -> dict:
 
 
 def time_rows(
-    fns: dict, x, sizes: dict, runs: int, ctx, labels: dict, rounds: int = ROUNDS, baseline: str = "torch-fp32"
-) -> dict:
+    fns: dict[str, tuple[Callable[[Any], Any], str | Path | None]],
+    x: model_io.Inputs | np.ndarray,
+    sizes: dict[str, int],
+    runs: int,
+    ctx: RequestContext,
+    labels: dict[str, str],
+    rounds: int = ROUNDS,
+    baseline: str = "torch-fp32",
+) -> dict[str, Any]:
     """The latency table: fns {row name: (inputs -> out, artifact path | None)}, the baseline (torch-fp32)
     first, each at batch 1 and 16 from the samples `x` (the model's Inputs or one array, repeated to fill a
     batch), `runs` timed calls per row and batch spread over `rounds` interleaved rounds after `warmup` calls of
@@ -144,7 +158,7 @@ def time_rows(
     return table
 
 
-def table_notes(rows: list[dict]) -> list[str]:
+def table_notes(rows: list[dict[str, Any]]) -> list[str]:
     """What a latency table's figures do not say: sub-millisecond baselines, noisy figures."""
     notes = []
     # the fastest calls: a busy machine can put a sub-millisecond baseline's median far above 1 ms
@@ -155,7 +169,7 @@ def table_notes(rows: list[dict]) -> list[str]:
     return notes
 
 
-def fastest(rows: list[dict]) -> dict:
+def fastest(rows: list[dict[str, Any]]) -> dict[str, str | None]:
     """Per batch, the row with the lowest median among the figures that are not noisy (None when all are)."""
     out = {}
     for b in BATCHES:
@@ -165,7 +179,7 @@ def fastest(rows: list[dict]) -> dict:
     return out
 
 
-def with_ratios(rows: list[dict]) -> None:
+def with_ratios(rows: list[dict[str, Any]]) -> None:
     """speedupVsTorchFp32 of each row: the first row's median over the row's, per batch."""
     base = rows[0]["latency"]
     for row in rows:
@@ -178,14 +192,14 @@ def _ms(v: float) -> str:
     return f"{v:.3f}" if v < 100 else f"{v:.1f}"
 
 
-def _cell(row: dict, base: dict, k: str) -> str:
+def _cell(row: dict[str, Any], base: dict[str, Any], k: str) -> str:
     stat = row["latency"][k]
     ratio = row.get("speedupVsTorchFp32", {}).get(k, 0)
     text = f"{_ms(stat['medianMs'])} [{_ms(stat['p10Ms'])}-{_ms(stat['p90Ms'])}] ({ratio:.2f}x)"
     return text + (" noisy" if stat.get("noisy") or base["latency"][k].get("noisy") else "")
 
 
-def table(bench: dict) -> list[str]:
+def table(bench: dict[str, Any]) -> list[str]:
     """The latency table as text lines (reports and the build report in VS Code show these): medians with
     p10-p90 and the ratio to the first row; `noisy` where the figure or its baseline is."""
     rows = bench["rows"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import platform
 from pathlib import Path
+from typing import Any
 
 # /proc/cpuinfo flag -> what it gives int8 code
 X86_INT8 = (("amx_int8", "AMX"), ("avx512_vnni", "AVX512-VNNI"), ("avx_vnni", "AVX-VNNI"))
@@ -54,7 +55,7 @@ def saturating_int8() -> bool:
     return platform.machine().lower() in ("x86_64", "amd64") and not int8_dot_products()
 
 
-def summary() -> dict:
+def summary() -> dict[str, Any]:
     """The CPU facts reports carry: {model, int8DotProducts, saturatingInt8}."""
     return {"model": model_name(), "int8DotProducts": int8_dot_products(), "saturatingInt8": saturating_int8()}
 

@@ -17,18 +17,27 @@ accumulator-step count is a detail; relative difference and top-1 agreement are 
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from qat_kernel.pipeline import fused_groups
 from qat_kernel.rpc.errors import ConfigInvalid, KernelError
+
+if TYPE_CHECKING:
+    import torch
+
+    from qat_kernel.pipeline.losses import Loss
+    from qat_kernel.pipeline.trained_model import Trained
+    from qat_kernel.rpc.context import RequestContext
 
 # Ops an output passes through without changing its values.
 PASS_THROUGH = ("Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze")
 
 
-def compare(out, ref, step=None) -> dict:
+def compare(out: npt.ArrayLike, ref: npt.ArrayLike, step: npt.ArrayLike | None = None) -> dict[str, Any]:
     out = np.asarray(out, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     if out.shape != ref.shape:
@@ -61,7 +70,7 @@ def compare(out, ref, step=None) -> dict:
     return result
 
 
-def onnx_output_step(onnx_path) -> dict:
+def onnx_output_step(onnx_path: str | Path) -> dict[str, Any]:
     """{kind: quantized | accumulator | float | unknown, step: float, list of floats or None} of a QDQ
     model's (first) output."""
     import onnx
@@ -93,7 +102,7 @@ def onnx_output_step(onnx_path) -> dict:
     return {"kind": "float", "step": None}
 
 
-def torch_output_step(gm) -> dict:
+def torch_output_step(gm: torch.fx.GraphModule) -> dict[str, Any]:
     """onnx_output_step's answer for a converted PT2E graph (step: a float or a per-channel float64 array)."""
     node: Any = fused_groups.graph_output(gm)  # walked back through its args below
     while fused_groups.op_name(node) in fused_groups.FOLLOW:
@@ -104,7 +113,7 @@ def torch_output_step(gm) -> dict:
     if name not in fused_groups.ANCHORS:
         return {"kind": "unknown", "step": None}
 
-    def scale(n):
+    def scale(n: Any) -> np.ndarray | None:  # an FX argument, walked as `node` above
         if fused_groups.op_name(n).startswith("dequantize_per_tensor"):
             return np.asarray(float(n.args[1]), dtype=np.float64)
         if fused_groups.op_name(n).startswith("dequantize_per_channel"):
@@ -119,7 +128,7 @@ def torch_output_step(gm) -> dict:
     return {"kind": "accumulator", "step": sx * sw}
 
 
-def reference_outputs(trained, limit: int, converted, ctx):
+def reference_outputs(trained: Trained, limit: int, converted: torch.nn.Module, ctx: RequestContext):
     """(the model's Inputs as numpy arrays, labels [N, ...], PyTorch INT8 outputs [N, ...]) of the first `limit`
     validation samples: what every runtime's parity is measured against."""
     import torch
@@ -142,10 +151,12 @@ def reference_outputs(trained, limit: int, converted, ctx):
     return Inputs.concat(xs).numpy(), torch.cat(ys).numpy(), torch.cat(refs).numpy()
 
 
-def accuracy(outputs, labels, loss) -> float | None:
+def accuracy(outputs: npt.ArrayLike, labels: np.ndarray, loss: Loss) -> float | None:
     """Top-1 accuracy of `outputs` against `labels` as the model's loss counts it (pipeline.losses: classes,
     next tokens, ignored labels); None where they do not line up."""
-    return loss.accuracy(np.asarray(outputs), labels)
+    import torch
+
+    return loss.accuracy(torch.as_tensor(np.asarray(outputs)), labels)
 
 
 # A runtime's outputs against PyTorch INT8: "ok" at top-1 agreement >= okTop1 and, for a quantized output, at
@@ -153,7 +164,7 @@ def accuracy(outputs, labels, loss) -> float | None:
 THRESHOLDS = {"okTop1": 0.99, "okWithinOneStep": 0.99, "failTop1": 0.90}
 
 
-def verdict(m: dict | None, output_kind: str) -> str:
+def verdict(m: dict[str, Any] | None, output_kind: str) -> str:
     """ok / check / fail of compare()'s metrics against the reference by THRESHOLDS ("n/a" without metrics or
     without a top-1 to judge by)."""
     if not m or m.get("top1Agreement") is None:
@@ -167,7 +178,7 @@ def verdict(m: dict | None, output_kind: str) -> str:
     return "check"
 
 
-def describe(m: dict, output_kind: str) -> str:
+def describe(m: dict[str, Any], output_kind: str) -> str:
     """compare()'s metrics in the units a user reads: for a quantized output its own quantization steps; for
     float outputs (logits) top-1 agreement and the absolute and relative difference, with the count of the
     last layer's int32-accumulator steps kept as a detail."""

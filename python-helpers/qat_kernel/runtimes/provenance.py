@@ -37,7 +37,7 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _read() -> dict:
+def _read() -> dict[str, float]:
     try:
         data = json.loads(_ledger().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -45,7 +45,7 @@ def _read() -> dict:
     return {k: v for k, v in data.items() if isinstance(v, (int, float))} if isinstance(data, dict) else {}
 
 
-def record(*paths) -> None:
+def record(*paths: str | os.PathLike[str]) -> None:
     """Notes each file's content as built by this kernel (called once the file is written)."""
     now = time.time()
     entries = {_digest(Path(p)): now for p in paths}
@@ -59,7 +59,7 @@ def record(*paths) -> None:
         atomic.write_json(ledger, data)
 
 
-def built_here(path) -> bool:
+def built_here(path: str | os.PathLike[str]) -> bool:
     """Whether `path` is a regular file whose content this kernel recorded."""
     try:
         real = Path(path).resolve(strict=True)
@@ -70,7 +70,7 @@ def built_here(path) -> bool:
     return _digest(real) in _read()
 
 
-def require(path, how: str) -> None:
+def require(path: str | os.PathLike[str], how: str) -> None:
     """Raises ArtifactUnknown unless `path` is one the kernel built (`how`: the request that builds it)."""
     if not built_here(path):
         raise ArtifactUnknown(

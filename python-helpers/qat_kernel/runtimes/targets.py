@@ -22,7 +22,7 @@ import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.errors import ConfigInvalid, ToolchainMissing, TvmBuildError
@@ -45,13 +45,13 @@ ELF_MACHINES = {3: "x86", 62: "x86_64", 183: "aarch64", 40: "arm", 243: "riscv"}
 @dataclass
 class ResolvedTarget:
     preset: str | None
-    target: dict  # TVM target JSON dict
+    target: dict[str, Any]  # TVM target JSON dict
     device: str  # "cpu" | "cuda"
     arch: str  # ELF machine name of the artifact: "x86_64", "aarch64", ...
     cross_compiler: str | None  # C++ compiler used to link the shared library (None: TVM's default)
     runnable_here: bool
-    env: dict = field(default_factory=dict)  # environment set while compiling
-    notes: list = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # environment set while compiling
+    notes: list[str] = field(default_factory=list)
 
     def tvm_target(self):
         import tvm
@@ -82,7 +82,7 @@ def host_cpu() -> str | None:
     return None if not cpu or cpu == "generic" else cpu
 
 
-def _llvm_host_target() -> tuple[dict, list]:
+def _llvm_host_target() -> tuple[dict[str, Any], list[str]]:
     notes = []
     cpu = host_cpu()
     target = {"kind": "llvm"}
@@ -139,7 +139,7 @@ def cuda_arch_here() -> str | None:
         return None
 
 
-def _cuda_compiler_env() -> tuple[dict, str]:
+def _cuda_compiler_env() -> tuple[dict[str, str], str]:
     """Which CUDA compiler TVM will use: nvcc when present, else NVRTC through cuda-python."""
     if shutil.which("nvcc"):
         return {"TVM_CUDA_COMPILE_MODE": "nvcc"}, "nvcc"
@@ -157,7 +157,7 @@ def _cuda_compiler_env() -> tuple[dict, str]:
     )
 
 
-def _parse(target) -> tuple[str | None, dict]:
+def _parse(target: Any) -> tuple[str | None, dict[str, Any]]:  # JSON from the request or the config
     if isinstance(target, dict):
         return None, dict(target)
     if not isinstance(target, str) or not target.strip():
@@ -178,7 +178,7 @@ def _parse(target) -> tuple[str | None, dict]:
     )
 
 
-def resolve_target(target) -> ResolvedTarget:
+def resolve_target(target: str | dict[str, Any]) -> ResolvedTarget:
     """A preset name, TVM target dict or JSON text -> what to build with; raises ToolchainMissing
     when this machine lacks what the target needs to build."""
     preset, spec = _parse(target)
@@ -240,7 +240,7 @@ def resolve_target(target) -> ResolvedTarget:
     return ResolvedTarget(None, spec, "cpu", arch, cxx, False)
 
 
-def elf_machine(path) -> str | None:
+def elf_machine(path: str | Path) -> str | None:
     """The ELF header's e_machine as a name (x86_64, aarch64, ...), or None if not an ELF file."""
     with open(path, "rb") as f:
         head = f.read(20)
@@ -268,7 +268,7 @@ def parse_target_string(text: str):
     kind, options = tokens[0], tokens[1:]
     if kind.startswith("-"):
         raise ValueError(f"{text!r} does not start with a target kind (llvm, cuda, ...)")
-    spec: dict = {"kind": kind}
+    spec: dict[str, Any] = {"kind": kind}
     for token in options:
         if not token.startswith("-"):
             raise ValueError(f"{token!r} in {text!r} is not a -key=value option")
@@ -338,7 +338,7 @@ def resolve_config(cfg: Config, name: str):
     return spec, source, resolved
 
 
-def arch_of(spec) -> str:
+def arch_of(spec: str | dict[str, Any]) -> str:
     """The architecture a target spec builds for, read without TVM (the C runner's target)."""
     if spec == "aarch64":
         return "aarch64"

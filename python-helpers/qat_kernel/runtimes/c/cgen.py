@@ -5,9 +5,12 @@ tensor lives in one static arena) and <stem>_runner.c (runner.c with the stem fi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, SupportsFloat, SupportsInt
 
 import numpy as np
+import numpy.typing as npt
 
 from qat_kernel.runtimes.c.layers import (
     FUNCTIONS,
@@ -15,6 +18,8 @@ from qat_kernel.runtimes.c.layers import (
     Layer,
     Network,
     QParams,
+    Shape,
+    Tensor,
     UnsupportedForC,
     num_elements,
     row_major_strides,
@@ -82,7 +87,7 @@ def c_stem(stem: str) -> str:
     return s if s and not s[0].isdigit() else "m_" + s
 
 
-def _f(v) -> str:
+def _f(v: SupportsFloat) -> str:
     """float32 literal that reads back to the same float32 (10 significant digits)."""
     v = float(np.float32(v))
     if np.isinf(v):
@@ -90,7 +95,7 @@ def _f(v) -> str:
     return f"{v:.9e}f"
 
 
-def _array(ctype: str, name: str, values, fmt, per_line: int = 16) -> str:
+def _array(ctype: str, name: str, values: npt.ArrayLike, fmt: Callable[[Any], str], per_line: int = 16) -> str:
     values = list(np.asarray(values).reshape(-1))
     lines = [", ".join(fmt(v) for v in values[i : i + per_line]) for i in range(0, len(values), per_line)]
     return f"static const {ctype} {name}[{max(1, len(values))}] = {{\n    " + ",\n    ".join(lines or ["0"]) + "\n};\n"
@@ -100,11 +105,11 @@ def _ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
-def _int(v) -> str:
+def _int(v: SupportsInt) -> str:
     return str(int(v))
 
 
-def arena(input_shape: tuple, layers: Network) -> tuple[dict, int]:
+def arena(input_shape: Shape, layers: Network) -> tuple[dict[str, int], int]:
     """Offsets (4-byte cells) of every arena buffer, by buffer name, and the arena's size: a buffer
     lives from the layer that writes it to the last layer that reads it (the network output to the
     end), and two buffers share space only when their lives do not overlap (first fit, largest first).
@@ -122,8 +127,8 @@ def arena(input_shape: tuple, layers: Network) -> tuple[dict, int]:
         start[out.buffer] = i
         end.setdefault(out.buffer, i)
     end[tensors[layers.output].buffer] = len(layers)
-    placed: list = []  # (offset, size, start, end)
-    offsets: dict = {}
+    placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, end)
+    offsets: dict[str, int] = {}
     for name in sorted(size, key=lambda t: (-size[t], start[t])):
         overlapping = sorted((o, s) for o, s, a, b in placed if a <= end[name] and start[name] <= b)
         offset = 0
@@ -137,8 +142,17 @@ def arena(input_shape: tuple, layers: Network) -> tuple[dict, int]:
     return offsets, max(o + s for o, s, _a, _b in placed)
 
 
-def _tensor_init(t, offset, rank, shape, stride, base=0, kstride=0, const_name="0") -> str:
-    def pad(v):
+def _tensor_init(
+    t: Tensor,
+    offset: int,
+    rank: int,
+    shape: Sequence[int],
+    stride: Sequence[int],
+    base: int = 0,
+    kstride: int = 0,
+    const_name: str = "0",
+) -> str:
+    def pad(v: Sequence[int]) -> str:
         v = [int(x) for x in v]
         return "{" + ", ".join(str(x) for x in v + [0] * (rank - len(v))) + "}"
 
@@ -150,7 +164,9 @@ def _tensor_init(t, offset, rank, shape, stride, base=0, kstride=0, const_name="
     )
 
 
-def _layer_inputs(layer: Layer, tensors: dict, shape: tuple) -> list:
+def _layer_inputs(
+    layer: Layer, tensors: dict[str, Tensor], shape: Shape
+) -> list[tuple[Tensor, Sequence[int], Sequence[int], int, int]]:
     """(tensor, shape, stride, base, kstride) per input, as the layer's kernel walks it (runner.c)."""
     kind = RUNNER_KIND[layer.kind]
     a = layer.attrs
@@ -197,7 +213,7 @@ def _layer_inputs(layer: Layer, tensors: dict, shape: tuple) -> list:
     return rows
 
 
-def _broadcast(shape, out, inner: int = 1) -> list:
+def _broadcast(shape: Sequence[int], out: Sequence[int], inner: int = 1) -> list[int]:
     """Element strides of a tensor of `shape` (times `inner` values per element) over `out`'s dimensions,
     0 where it is broadcast."""
     strides = [s * inner for s in row_major_strides(shape)]
@@ -205,7 +221,7 @@ def _broadcast(shape, out, inner: int = 1) -> list:
     return [0] * lead + [strides[d] if size == out[lead + d] and size > 1 else 0 for d, size in enumerate(shape)]
 
 
-def _params(layer: Layer, tensors: dict) -> list:
+def _params(layer: Layer, tensors: dict[str, Tensor]) -> list[int]:
     kind = RUNNER_KIND[layer.kind]
     a = layer.attrs
     if kind == "conv2d":
@@ -248,7 +264,7 @@ def _params(layer: Layer, tensors: dict) -> list:
     return []
 
 
-def _fparams(layer: Layer) -> list:
+def _fparams(layer: Layer) -> list[float]:
     """Kind-specific floats: layernorm/batchnorm epsilon, attention scale, upsample source scales."""
     a = layer.attrs
     if layer.kind == "upsample":
@@ -260,7 +276,7 @@ def _fparams(layer: Layer) -> list:
     return []
 
 
-def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers: Network) -> str:
+def header(stem: str, source: str, input_q: QParams, input_shape: Shape, layers: Network) -> str:
     tensors = layers.tensors
     offsets, arena_size = arena(input_shape, layers)
     out_t = tensors[layers.output]
@@ -354,15 +370,15 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
         f"#define QAT_NUM_LAYERS {len(layers)}",
         "",
     ]
-    consts: dict = {}
+    consts: dict[str, str] = {}
     for la in layers:
         for name, _q, _s in la.inputs:
             t = tensors[name]
             if t.kind == "c" and name not in consts:
                 consts[name] = f"qat_const_{_ident(name)}"
                 out.append(f"/* constant {name}: {'x'.join(map(str, t.shape)) or 'scalar'} */")
-                out.append(_array("float", consts[name], t.data, _f, 4))
-    seen: dict = {}
+                out.append(_array("float", consts[name], t.values(), _f, 4))
+    seen: dict[str, int] = {}
     entries = []
     for la in layers:
         ident = "qat_" + _ident(la.name)
@@ -382,7 +398,7 @@ def header(stem: str, source: str, input_q: QParams, input_shape: tuple, layers:
     return "\n".join(out)
 
 
-def _shape_of(la: Layer, tensors: dict) -> tuple:
+def _shape_of(la: Layer, tensors: dict[str, Tensor]) -> Shape:
     """The shape the layer's kernel computes (its own, kept through fusions; a conv1d as height 1)."""
     shape = la.shape or tensors[la.output_name].shape
     if la.kind == "conv2d" and la.attrs.get("conv1d"):
@@ -390,7 +406,7 @@ def _shape_of(la: Layer, tensors: dict) -> tuple:
     return tuple(shape)
 
 
-def _describe(la: Layer, tensors: dict) -> str:
+def _describe(la: Layer, tensors: dict[str, Tensor]) -> str:
     a = la.attrs
     desc = f"{la.name}: {la.kind} "
     desc += " + ".join(
@@ -424,9 +440,11 @@ def _describe(la: Layer, tensors: dict) -> str:
     return f"/* {desc} */"
 
 
-def _layer_arrays(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int) -> list:
+def _layer_arrays(la: Layer, tensors: dict[str, Tensor], ident: str, offsets: dict[str, int], rank: int) -> list[str]:
     out = [_describe(la, tensors)]
     if la.weight is not None:
+        # an int8 weight comes with its scales, zero points and bias
+        assert la.weight_scale is not None and la.weight_zero_point is not None and la.bias is not None
         acc_scale = la.acc_scale()
         out.append(_array("int8_t", f"{ident}_weight", la.weight, _int))
         out.append(_array("float", f"{ident}_weight_scale", la.weight_scale, _f, 4))
@@ -435,6 +453,7 @@ def _layer_arrays(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int
         out.append(_array("int32_t", f"{ident}_bias_int32", la.bias_int32(), _int, 8))
         out.append(_array("float", f"{ident}_acc_scale", acc_scale, _f, 4))
     if la.float_weight is not None:
+        assert la.bias is not None  # a float weight comes with its bias
         out.append(_array("float", f"{ident}_float_weight", la.float_weight, _f, 4))
         out.append(_array("float", f"{ident}_bias", la.bias, _f, 4))
     if la.table is not None:
@@ -462,7 +481,7 @@ def _layer_arrays(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int
     return out
 
 
-def _layer_entry(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int) -> str:
+def _layer_entry(la: Layer, tensors: dict[str, Tensor], ident: str, offsets: dict[str, int], rank: int) -> str:
     shape = _shape_of(la, tensors)
     out_t = tensors[la.output_name]
     q = out_t.q if out_t.kind == "q" else None
@@ -480,7 +499,7 @@ def _layer_entry(la: Layer, tensors: dict, ident: str, offsets: dict, rank: int)
     gamma = f"{ident}_gamma" if la.attrs.get("gamma") is not None else "0"
     beta = f"{ident}_beta" if la.attrs.get("beta") is not None else "0"
 
-    def brace(values) -> str:
+    def brace(values: Sequence[int]) -> str:
         return "{" + ", ".join(str(int(v)) for v in list(values) + [0] * (rank - len(values))) + "}"
 
     return (

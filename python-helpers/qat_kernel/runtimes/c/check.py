@@ -6,12 +6,19 @@ one-step differences spread; replayed, each layer is checked on its own."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import torch
 
-def reference(converted, layers, x) -> np.ndarray:
+    from qat_kernel.runtimes.c.layers import Layer
+
+
+def reference(converted: torch.fx.GraphModule, layers: Sequence[Layer], x: np.ndarray) -> np.ndarray:
     """PyTorch's quantized output of every traced layer, laid out as the runner's trace [N, ...]."""
     import torch
 
@@ -24,7 +31,9 @@ def reference(converted, layers, x) -> np.ndarray:
     return np.concatenate([values[la.node].reshape(len(x), -1).numpy().astype(np.int64) for la in layers], 1)
 
 
-def rows(layers, trace: np.ndarray, ref: np.ndarray, replayed: np.ndarray | None) -> list[dict]:
+def rows(
+    layers: Sequence[Layer], trace: np.ndarray, ref: np.ndarray, replayed: np.ndarray | None
+) -> list[dict[str, Any]]:
     """One row per traced layer: maxDiffSteps and valuesDiffering end to end, and replayed when given."""
     out, offset = [], 0
     for la in layers:
@@ -46,7 +55,7 @@ def rows(layers, trace: np.ndarray, ref: np.ndarray, replayed: np.ndarray | None
     return out
 
 
-def replay(binary: Path, x, out_size: int, work: Path, arch: str, ref: np.ndarray) -> np.ndarray:
+def replay(binary: Path, x: np.ndarray, out_size: int, work: Path, arch: str, ref: np.ndarray) -> np.ndarray:
     from qat_kernel.runtimes.c import toolchain
 
     trace = toolchain.run_runner(binary, x, out_size, work, arch, trace=True, replay=ref)[1]
@@ -54,7 +63,7 @@ def replay(binary: Path, x, out_size: int, work: Path, arch: str, ref: np.ndarra
     return trace
 
 
-def describe(rows_: list[dict]) -> str:
+def describe(rows_: list[dict[str, Any]]) -> str:
     """One line: each layer on PyTorch's own inputs, then end to end."""
     if not rows_:
         return "no quantized layer output to compare"

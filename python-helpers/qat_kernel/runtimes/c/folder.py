@@ -4,19 +4,26 @@ and its runner compiled and run on this machine (verify/parity's c-runner row)."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.reads import REPORT_BYTES, read_regular_text
 from qat_kernel.runtimes import provenance, targets
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from qat_kernel.pipeline.config import Config
+
 REPORT = "deploy-report.json"
 
 
-def out_dir_for(cfg, name: str) -> Path:
+def out_dir_for(cfg: Config, name: str) -> Path:
     return targets.out_dir(cfg, "deploy", name)
 
 
-def host_runner(deploy_dir: Path) -> dict | None:
+def host_runner(deploy_dir: Path) -> dict[str, Any] | None:
     """The runner source and header of a deploy folder (for verify/parity), or None."""
     report = deploy_dir / REPORT
     if not report.is_file():
@@ -33,7 +40,7 @@ def host_runner(deploy_dir: Path) -> dict | None:
     return {"source": source, "header": header, "outputSize": data["outputSize"], "builtHere": built}
 
 
-def runner_fn(runner: dict, work: Path):
+def runner_fn(runner: dict[str, Any], work: Path) -> Callable[[np.ndarray], np.ndarray]:
     """The runner compiled for this machine, as numpy in -> numpy out."""
     from qat_kernel.runtimes.c import toolchain
     from qat_kernel.runtimes.targets import host_arch

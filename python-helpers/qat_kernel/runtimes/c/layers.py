@@ -36,15 +36,29 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from qat_kernel.pipeline.fused_groups import attr, module_path, op_name
 from qat_kernel.rpc.errors import Unsupported
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import torch
+    from torch.fx import Node
+
+    from qat_kernel.userpaths import SourceLocation
+
 INPUT = "input"  # the name of the network input tensor
 MAX_RANK = 6
+
+Shape = tuple[int, ...]
+# A runner function applied to each float value: (name, *its float parameters), e.g. ("clamp", 0.0, 6.0).
+Fn = tuple[str, *tuple[float, ...]]
 
 # Ops that only reinterpret a contiguous tensor's shape: their output is an alias of their input.
 ALIASES = {
@@ -148,7 +162,13 @@ SUPPORTED_TEXT = (
 class UnsupportedForC(Unsupported):
     """The converted graph has ops the portable C runner does not implement (all of them listed)."""
 
-    def __init__(self, message: str, ops: list | None = None, host: dict | None = None, location=None):
+    def __init__(
+        self,
+        message: str,
+        ops: list[dict[str, Any]] | None = None,
+        host: dict[str, Any] | None = None,
+        location: SourceLocation | None = None,
+    ):
         super().__init__(message, unsupported=ops, hostPart=host, location=location)
         self.ops = ops or []
         self.host = host
@@ -162,7 +182,7 @@ class QParams:
     qmax: int
     dtype: str  # torch dtype name of the stored values: uint8 | int8
 
-    def same(self, other) -> bool:
+    def same(self, other: QParams | None) -> bool:
         return other is not None and (self.scale, self.zero_point, self.qmin, self.qmax) == (
             other.scale,
             other.zero_point,
@@ -179,11 +199,11 @@ FLOAT_INPUT = QParams(1.0, 0, 0, 0, "float32")
 class Tensor:
     name: str
     kind: str  # q: quantized values, f: float values (both in the arena), c: float constants (in the header)
-    shape: tuple  # full shape, batch 1
+    shape: Shape  # full shape, batch 1
     q: QParams | None = None
     data: np.ndarray | None = None  # c: the float32 values
     buffer: str = ""  # the arena buffer holding it (an alias shares its source's)
-    report_shape: tuple = ()  # the shape without the batch axis
+    report_shape: Shape = ()  # the shape without the batch axis
 
     def values(self) -> np.ndarray:
         """A constant's float32 values."""
@@ -202,24 +222,24 @@ class Layer:
     kind: str  # conv2d | linear | add | ... (see runner.c); what the report calls it
     input: QParams | None  # the first input's quantization (None: a float input)
     output: QParams | None  # None: a float output
-    in_shape: tuple = ()  # the first input's shape, without the batch axis
-    out_shape: tuple = ()
+    in_shape: Shape = ()  # the first input's shape, without the batch axis
+    out_shape: Shape = ()
     relu: bool = False  # the epilogue is one relu
-    act: tuple | None = None  # (min, max) when the epilogue is one clamp (relu, relu6, hardtanh)
+    act: tuple[float, float] | None = None  # (min, max) when the epilogue is one clamp (relu, relu6, hardtanh)
     weight: np.ndarray | None = None  # int8, [O, I/groups, kh, kw] or [O, I]
     weight_scale: np.ndarray | None = None  # float32 [O]
     weight_zero_point: np.ndarray | None = None  # int32 [O]
     bias: np.ndarray | None = None  # float32 [O] (zeros when the layer has none)
-    attrs: dict = field(default_factory=dict)  # stride, padding, dilation, groups, kernel, dims, ...
+    attrs: dict[str, Any] = field(default_factory=dict)  # stride, padding, dilation, groups, kernel, dims, ...
     node: str = ""  # FX node whose value is this layer's output (its quantize node when quantized)
-    inputs: list = field(default_factory=list)  # [(tensor name, QParams | None, shape)]
+    inputs: list[tuple[str, QParams | None, Shape]] = field(default_factory=list)  # (tensor name, its q, shape)
     output_name: str = ""  # the tensor this layer writes
-    epilogue: list = field(default_factory=list)  # [(function, *params)] applied to each value before storing
-    epilogue_nodes: list = field(default_factory=list)  # the FX nodes of the epilogue (for lookup tables)
+    epilogue: list[Fn] = field(default_factory=list)  # [(function, *params)] applied to each value before storing
+    epilogue_nodes: list[Node] = field(default_factory=list)  # the FX nodes of the epilogue (for lookup tables)
     table: np.ndarray | None = None  # lut: the stored output for each stored input value qmin..qmax
     float_weight: np.ndarray | None = None  # a conv/linear computed in float (a layer kept float): float32
-    nodes: list = field(default_factory=list)  # FX nodes this layer computes (anchor first)
-    shape: tuple = ()  # the full shape (batch 1) the layer computes, kept when later ops fuse into it
+    nodes: list[Node] = field(default_factory=list)  # FX nodes this layer computes (anchor first)
+    shape: Shape = ()  # the full shape (batch 1) the layer computes, kept when later ops fuse into it
 
     def weights(self) -> np.ndarray:
         """A conv/linear layer's weight: the int8 one, else the float32 one of a layer computed in float."""
@@ -238,7 +258,7 @@ class Layer:
         assert self.bias is not None, f"{self.name} has no bias"
         return np.clip(np.rint(self.bias.astype(np.float64) / self.acc_scale()), -(2**31), 2**31 - 1).astype(np.int32)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The layer as deploy/c-artifact reports it (DeployLayer)."""
         row = {
             "name": self.name,
@@ -273,33 +293,39 @@ class Layer:
         return row
 
 
-class Network(list):
+class Network(list[Layer]):
     """The layers in execution order, with the tensors they read and write."""
 
-    def __init__(self, layers, tensors: dict, output: str, input_shape: tuple):
+    def __init__(self, layers: Iterable[Layer], tensors: dict[str, Tensor], output: str, input_shape: Shape):
         super().__init__(layers)
         self.tensors = tensors
         self.output = output  # the tensor holding the network's output
         self.input_shape = input_shape  # full, batch 1
 
 
-def _arg(n, i: int, name: str, default):
+def _arg(n: Node, i: int, name: str, default: Any) -> Any:
     if len(n.args) > i:
         return n.args[i]
     return n.kwargs.get(name, default)
 
 
-def _qparams(node) -> QParams:
-    _, scale, zp, qmin, qmax, dtype = node.args[:6]
+def _args(n: Node) -> tuple[Any, ...]:
+    """`n`'s positional arguments, each read as what its op takes (an int, a list of ints, another node): FX
+    types every argument as the union of all that an argument can be."""
+    return n.args
+
+
+def _qparams(node: Node) -> QParams:
+    _, scale, zp, qmin, qmax, dtype = _args(node)[:6]
     return QParams(float(scale), int(zp), int(qmin), int(qmax), str(dtype).replace("torch.", ""))
 
 
-def _pair(v, n=2) -> tuple:
+def _pair(v: int | list[int] | tuple[int, ...], n: int = 2) -> Shape:
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return tuple(int(x) for x in (v * n if len(v) == 1 else v))
 
 
-def row_major_strides(shape) -> list:
+def row_major_strides(shape: Sequence[int]) -> list[int]:
     out, step = [], 1
     for d in reversed(shape):
         out.append(step)
@@ -307,11 +333,11 @@ def row_major_strides(shape) -> list:
     return out[::-1]
 
 
-def num_elements(shape) -> int:
+def num_elements(shape: Sequence[int]) -> int:
     return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
 
 
-def source_line(node, workspace: str | None) -> dict | None:
+def source_line(node: Node, workspace: str | None) -> dict[str, Any] | None:
     """{file, line} of the user's source line of `node` (the last frame of its stack trace in the
     workspace), else of the innermost frame (a library's model code, e.g. timm's), else None."""
     from qat_kernel import userpaths
@@ -336,22 +362,29 @@ class _Refuse(Exception):
 
 
 class _Lower:
-    def __init__(self, gm, shapes: dict, batch: dict, workspace: str | None, needed: set):
+    def __init__(
+        self,
+        gm: torch.fx.GraphModule,
+        shapes: dict[Node, Shape | list[Shape]],
+        batch: dict[Node, int | None],
+        workspace: str | None,
+        needed: set[Node],
+    ):
         self.gm = gm
         self.needed = needed  # the nodes the output depends on
         self.shapes = shapes  # node -> full shape with batch 1 (tuple), or a list of them
         self.batch = batch  # node -> the batch axis (None: none found)
         self.workspace = workspace
         self.tensors: dict[str, Tensor] = {}
-        self.val: dict = {}  # node -> tensor name; None: not computable
+        self.val: dict[Node, str | None] = {}  # node -> tensor name; None: not computable
         self.layers: list[Layer] = []
-        self.unsupported: list = []  # (node, reason)
+        self.unsupported: list[tuple[Node, str]] = []  # (node, reason)
         self.input_q: QParams | None = None
         self.output: str | None = None
 
     # --- tensors --------------------------------------------------------------------------------
 
-    def shape(self, n) -> tuple:
+    def shape(self, n: Node) -> Shape:
         s = self.shapes.get(n)
         if isinstance(s, list) and op_name(n) in TUPLES:
             s = s[0]
@@ -359,17 +392,26 @@ class _Lower:
             raise _Refuse(f"no tensor shape recorded for {n.name}")
         return s
 
-    def report_shape(self, n, shape) -> tuple:
+    def report_shape(self, n: Node, shape: Sequence[int]) -> Shape:
         axis = self.batch.get(n)
         return tuple(d for i, d in enumerate(shape) if i != axis) if axis is not None else tuple(shape)
 
-    def add_tensor(self, name, kind, shape, q=None, data=None, buffer=None, node=None) -> str:
+    def add_tensor(
+        self,
+        name: str,
+        kind: str,
+        shape: Sequence[int],
+        q: QParams | None = None,
+        data: np.ndarray | None = None,
+        buffer: str | None = None,
+        node: Node | None = None,
+    ) -> str:
         t = Tensor(name, kind, tuple(int(d) for d in shape), q, data, buffer or name)
         t.report_shape = self.report_shape(node, t.shape) if node is not None else t.shape
         self.tensors[name] = t
         return name
 
-    def value(self, a, consumer) -> str:
+    def value(self, a: Any, consumer: Node) -> str:
         """The tensor an argument of `consumer` reads."""
         if not hasattr(a, "op"):
             raise _Refuse(f"reads {a!r}, not a tensor")
@@ -377,28 +419,30 @@ class _Lower:
             return self.constant(a)
         if a not in self.val:
             raise _Refuse(f"reads {a.name}, which the runner does not compute")
-        if self.val[a] is None:
+        name = self.val[a]
+        if name is None:
             raise _Skip()
-        return self.val[a]
+        return name
 
-    def constant(self, a) -> str:
-        name = "c_" + re.sub(r"[^A-Za-z0-9_]", "_", a.target)
+    def constant(self, a: Node) -> str:
+        target = str(a.target)  # a get_attr node's: the attribute's dotted path
+        name = "c_" + re.sub(r"[^A-Za-z0-9_]", "_", target)
         if name not in self.tensors:
-            value = attr(self.gm, a.target)
+            value = attr(self.gm, target)
             if not hasattr(value, "detach") or not value.is_floating_point():
-                raise _Refuse(f"reads {a.target}, not a float tensor")
+                raise _Refuse(f"reads {target}, not a float tensor")
             data = value.detach().float().cpu().numpy().astype(np.float32)
             self.add_tensor(name, "c", data.shape, data=data)
         return name
 
-    def ref(self, name) -> tuple:
+    def ref(self, name: str) -> tuple[str, QParams | None, Shape]:
         t = self.tensors[name]
         return (name, t.q if t.kind == "q" else None, t.report_shape)
 
-    def out(self, n, kind="f", q=None) -> str:
+    def out(self, n: Node, kind: str = "f", q: QParams | None = None) -> str:
         return self.add_tensor(n.name, kind, self.shape(n), q, node=n)
 
-    def layer(self, n, kind, ins: list, **kw) -> Layer:
+    def layer(self, n: Node, kind: str, ins: list[str], **kw: Any) -> Layer:
         name = self.out(n, kw.pop("out_kind", "f"), kw.pop("out_q", None))
         first = self.tensors[ins[0]] if ins else None
         la = Layer(
@@ -421,7 +465,7 @@ class _Lower:
 
     # --- the walk -------------------------------------------------------------------------------
 
-    def visit(self, n) -> None:
+    def visit(self, n: Node) -> None:
         if n.op == "placeholder":
             users = [u for u in n.users if u in self.needed and u in self.shapes]  # not sym_size, asserts
             if len(users) != 1 or not op_name(users[0]).startswith("quantize_per_tensor"):
@@ -448,9 +492,9 @@ class _Lower:
         inplace = name.endswith("_") and not name.startswith("_") and name[:-1] in INPLACE
         try:
             self.lower(n, name[:-1] if inplace else name)
-            if inplace and hasattr(n.args[0], "op"):
+            if inplace and hasattr(_args(n)[0], "op"):
                 # relu_(x) returns x, changed: nodes after it that read x read the new value
-                self.val[n.args[0]] = self.val[n]
+                self.val[_args(n)[0]] = self.val[n]
         except _Skip:  # reads what an unsupported op makes: reported only when it is unsupported itself
             self.val[n] = None
             if not self.implemented(name[:-1] if inplace else name):
@@ -468,13 +512,13 @@ class _Lower:
             or hasattr(self, "op_" + name)
         )
 
-    def refuse(self, n, reason: str) -> None:
+    def refuse(self, n: Node, reason: str) -> None:
         self.unsupported.append((n, reason))
         self.val[n] = None
 
-    def lower(self, n, name: str) -> None:
+    def lower(self, n: Node, name: str) -> None:
         if name.startswith("quantize_per_tensor"):
-            src = n.args[0]
+            src = _args(n)[0]
             q = _qparams(n)
             if src.op == "placeholder" and src not in self.val:
                 self.input_q = q
@@ -501,7 +545,7 @@ class _Lower:
         if name in SCALAR and len(n.args) >= 2 and not hasattr(n.args[1], "op"):
             if name in ("add", "sub") and n.kwargs.get("alpha", 1) != 1:
                 raise _Refuse("add/sub with alpha is not implemented")
-            return self.unary(n, [(SCALAR[name], float(n.args[1]))])
+            return self.unary(n, [(SCALAR[name], float(_args(n)[1]))])
         if name in BINARY:
             return self.binary(n, name)
         handler = getattr(self, "op_" + name, None)
@@ -509,7 +553,7 @@ class _Lower:
             raise _Refuse("not implemented by the portable C runner")
         handler(n)
 
-    def alias(self, n, name) -> None:
+    def alias(self, n: Node, name: str) -> None:
         src = n.args[0]
         if name in ("dropout", "feature_dropout") and _arg(n, 2, "train", False):
             raise _Refuse("dropout in training mode")
@@ -517,7 +561,7 @@ class _Lower:
             import torch
 
             dtypes = [v for v in list(n.args[1:]) + list(n.kwargs.values()) if isinstance(v, torch.dtype)]
-            meta = n.meta.get("tensor_meta")
+            meta: Any = n.meta.get("tensor_meta")
             if any(d != torch.float32 for d in dtypes) or (meta is not None and meta.dtype != torch.float32):
                 raise _Refuse(f"casts to {dtypes[0] if dtypes else meta.dtype}")
         t = self.tensors[self.value(src, n)]
@@ -529,7 +573,7 @@ class _Lower:
             return
         self.val[n] = self.add_tensor(n.name, t.kind, shape, t.q, buffer=t.buffer, node=n)
 
-    def unary(self, n, fns: list) -> None:
+    def unary(self, n: Node, fns: list[Fn]) -> None:
         src = self.value(n.args[0], n)
         if self.tensors[src].kind == "c":
             raise _Refuse("computes on a constant (fold it into the weights)")
@@ -537,7 +581,7 @@ class _Lower:
         la.epilogue = list(fns)
         la.epilogue_nodes = [n]
 
-    def binary(self, n, name) -> None:
+    def binary(self, n: Node, name: str) -> None:
         if name in ("add", "sub") and n.kwargs.get("alpha", 1) != 1:
             raise _Refuse(f"{name} with alpha is not implemented")
         a, b = n.args[:2]
@@ -549,7 +593,7 @@ class _Lower:
             self.broadcast(self.tensors[t].shape, out)
         self.layer(n, name, ins)
 
-    def broadcast(self, shape, out) -> list:
+    def broadcast(self, shape: Sequence[int], out: Sequence[int]) -> list[int]:
         """Element strides of a tensor of `shape` over the output's dimensions (numpy broadcasting)."""
         if len(shape) > len(out):
             raise _Refuse(f"broadcasts {list(shape)} to {list(out)}")
@@ -567,7 +611,7 @@ class _Lower:
 
     # --- conv, linear, matmul ---------------------------------------------------------------------
 
-    def weight(self, n):
+    def weight(self, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(int8 weights, scales, zero points) of a per-channel quantized weight, or None for a float one."""
         if hasattr(n, "op") and n.op == "get_attr":
             return None
@@ -582,7 +626,7 @@ class _Lower:
             attr(self.gm, zp.target).detach().cpu().numpy().astype(np.int32),
         )
 
-    def float_weight(self, n) -> np.ndarray:
+    def float_weight(self, n: Any) -> np.ndarray:
         """A float weight (get_attr), or a quantized one dequantized as PyTorch does."""
         import torch
 
@@ -594,7 +638,7 @@ class _Lower:
         )
         return w.float().numpy().astype(np.float32)
 
-    def bias(self, n, count):
+    def bias(self, n: Node, count: int) -> np.ndarray:
         b = _arg(n, 2, "bias", None)
         if b is None:
             return np.zeros(count, np.float32)
@@ -602,7 +646,7 @@ class _Lower:
             raise _Refuse("has a computed bias")
         return attr(self.gm, b.target).detach().float().cpu().numpy().astype(np.float32)
 
-    def anchor(self, n, kind) -> Layer:
+    def anchor(self, n: Node, kind: str) -> Layer:
         """A conv/linear: int8 x int8 in int32 when its input and weight are quantized, else in float (a
         layer the quantizer kept float, e.g. a classifier behind a dropout)."""
         x = self.value(n.args[0], n)
@@ -617,16 +661,16 @@ class _Lower:
         fw = self.float_weight(n.args[1])
         return self.layer(n, kind, [x], float_weight=fw, bias=self.bias(n, fw.shape[0]))
 
-    def op_conv2d(self, n) -> None:
+    def op_conv2d(self, n: Node) -> None:
         self.conv(n, 2)
 
-    def op_conv1d(self, n) -> None:
+    def op_conv1d(self, n: Node) -> None:
         self.conv(n, 1)
 
-    def conv(self, n, dims) -> None:
+    def conv(self, n: Node, dims: int) -> None:
         la = self.anchor(n, "conv2d")
         w = la.weights()
-        args = list(n.args) + [None] * 7
+        args = list(_args(n)) + [None] * 7
         padding = args[4] if args[4] is not None else 0
         if isinstance(padding, str):
             if padding == "valid":
@@ -655,10 +699,10 @@ class _Lower:
             "conv1d": dims == 1,
         }
 
-    def op_linear(self, n) -> None:
+    def op_linear(self, n: Node) -> None:
         self.anchor(n, "linear")
 
-    def op_matmul(self, n) -> None:
+    def op_matmul(self, n: Node) -> None:
         a, b = (self.value(v, n) for v in n.args[:2])
         sa, sb, out = self.tensors[a].shape, self.tensors[b].shape, self.shape(n)
         if len(sa) < 2 or len(sb) < 2:
@@ -670,7 +714,7 @@ class _Lower:
     op_bmm = op_matmul
     op_mm = op_matmul
 
-    def op_scaled_dot_product_attention(self, n) -> None:
+    def op_scaled_dot_product_attention(self, n: Node) -> None:
         q, k, v = (self.value(a, n) for a in n.args[:3])
         mask = _arg(n, 3, "attn_mask", None)
         if mask is not None:
@@ -684,21 +728,21 @@ class _Lower:
         sq, sk, sv = (self.tensors[t].shape for t in (q, k, v))
         if not (sq[:-2] == sk[:-2] == sv[:-2]) or sk[-2] != sv[-2] or sq[-1] != sk[-1]:
             raise _Refuse(f"attention of shapes {list(sq)}, {list(sk)}, {list(sv)}")
-        scale = n.kwargs.get("scale")
+        scale: Any = n.kwargs.get("scale")
         scale = 1.0 / math.sqrt(sq[-1]) if scale is None else float(scale)
         self.layer(n, "attention", [q, k, v]).attrs = {"scale": scale}
 
     # --- pooling, reductions, normalisation -----------------------------------------------------------
 
-    def spatial_input(self, n) -> str:
+    def spatial_input(self, n: Node) -> str:
         x = self.value(n.args[0], n)
         if len(self.tensors[x].shape) != 4:
             raise _Refuse("pools a tensor that is not N x C x H x W")
         return x
 
-    def op_max_pool2d(self, n) -> None:
+    def op_max_pool2d(self, n: Node) -> None:
         x = self.spatial_input(n)
-        args = list(n.args) + [None] * 7
+        args = list(_args(n)) + [None] * 7
         kernel = _pair(args[1])
         self.layer(n, "maxpool2d", [x]).attrs = {
             "kernel": kernel,
@@ -707,9 +751,9 @@ class _Lower:
             "dilation": _pair(args[4] or 1),
         }
 
-    def op_avg_pool2d(self, n) -> None:
+    def op_avg_pool2d(self, n: Node) -> None:
         x = self.spatial_input(n)
-        args = list(n.args) + [None] * 7
+        args = list(_args(n)) + [None] * 7
         kernel = _pair(args[1])
         self.layer(n, "avgpool2d", [x]).attrs = {
             "kernel": kernel,
@@ -719,7 +763,7 @@ class _Lower:
             "divisor": int(args[6] or 0),
         }
 
-    def op_adaptive_avg_pool2d(self, n) -> None:
+    def op_adaptive_avg_pool2d(self, n: Node) -> None:
         x = self.spatial_input(n)
         out = self.shape(n)
         if tuple(out[2:]) == (1, 1):
@@ -727,13 +771,13 @@ class _Lower:
         else:
             self.layer(n, "adaptiveavgpool2d", [x])
 
-    def op_upsample_nearest2d(self, n) -> None:
+    def op_upsample_nearest2d(self, n: Node) -> None:
         self.upsample(n, "nearest")
 
-    def op_upsample_bilinear2d(self, n) -> None:
+    def op_upsample_bilinear2d(self, n: Node) -> None:
         self.upsample(n, "bilinear")
 
-    def upsample(self, n, mode) -> None:
+    def upsample(self, n: Node, mode: str) -> None:
         """F.interpolate to N x C x H' x W': the source coordinate scale as PyTorch's CPU kernel takes it
         (1 / scale_factor when one is given, else in / out, in float32)."""
         x = self.spatial_input(n)
@@ -755,16 +799,16 @@ class _Lower:
         la = self.layer(n, "upsample", [x])
         la.attrs = {"mode": mode, "align_corners": align, "scales": [float(v) for v in scales]}
 
-    def op_mean(self, n) -> None:
+    def op_mean(self, n: Node) -> None:
         self.reduce(n, "mean")
 
-    def op_sum(self, n) -> None:
+    def op_sum(self, n: Node) -> None:
         self.reduce(n, "sum")
 
-    def op_amax(self, n) -> None:
+    def op_amax(self, n: Node) -> None:
         self.reduce(n, "amax")
 
-    def reduce(self, n, op) -> None:
+    def reduce(self, n: Node, op: str) -> None:
         x = self.value(n.args[0], n)
         shape = self.tensors[x].shape
         dims = _arg(n, 1, "dim", None)
@@ -776,15 +820,15 @@ class _Lower:
         kind = "globalavgpool" if op == "mean" and len(shape) == 4 and dims == (2, 3) else op
         self.layer(n, kind, [x]).attrs = {"op": op, "dims": dims}
 
-    def not_batch(self, n, src, dims) -> None:
+    def not_batch(self, n: Node, src: Any, dims: Sequence[int]) -> None:
         axis = self.batch.get(src)
         if axis is not None and axis in dims:
             raise _Refuse("reduces over the batch axis (the runner runs one sample at a time)")
 
-    def op_layer_norm(self, n) -> None:
+    def op_layer_norm(self, n: Node) -> None:
         x = self.value(n.args[0], n)
         shape = self.tensors[x].shape
-        normalized = [int(d) for d in n.args[1]]
+        normalized = [int(d) for d in _args(n)[1]]
         if tuple(shape[len(shape) - len(normalized) :]) != tuple(normalized):
             raise _Refuse(f"layer_norm over {normalized} of {list(shape)}")
         w, b = (self.affine(v, normalized) for v in (_arg(n, 2, "weight", None), _arg(n, 3, "bias", None)))
@@ -793,7 +837,7 @@ class _Lower:
 
     op_native_layer_norm = op_layer_norm
 
-    def affine(self, v, shape) -> np.ndarray | None:
+    def affine(self, v: Any, shape: Sequence[int]) -> np.ndarray | None:
         if v is None:
             return None
         if not hasattr(v, "op") or v.op != "get_attr":
@@ -803,15 +847,15 @@ class _Lower:
             raise _Refuse("a normalisation whose weights do not match its shape")
         return data
 
-    def op_batch_norm(self, n) -> None:
+    def op_batch_norm(self, n: Node) -> None:
         if _arg(n, 5, "training", False):
             raise _Refuse("batch_norm in training mode")
         self.batch_norm(n, n.args[1], n.args[2], n.args[3], n.args[4], float(_arg(n, 7, "eps", 1e-5)))
 
-    def op__native_batch_norm_legit_no_training(self, n) -> None:
+    def op__native_batch_norm_legit_no_training(self, n: Node) -> None:
         self.batch_norm(n, n.args[1], n.args[2], n.args[3], n.args[4], float(_arg(n, 6, "eps", 1e-5)))
 
-    def batch_norm(self, n, w, b, mean, var, eps) -> None:
+    def batch_norm(self, n: Node, w: Any, b: Any, mean: Any, var: Any, eps: float) -> None:
         """Eval-mode batch_norm (one not folded into a conv: DenseNet's pre-activation) as a per-channel
         y = x * alpha + beta, alpha and beta computed as PyTorch's CPU kernel does."""
         import torch
@@ -821,7 +865,7 @@ class _Lower:
         if len(shape) < 2:
             raise _Refuse("batch_norm of a tensor without channels")
 
-        def param(v, fill):
+        def param(v: Any, fill: float) -> torch.Tensor:
             if v is None:
                 return torch.full((shape[1],), fill, dtype=torch.float32)
             if not hasattr(v, "op") or v.op != "get_attr":
@@ -836,10 +880,10 @@ class _Lower:
         la = self.layer(n, "batchnorm", [x])
         la.attrs = {"channels": int(shape[1]), "inner": num_elements(shape[2:]), "gamma": alpha, "beta": beta}
 
-    def op_softmax(self, n) -> None:
+    def op_softmax(self, n: Node) -> None:
         x = self.value(n.args[0], n)
         shape = self.tensors[x].shape
-        dim = int(n.args[1]) % len(shape)
+        dim = int(_args(n)[1]) % len(shape)
         self.not_batch(n, n.args[0], (dim,))
         self.layer(n, "softmax", [x]).attrs = {"dim": dim}
 
@@ -847,7 +891,7 @@ class _Lower:
 
     # --- data movement ----------------------------------------------------------------------------
 
-    def view(self, n, src: str, strides: list, base: int, kind: str) -> None:
+    def view(self, n: Node, src: str, strides: Sequence[int], base: int, kind: str) -> None:
         """Output element (i0, i1, ...) is input element base + sum(i_d x strides[d])."""
         t = self.tensors[src]
         out = self.shape(n)
@@ -867,19 +911,19 @@ class _Lower:
             self.tensors[la.output_name].kind, self.tensors[la.output_name].q = "q", t.q
             la.output = t.q
 
-    def op_permute(self, n) -> None:
+    def op_permute(self, n: Node) -> None:
         src = self.value(n.args[0], n)
         shape = self.tensors[src].shape
-        perm = [int(d) % len(shape) for d in n.args[1]]
+        perm = [int(d) % len(shape) for d in _args(n)[1]]
         st = row_major_strides(shape)
         self.view(n, src, [st[d] for d in perm], 0, "permute")
 
-    def op_transpose(self, n) -> None:
+    def op_transpose(self, n: Node) -> None:
         src = self.value(n.args[0], n)
         shape = self.tensors[src].shape
         perm = list(range(len(shape)))
         if op_name(n) != "t":
-            a, b = int(n.args[1]) % len(shape), int(n.args[2]) % len(shape)
+            a, b = int(_args(n)[1]) % len(shape), int(_args(n)[2]) % len(shape)
         else:
             a, b = 0, len(shape) - 1
         perm[a], perm[b] = perm[b], perm[a]
@@ -889,7 +933,7 @@ class _Lower:
     op_t = op_transpose
     op_swapaxes = op_transpose
 
-    def op_slice(self, n) -> None:
+    def op_slice(self, n: Node) -> None:
         src = self.value(n.args[0], n)
         shape = self.tensors[src].shape
         dim = int(_arg(n, 1, "dim", 0)) % len(shape)
@@ -901,16 +945,16 @@ class _Lower:
         strides[dim] *= step
         self.view(n, src, strides, start * st[dim], "slice")
 
-    def op_select(self, n) -> None:
+    def op_select(self, n: Node) -> None:
         src = self.value(n.args[0], n)
         shape = self.tensors[src].shape
-        dim, index = int(n.args[1]) % len(shape), int(n.args[2])
+        dim, index = int(_args(n)[1]) % len(shape), int(_args(n)[2])
         index = index + shape[dim] if index < 0 else index
         self.not_batch(n, n.args[0], (dim,))
         st = row_major_strides(shape)
         self.view(n, src, [s for d, s in enumerate(st) if d != dim], index * st[dim], "slice")
 
-    def op_expand(self, n) -> None:
+    def op_expand(self, n: Node) -> None:
         src = self.value(n.args[0], n)
         t = self.tensors[src]
         out = self.shape(n)
@@ -923,8 +967,8 @@ class _Lower:
             return
         self.view(n, src, self.broadcast(t.shape, out), 0, "expand")
 
-    def op_getitem(self, n) -> None:
-        src, index = n.args[0], int(n.args[1])
+    def op_getitem(self, n: Node) -> None:
+        src, index = _args(n)[0], int(_args(n)[1])
         name = op_name(src)
         if name in TUPLES:
             if index != 0:
@@ -938,7 +982,7 @@ class _Lower:
         dim = int(_arg(src, 1 if name == "unbind" else 2, "dim", 0)) % len(shape)
         self.not_batch(n, src.args[0], (dim,))
         parts = self.shapes.get(src)
-        if not parts or not isinstance(parts[0], tuple):
+        if not isinstance(parts, list) or not parts:  # a split's: a shape per part
             raise _Refuse(f"no shapes recorded for the parts of {src.name}")
         st = row_major_strides(shape)
         if name == "unbind":
@@ -947,7 +991,7 @@ class _Lower:
         start = sum(p[dim] for p in parts[:index])
         self.view(n, whole, st, start * st[dim], "slice")
 
-    def op_split(self, n) -> None:
+    def op_split(self, n: Node) -> None:
         self.value(n.args[0], n)
         self.val[n] = "(parts)"  # read by its getitem nodes
 
@@ -956,14 +1000,14 @@ class _Lower:
     op_unbind = op_split
     op_tensor_split = op_split
 
-    def op_native_dropout(self, n) -> None:
+    def op_native_dropout(self, n: Node) -> None:
         """(output, mask): in eval mode the output is the input (getitem 0 reads it)."""
         if _arg(n, 2, "train", False):
             raise _Refuse("dropout in training mode")
         self.val[n] = self.value(n.args[0], n)
 
-    def op_cat(self, n) -> None:
-        items = list(n.args[0])
+    def op_cat(self, n: Node) -> None:
+        items = list(_args(n)[0])
         out = self.shape(n)
         dim = int(_arg(n, 1, "dim", 0)) % len(out)
         self.not_batch(n, n, (dim,))
@@ -974,8 +1018,8 @@ class _Lower:
 
     op_concat = op_cat
 
-    def op_stack(self, n) -> None:
-        items = list(n.args[0])
+    def op_stack(self, n: Node) -> None:
+        items = list(_args(n)[0])
         out = self.shape(n)
         dim = int(_arg(n, 1, "dim", 0)) % len(out)
         self.not_batch(n, n, (dim,))
@@ -996,7 +1040,8 @@ class _Fuser:
         self.maps()
 
     def maps(self) -> None:
-        self.readers: dict = {}  # buffer -> [(layer, input index)]; the network output counts (None)
+        # buffer -> [(layer, input index)]; the network output counts (None)
+        self.readers: dict[str, list[tuple[Layer | None, int]]] = {}
         for la in self.low.layers:
             for i, (name, _q, _s) in enumerate(la.inputs):
                 self.readers.setdefault(self.t[name].buffer, []).append((la, i))
@@ -1018,10 +1063,13 @@ class _Fuser:
         self.dead()
         self.tables()
 
-    def _only_reader(self, la):
+    def _only_reader(self, la: Layer) -> tuple[Layer, int] | None:
         """(layer, input index) of the only reader of la's output, or None."""
         r = self.readers.get(self.t[la.output_name].buffer, [])
-        return r[0] if len(r) == 1 and r[0][0] is not None else None
+        if len(r) != 1:
+            return None
+        reader, i = r[0]
+        return (reader, i) if reader is not None else None
 
     def _merge(self, first: Layer, second: Layer) -> None:
         """first now computes what second wrote (its own iteration shape is unchanged), in second's place
@@ -1036,7 +1084,7 @@ class _Fuser:
         layers.remove(first)
         layers[layers.index(second)] = first
 
-    def residual(self, la) -> bool:
+    def residual(self, la: Layer) -> bool:
         """conv/linear -> add of a same-shape tensor: the add becomes the layer's second input."""
         if la.kind not in ("conv2d", "linear") or len(la.inputs) > 1 or la.epilogue or la.output:
             return False
@@ -1051,7 +1099,7 @@ class _Fuser:
         self._merge(la, add)
         return True
 
-    def epilogue(self, la) -> bool:
+    def epilogue(self, la: Layer) -> bool:
         """An elementwise layer reading a float value only it reads: applied by the layer that makes it."""
         if la.output is not None or self.t[la.output_name].kind != "f":
             return False
@@ -1064,7 +1112,7 @@ class _Fuser:
         self._merge(la, nxt)
         return True
 
-    def quantize(self, la) -> bool:
+    def quantize(self, la: Layer) -> bool:
         """A quantize reading a value only it reads: the layer making the value writes int8 directly."""
         r = self._only_reader(la)
         if r is None or r[0].kind != "quantize":
@@ -1072,7 +1120,7 @@ class _Fuser:
         self._merge(la, r[0])
         return True
 
-    def requantize(self, la) -> None:
+    def requantize(self, la: Layer) -> None:
         """A quantize of a quantized tensor (several readers, or the network input): an alias when the
         scale and zero point are the same (a max_pool or flatten kept int8), else a lookup table."""
         src = self.t[la.inputs[0][0]]
@@ -1106,7 +1154,7 @@ class _Fuser:
             la.kind = "lut"
 
 
-def lookup_table(qin: QParams, qout: QParams, nodes: list) -> np.ndarray:
+def lookup_table(qin: QParams, qout: QParams, nodes: list[Node]) -> np.ndarray:
     """The stored output for each stored input value qmin..qmax: PyTorch's dequantize -> op(s) ->
     quantize on all of them (its own arithmetic, so the table is exact)."""
     import torch
@@ -1118,7 +1166,7 @@ def lookup_table(qin: QParams, qout: QParams, nodes: list) -> np.ndarray:
     with torch.no_grad():
         for n in nodes:
             args = [x] + [a for a in n.args[1:]]
-            x = n.target(*args, **n.kwargs)
+            x = cast("Callable[..., Any]", n.target)(*args, **n.kwargs)  # call_function nodes: the op
     y = torch.ops.quantized_decomposed.quantize_per_tensor(
         x.float(), qout.scale, qout.zero_point, qout.qmin, qout.qmax, getattr(torch, qout.dtype)
     )
@@ -1128,12 +1176,14 @@ def lookup_table(qin: QParams, qout: QParams, nodes: list) -> np.ndarray:
 # --- the whole graph ----------------------------------------------------------------------------------
 
 
-def _propagate(gm, example) -> tuple[dict, dict]:
+def _propagate(
+    gm: torch.fx.GraphModule, example: torch.Tensor
+) -> tuple[dict[Node, Shape | list[Shape]], dict[Node, int | None]]:
     """(node -> shape with batch 1, node -> batch axis or None), by running batch 1 and batch 2."""
     import torch
     from torch.fx.passes.shape_prop import ShapeProp
 
-    def shapes(x) -> dict:
+    def shapes(x: torch.Tensor) -> dict[Node, Shape | list[Shape]]:
         with torch.no_grad():
             ShapeProp(gm).propagate(x)
         found = {}
@@ -1159,9 +1209,9 @@ def _propagate(gm, example) -> tuple[dict, dict]:
     return ones, batch
 
 
-def _describe(n, reason: str, workspace) -> dict:
+def _describe(n: Node, reason: str, workspace: str | None) -> dict[str, Any]:
     where = source_line(n, workspace)
-    row = {"op": op_name(n) or n.op, "node": n.name, "reason": reason}
+    row: dict[str, Any] = {"op": op_name(n) or n.op, "node": n.name, "reason": reason}
     if module_path(n):
         row["module"] = module_path(n)
     if where:
@@ -1169,7 +1219,7 @@ def _describe(n, reason: str, workspace) -> dict:
     return row
 
 
-def _refuse_all(low: _Lower, gm, workspace) -> None:
+def _refuse_all(low: _Lower, gm: torch.fx.GraphModule, workspace: str | None) -> None:
     rows = [_describe(n, reason, workspace) for n, reason in low.unsupported]
     computing = [
         n for n in gm.graph.nodes if n.op == "call_function" and n in low.val and not op_name(n).startswith("dequant")
@@ -1194,7 +1244,7 @@ def _refuse_all(low: _Lower, gm, workspace) -> None:
         + SUPPORTED_TEXT
         + "."
     )
-    location = None
+    location: SourceLocation | None = None
     for n, _reason in low.unsupported:
         where = source_line(n, workspace)
         if where and where.get("user"):
@@ -1203,7 +1253,7 @@ def _refuse_all(low: _Lower, gm, workspace) -> None:
     raise UnsupportedForC(message, rows, host_part, location)
 
 
-def _needed(gm) -> set:
+def _needed(gm: torch.fx.GraphModule) -> set[Node]:
     """The nodes the graph's output depends on: a QAT graph can keep ops that change nothing the model
     returns (timm's BatchNormAct2d counts num_batches_tracked with an in-place add)."""
     out = next(n for n in gm.graph.nodes if n.op == "output")
@@ -1222,7 +1272,7 @@ def _needed(gm) -> set:
     return needed
 
 
-def extract(gm, example, workspace: str | None = None) -> tuple[QParams, Network]:
+def extract(gm: torch.fx.GraphModule, example: torch.Tensor, workspace: str | None = None) -> tuple[QParams, Network]:
     """(input quantization, the network). `example`: an input batch, for shapes. `workspace`: the
     config's folder, to name the user's source line of an op the runner cannot compute."""
     shapes, batch = _propagate(gm, example)
@@ -1245,13 +1295,13 @@ def extract(gm, example, workspace: str | None = None) -> tuple[QParams, Network
     return low.input_q, Network(low.layers, low.tensors, low.output, tuple(low.tensors[INPUT].shape))
 
 
-def traced(layers) -> list:
+def traced(layers: Iterable[Layer]) -> list[Layer]:
     """The layers whose quantized output the runner traces: those ending at a quantize node, whose value
     in the converted graph (Layer.node) is the same integers."""
     return [la for la in layers if la.output is not None and la.attrs.get("quantize_node")]
 
 
-def _finish(la: Layer, tensors: dict) -> None:
+def _finish(la: Layer, tensors: dict[str, Tensor]) -> None:
     """Report fields: the clamp a relu/relu6/hardtanh epilogue is, the output quantization."""
     out = tensors[la.output_name]
     la.output = out.q if out.kind == "q" else None
@@ -1260,5 +1310,6 @@ def _finish(la: Layer, tensors: dict) -> None:
     la.act = None
     la.relu = False
     if len(la.epilogue) == 1 and la.epilogue[0][0] == "clamp":
-        la.act = (la.epilogue[0][1], la.epilogue[0][2])
+        _clamp, lo, hi = la.epilogue[0]
+        la.act = (lo, hi)
         la.relu = la.act == (0.0, INF)

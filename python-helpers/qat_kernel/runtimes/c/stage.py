@@ -8,13 +8,16 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from qat_kernel.rpc.errors import PackageMissing, TvmBuildError
 from qat_kernel.runtimes.c import cgen, check, toolchain
 from qat_kernel.runtimes.c import layers as layers_mod
+
+if TYPE_CHECKING:
+    import torch
 
 # Past this many bytes of int8 weights the runner's header takes minutes to compile: the stage is left out (the
 # deploy/c-artifact request builds such a runner on its own).
@@ -39,7 +42,7 @@ class CStage:
     layers: dict[str, LayerRun] = field(default_factory=dict)  # by quantize node
     missing: str | None = None  # why the runner could not be a stage here
     binary: Path | None = None
-    work: tempfile.TemporaryDirectory | None = None
+    work: tempfile.TemporaryDirectory[str] | None = None
 
     def run(self, x: np.ndarray, out_size: int) -> np.ndarray:
         """The runner's outputs on other inputs (the validation set, for its accuracy)."""
@@ -52,7 +55,9 @@ class CStage:
             self.work = None
 
 
-def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) -> CStage:
+def c_stage(
+    converted: torch.fx.GraphModule, example: torch.Tensor, x: np.ndarray, out_size: int, workspace: str
+) -> CStage:
     """The runner built for this machine and run on `x` (one float input [N, ...]); a CStage with `missing` set
     when the model has ops the runner does not compute, no C compiler is installed, or compiling or running it
     failed (the other stages still answer)."""
@@ -80,7 +85,14 @@ def c_stage(converted, example, x: np.ndarray, out_size: int, workspace: str) ->
 
 
 def _build_and_run(
-    stage: CStage, converted, network, input_q, example, x: np.ndarray, out_size: int, arch: str
+    stage: CStage,
+    converted: torch.fx.GraphModule,
+    network: layers_mod.Network,
+    input_q: layers_mod.QParams,
+    example: torch.Tensor,
+    x: np.ndarray,
+    out_size: int,
+    arch: str,
 ) -> None:
     """Generate, compile and run the runner into `stage` (end to end, then replayed)."""
     import torch
@@ -109,7 +121,7 @@ def _build_and_run(
         assert q is not None  # traced layers end at a quantize node
         columns = slice(offset, offset + size)
 
-        def dequantized(values: np.ndarray, q=q, columns=columns) -> torch.Tensor:
+        def dequantized(values: np.ndarray, q: layers_mod.QParams = q, columns: slice = columns) -> torch.Tensor:
             return torch.from_numpy((values[:, columns].astype(np.float64) - q.zero_point) * q.scale).float()
 
         stage.layers[la.node] = LayerRun(la.node, q.scale, dequantized(ref), dequantized(trace), dequantized(replayed))

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def emulator(arch: str) -> str | None:
     )
 
 
-def compile_runner(source: Path, arch: str, out: Path, integer_bias: bool = False) -> dict:
+def compile_runner(source: Path, arch: str, out: Path, integer_bias: bool = False) -> dict[str, Any]:
     """Compile <stem>_runner.c (its header beside it) for `arch`; static when cross-compiled, so
     qemu-user or the board need no target sysroot."""
     cc = c_compiler(arch)
@@ -120,7 +121,7 @@ def run_runner(
     return logits, traced, qemu
 
 
-def footprint(source: Path, arch: str, work: Path) -> dict:
+def footprint(source: Path, arch: str, work: Path) -> dict[str, Any]:
     """Code size and static RAM of the runner, from `size` (Berkeley format) on its object file compiled
     for `arch`: text (code and the const weights and tables, which stay in flash on a microcontroller),
     data and bss (static RAM: bss holds the activation arena). The C library is not counted."""
@@ -135,7 +136,7 @@ def footprint(source: Path, arch: str, work: Path) -> dict:
     return object_size(obj, arch)
 
 
-def object_size(obj: Path, arch: str) -> dict:
+def object_size(obj: Path, arch: str) -> dict[str, Any]:
     """text, data, bss of an object file for `arch`, from binutils' size."""
     tool = "size" if arch == host_arch() else SIZE_TOOL.get(arch, "size")
     if shutil.which(tool) is None:

@@ -19,7 +19,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import onnx
@@ -28,7 +28,7 @@ SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 FP16_SUFFIX = "__fp16"
 
 # ONNX ops converted, with the input positions that carry float data (None: every input).
-FLOAT_INPUTS: dict = {
+FLOAT_INPUTS: dict[str, tuple[int, ...] | None] = {
     "Conv": (0, 1, 2),
     "ConvTranspose": (0, 1, 2),
     "Gemm": (0, 1, 2),
@@ -64,7 +64,7 @@ WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
 FLOAT32, FLOAT16 = 1, 10  # onnx.TensorProto.FLOAT, FLOAT16
 
 
-def module_of(node) -> str | None:
+def module_of(node: onnx.NodeProto) -> str | None:
     """The module path a node of the dynamo export belongs to ("" for the root module), or None when
     its metadata has no name scopes."""
     for prop in node.metadata_props:
@@ -98,17 +98,17 @@ def pattern_matcher(patterns: Iterable[str]) -> Callable[[str], str | None]:
 @dataclass
 class Fp16Rewrite:
     model: onnx.ModelProto  # the rewritten model
-    nodes: dict = field(default_factory=dict)  # converted node name -> module path
-    owner: dict = field(default_factory=dict)  # inserted Cast node name -> the converted node it serves
-    layers: list = field(default_factory=list)  # per matched layer: module, match, nodes, skipped
-    notes: list = field(default_factory=list)
+    nodes: dict[str, str | None] = field(default_factory=dict)  # converted node name -> module path
+    owner: dict[str, str] = field(default_factory=dict)  # inserted Cast node name -> the converted node it serves
+    layers: list[dict[str, Any]] = field(default_factory=list)  # per matched layer: module, match, nodes, skipped
+    notes: list[str] = field(default_factory=list)
 
 
-def _node_name(node, index: int) -> str:
+def _node_name(node: onnx.NodeProto, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def _float_types(model) -> dict:
+def _float_types(model: onnx.ModelProto) -> dict[str, int]:
     """{tensor name: onnx elem type} from initializers, graph inputs/outputs and shape inference."""
     import onnx
 
@@ -124,7 +124,7 @@ def _float_types(model) -> dict:
     return types
 
 
-def convert_fp16_layers(model, match: Callable[[str], str | None]) -> Fp16Rewrite:
+def convert_fp16_layers(model: onnx.ModelProto, match: Callable[[str], str | None]) -> Fp16Rewrite:
     """Rewrite the nodes whose module `match` names (see the module docstring); `model` is not changed.
 
     A node of a matched layer stays float32, with the reason in the layer's `skipped`, when its op is
@@ -143,8 +143,8 @@ def convert_fp16_layers(model, match: Callable[[str], str | None]) -> Fp16Rewrit
     inits = {t.name: t for t in g.initializer}
     graph_outputs = {o.name for o in g.output}
 
-    layers: dict = {}
-    chosen: list = []
+    layers: dict[str, dict[str, Any]] = {}
+    chosen: list[int] = []
     any_scope = False
     for i, node in enumerate(g.node):
         module = module_of(node)

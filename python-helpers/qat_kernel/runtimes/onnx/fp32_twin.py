@@ -5,11 +5,18 @@ mixed-precision candidate."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import onnx
+    from google.protobuf.message import Message
 
-def strip_qdq(onnx_path, out_path) -> Path:
+_Message = TypeVar("_Message", bound="Message")
+
+
+def strip_qdq(onnx_path: str | Path, out_path: str | Path) -> Path:
     """The FP32 twin of a QDQ model file (strip_qdq_model), written to `out_path`."""
     import onnx
 
@@ -20,7 +27,7 @@ def strip_qdq(onnx_path, out_path) -> Path:
     return out_path
 
 
-def strip_qdq_model(source):
+def strip_qdq_model(source: onnx.ModelProto) -> onnx.ModelProto:
     """The FP32 twin of a QDQ ModelProto (`source` is not changed): each DequantizeLinear of a constant
     becomes a float initializer (the quantized weight's float value), each QuantizeLinear ->
     DequantizeLinear pair on an activation is bypassed. Same graph and weights, no quantization: the
@@ -34,11 +41,11 @@ def strip_qdq_model(source):
     inits = {t.name: t for t in g.initializer}
     nodes = list(g.node)  # one wrapper per node: id() below stays valid
     producer = {o: n for n in nodes for o in n.output}
-    rename: dict = {}
+    rename: dict[str, str] = {}
     drop = set()
     new_inits = []
 
-    def const(name):
+    def const(name: str) -> np.ndarray | None:
         t = inits.get(name)
         return None if t is None else numpy_helper.to_array(t)
 
@@ -62,7 +69,7 @@ def strip_qdq_model(source):
         if q is not None and q.op_type == "QuantizeLinear":
             rename[n.output[0]] = q.input[0]
             drop.add(id(n))
-    consumers: dict = {}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
     for n in nodes:
         for name in n.input:
             consumers.setdefault(name, []).append(n)
@@ -75,7 +82,7 @@ def strip_qdq_model(source):
         ):
             drop.add(id(n))
 
-    def resolve(name):
+    def resolve(name: str) -> str:
         while name in rename:
             name = rename[name]
         return name
@@ -92,7 +99,7 @@ def strip_qdq_model(source):
             kept.append(helper.make_node("Identity", [resolve(o.name)], [o.name]))
     used = {i for n in kept for i in n.input}
 
-    def copy(msg):
+    def copy(msg: _Message) -> _Message:
         c = type(msg)()
         c.CopyFrom(msg)
         return c

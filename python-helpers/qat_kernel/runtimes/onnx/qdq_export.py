@@ -16,16 +16,31 @@ through the graph edges. Weights are INT8 initializers `_frozen_paramN` feeding 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.pipeline.model_io import as_args
+
+if TYPE_CHECKING:
+    import torch
+
+    from qat_kernel.pipeline.config import Config
+    from qat_kernel.pipeline.trained_model import Trained
+    from qat_kernel.rpc.context import RequestContext
 
 DEFAULT_OPSET = 18
 
 
 def export_qdq(
-    converted, example, path: Path, opset: int, dynamic_shapes=None, names=None, check_cancelled=None
+    converted: torch.nn.Module,
+    example: Any,
+    path: Path,
+    opset: int,
+    dynamic_shapes: tuple[Any, ...] | dict[str, Any] | None = None,
+    names: Sequence[str] | None = None,
+    check_cancelled: Callable[[], None] | None = None,
 ) -> Path:
     """`example`: the model's inputs (a tuple of tensors, or one tensor); `names`: the ONNX inputs' names, in
     that order (pipeline.model_io's; default the exporter's own); `dynamic_shapes`: as torch.export takes them.
@@ -50,7 +65,7 @@ def export_qdq(
     return path
 
 
-def export_trained(trained, converted, path: Path, opset: int, ctx) -> Path:
+def export_trained(trained: Trained, converted: torch.nn.Module, path: Path, opset: int, ctx: RequestContext) -> Path:
     """The trained model's INT8 graph as QDQ ONNX: its example inputs, their names, one dynamic batch dim."""
     from qat_kernel.pipeline import pt2e_flow
 
@@ -59,27 +74,34 @@ def export_trained(trained, converted, path: Path, opset: int, ctx) -> Path:
     return export_qdq(converted, example, path, opset, dynamic, trained.io.names, ctx.check_cancelled)
 
 
-def onnx_path(cfg):
+def onnx_path(cfg: Config) -> tuple[str, Path]:
     """(as written in the config, absolute) path of the config's QDQ export."""
     relative = cfg.get("export.onnx.path") or f"out/{cfg.path.name.split('.')[0]}.qdq.onnx"
     return relative, cfg.resolve(relative)
 
 
-def export_for_config(cfg, trained, converted, ctx, opset: int | None = None, path: Path | None = None) -> Path:
+def export_for_config(
+    cfg: Config,
+    trained: Trained,
+    converted: torch.nn.Module,
+    ctx: RequestContext,
+    opset: int | None = None,
+    path: Path | None = None,
+) -> Path:
     """The config's QDQ export (`opset`, `path`: instead of the config's), written now and recorded as this
     model's export."""
     from qat_kernel.pipeline import session
 
     relative, default_path = onnx_path(cfg)
     path = path or default_path
-    opset = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
-    ctx.progress("onnx", f"exporting QDQ ONNX (opset {opset}) to {relative if path == default_path else path}")
-    export_trained(trained, converted, path, opset, ctx)
-    session.record_export(trained, path, opset)
+    version: int = opset or cfg.get("export.onnx.opset", DEFAULT_OPSET)
+    ctx.progress("onnx", f"exporting QDQ ONNX (opset {version}) to {relative if path == default_path else path}")
+    export_trained(trained, converted, path, version, ctx)
+    session.record_export(trained, path, version)
     return path
 
 
-def qdq_onnx(cfg, trained, converted, ctx) -> tuple[Path, bool]:
+def qdq_onnx(cfg: Config, trained: Trained, converted: torch.nn.Module, ctx: RequestContext) -> tuple[Path, bool]:
     """(path, reused): the model's QDQ ONNX at export.onnx.path, exported now unless this very
     model was exported there (same opset) and the file is unchanged since."""
     from qat_kernel.pipeline import session

@@ -13,9 +13,17 @@ here from the graph (initializers, zero points, the ops' type rules)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
+    import onnxruntime as ort
+
+    from qat_kernel.pipeline.model_io import Inputs
 
 # Training inputs ORT's quantize_static (and build/ort's Q/DQ re-placement) calibrate on.
 CALIBRATION_SAMPLES = 512
@@ -121,12 +129,12 @@ def _dtype_name(elem_type: int) -> str:
         return f"onnx:{elem_type}"
 
 
-def infer_dtypes(model) -> dict:
+def infer_dtypes(model: onnx.ModelProto) -> dict[str, str | None]:
     """{tensor name: element type name} over the graph, by ORT's type rules for the ops it emits."""
     from onnx import numpy_helper
 
     g = model.graph
-    types: dict = {}
+    types: dict[str, str | None] = {}
     for t in g.initializer:
         types[t.name] = _dtype_name(t.data_type)
     for v in list(g.input) + list(g.value_info) + list(g.output):
@@ -178,11 +186,17 @@ def _precision(dtype: str | None) -> str:
     return "other"
 
 
-def _fp32_reason(node, producers: dict, consumers: dict, graph_outputs: set, inits: set) -> str:
+def _fp32_reason(
+    node: onnx.NodeProto,
+    producers: dict[str, onnx.NodeProto],
+    consumers: dict[str, list[onnx.NodeProto]],
+    graph_outputs: set[str],
+    inits: set[str],
+) -> str:
     """Why ORT left this float op unfused: what its inputs and outputs are connected to."""
     op = FUSED_FLOAT.get(node.op_type, node.op_type)
 
-    def src(name):
+    def src(name: str) -> str:
         p = producers.get(name)
         if p is not None:
             return p.op_type
@@ -235,7 +249,7 @@ def _fp32_reason(node, producers: dict, consumers: dict, graph_outputs: set, ini
     return f"ORT's CPU EP has no int8 kernel for {op}: it runs on dequantized float data"
 
 
-def precision_as_executed(model_path, source_model_path=None) -> dict:
+def precision_as_executed(model_path: str | Path, source_model_path: str | Path | None = None) -> dict[str, Any]:
     """Per node of ORT's optimised graph: precision (int8 | fp32 | conversion | other), role (compute |
     layout | conversion | shape), the fp32 reason, the source node it came from when its name says so
     (ORT names fused nodes <source>_token_<n>); and counts per precision."""
@@ -245,7 +259,7 @@ def precision_as_executed(model_path, source_model_path=None) -> dict:
     g = model.graph
     types = infer_dtypes(model)
     producers = {o: n for n in g.node for o in n.output}
-    consumers: dict = {}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
         for i in n.input:
             consumers.setdefault(i, []).append(n)
@@ -258,7 +272,7 @@ def precision_as_executed(model_path, source_model_path=None) -> dict:
     for i, n in enumerate(g.node):
         name = n.name or f"{n.op_type}_{i}"
         data = types.get(n.input[0]) if n.input else None
-        row: dict = {"name": name, "opType": n.op_type}
+        row: dict[str, Any] = {"name": name, "opType": n.op_type}
         if n.domain and n.domain != "ai.onnx":
             row["domain"] = n.domain
         if n.op_type in INT8_KERNELS:
@@ -279,9 +293,9 @@ def precision_as_executed(model_path, source_model_path=None) -> dict:
         if source in sources:
             row["sourceNode"] = source
         ops.append(row)
-    per: dict = {}
-    compute: dict = {}
-    anchors: dict = {}
+    per: dict[str, int] = {}
+    compute: dict[str, int] = {}
+    anchors: dict[str, int] = {}
     for row in ops:
         per[row["precision"]] = per.get(row["precision"], 0) + 1
         if row["role"] == "compute":
@@ -300,21 +314,25 @@ def precision_as_executed(model_path, source_model_path=None) -> dict:
     }
 
 
-def _op_types(ops: list) -> dict:
-    counts: dict = {}
+def _op_types(ops: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
     for row in ops:
         counts[row["opType"]] = counts.get(row["opType"], 0) + 1
     return dict(sorted(counts.items()))
 
 
-def optimized_session(onnx_path, optimized_path, level: str = "all", threads: int | None = None):
+def optimized_session(
+    onnx_path: str | Path | bytes, optimized_path: str | Path, level: str = "all", threads: int | None = None
+) -> ort.InferenceSession:
     """An InferenceSession on the CPU EP that also writes the graph it runs to `optimized_path`."""
     from qat_kernel.runtimes.ort.sessions import session
 
     return session(onnx_path, level, threads, optimized_path)
 
 
-def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bool = True) -> Path:
+def quantize_static_twin(
+    fp32_onnx: str | Path, out_path: str | Path, calibration: Sequence[Inputs | np.ndarray], per_channel: bool = True
+) -> Path:
     """ORT's own PTQ of the FP32 ONNX (QDQ format, uint8 activations, int8 weights per channel,
     MinMax calibration on `calibration`, a list of input batches: the model's Inputs or single arrays)."""
     import onnx
@@ -335,7 +353,7 @@ def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bo
             self._it = iter([as_inputs(b, names).feed(names) for b in calibration])
 
         # ORT annotates get_next -> dict, yet its __next__ stops on the None that ends the data
-        def get_next(self) -> dict | None:  # pyright: ignore[reportIncompatibleMethodOverride] - ORT ends on None
+        def get_next(self) -> dict[str, Any] | None:  # pyright: ignore[reportIncompatibleMethodOverride] - ORT ends on None
             return next(self._it, None)
 
     out_path = Path(out_path)
@@ -356,7 +374,7 @@ def quantize_static_twin(fp32_onnx, out_path, calibration: list, per_channel: bo
 REORDERS = {"ReorderInput", "ReorderOutput"}
 
 
-def executed_summary(model, top: int = 5) -> dict:
+def executed_summary(model: str | Path | bytes, top: int = 5) -> dict[str, Any]:
     """What ORT's CPU EP runs for `model` (a path or serialized bytes), in brief, for comparing two builds of
     one model: nodes (each one kernel call per run), compute ops per precision, conversions (Quantize /
     DequantizeLinear, Cast), layout reorders, and the `top` op types that stayed fp32 among the compute ops
@@ -371,7 +389,7 @@ def executed_summary(model, top: int = 5) -> dict:
         session(model, "all", None, optimized)
         executed = precision_as_executed(optimized)
     ops = executed["ops"]
-    fp32: dict = {}
+    fp32: dict[str, dict[str, Any]] = {}
     for row in ops:
         if row["role"] == "compute" and row["precision"] == "fp32":
             entry = fp32.setdefault(

@@ -34,9 +34,9 @@ class CandidateError(Exception):
     """A candidate the export cannot be rewritten into (a layer without nodes in the export)."""
 
 
-def layer_nodes(model) -> dict:
+def layer_nodes(model: onnx.ModelProto) -> dict[str, list[int]]:
     """{module path: [indices of its Conv/Gemm/MatMul nodes]} of the export."""
-    found: dict = {}
+    found: dict[str, list[int]] = {}
     for i, node in enumerate(model.graph.node):
         if node.op_type in WEIGHT_OPS:
             module = fp16.module_of(node)
@@ -45,14 +45,14 @@ def layer_nodes(model) -> dict:
     return found
 
 
-def _const(inits: dict, name: str):
+def _const(inits: dict[str, onnx.TensorProto], name: str) -> np.ndarray | None:
     from onnx import numpy_helper
 
     t = inits.get(name)
     return None if t is None else numpy_helper.to_array(t)
 
 
-def _dequantized(dq, inits) -> np.ndarray | None:
+def _dequantized(dq: onnx.NodeProto, inits: dict[str, onnx.TensorProto]) -> np.ndarray | None:
     x = _const(inits, dq.input[0])
     if x is None:
         return None
@@ -71,7 +71,7 @@ def _dequantized(dq, inits) -> np.ndarray | None:
     )
 
 
-def _prune(model) -> None:
+def _prune(model: onnx.ModelProto) -> None:
     """Drop nodes nothing reads (back from the graph outputs) and initializers no node reads."""
     g = model.graph
     needed = {o.name for o in g.output}
@@ -105,7 +105,7 @@ def _prune(model) -> None:
         g.initializer.extend(kept)
 
 
-def _float_weight(value: np.ndarray, floats: dict, module: str) -> np.ndarray:
+def _float_weight(value: np.ndarray, floats: dict[str, np.ndarray], module: str) -> np.ndarray:
     """The layer's float weight (floats[module], BN folded) in the export's layout, else the dequantized one."""
     w = floats.get(module)
     if w is None:
@@ -117,7 +117,12 @@ def _float_weight(value: np.ndarray, floats: dict, module: str) -> np.ndarray:
     return value
 
 
-def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: dict | None = None) -> onnx.ModelProto:
+def build(
+    qdq: onnx.ModelProto,
+    assignment: dict[str, str],
+    nodes_of: dict[str, list[int]] | None = None,
+    float_weights: dict[str, np.ndarray] | None = None,
+) -> onnx.ModelProto:
     """The candidate ModelProto: `qdq` (the all-INT8 export, not changed) with each module of
     `assignment` ({module: int8 | fp16 | fp32}) as asked. `float_weights` ({module: array}): the float
     weights a float layer computes with (the QAT model's, BN folded, before its weight fake quantizer);
@@ -139,7 +144,7 @@ def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: di
     g = model.graph
     inits = {t.name: t for t in g.initializer}
     producer = {o: n for n in g.node for o in n.output if o}
-    made: dict = {}
+    made: dict[str, str] = {}
     for module in floats:
         for i in nodes_of[module]:
             node = g.node[i]
@@ -171,7 +176,7 @@ def build(qdq, assignment: dict, nodes_of: dict | None = None, float_weights: di
     return model
 
 
-def weight_bytes(model) -> int:
+def weight_bytes(model: onnx.ModelProto) -> int:
     """Bytes of the initializers a model computes with, at their element types."""
     from onnx import helper
 

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from qat_kernel.runtimes.onnx.fp16 import module_of
 from qat_kernel.runtimes.ort import sessions
 
 if TYPE_CHECKING:
+    import numpy as np
     import onnx
+    import torch
+
+    from qat_kernel.pipeline.model_io import Inputs
 
 ANCHORS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
 # Ops a fused group absorbs after its anchor (fused_groups.FOLLOW in ONNX terms).
@@ -75,7 +79,7 @@ class Graph:
         value = self.constants[tensor]
         return value.reshape(-1)[0].item() if value.size == 1 else None
 
-    def quantized_input(self, node, index: int) -> bool:
+    def quantized_input(self, node: onnx.NodeProto, index: int) -> bool:
         producer = self.producer.get(node.input[index]) if len(node.input) > index else None
         return producer is not None and producer.op_type == "DequantizeLinear"
 
@@ -94,7 +98,7 @@ def layers(model: onnx.ModelProto) -> dict[str, list[OnnxLayer]]:
     return found
 
 
-def _layer(g: Graph, anchor, module: str) -> OnnxLayer | None:
+def _layer(g: Graph, anchor: onnx.NodeProto, module: str) -> OnnxLayer | None:
     # Input: back through the DequantizeLinear / QuantizeLinear pair to what the quantization reads.
     nodes: list[str] = []
     entry = anchor.input[0]
@@ -122,7 +126,7 @@ def _layer(g: Graph, anchor, module: str) -> OnnxLayer | None:
     return OnnxLayer(module, anchor.name, entry, q.output[0], True, float(scale), int(zero or 0), input_scale, nodes)
 
 
-def dequantize(layer: OnnxLayer, value):
+def dequantize(layer: OnnxLayer, value: np.ndarray) -> torch.Tensor:
     """The tapped value as float (torch): dequantized with the layer's output scale and zero point."""
     import torch
 
@@ -154,11 +158,13 @@ class Taps:
         self.session = sessions.session(with_outputs(model, [layer.output for layer in wanted]))
         self.order = [o.name for o in self.session.get_outputs()]
 
-    def run(self, x) -> tuple[Any, dict]:
+    def run(self, x: Inputs | np.ndarray) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """(the model's first output, {layer output tensor: value}) on one batch, as float torch tensors."""
         import torch
 
-        values = dict(zip(self.order, self.session.run(None, sessions.feed(self.session, x))))
+        # tensors: the models run here output no sequences or maps (sessions.run_fn)
+        outputs = cast("list[np.ndarray]", self.session.run(None, sessions.feed(self.session, x)))
+        values = dict(zip(self.order, outputs))
         taps = {layer.output: dequantize(layer, values[layer.output]) for layer in self.wanted}
         return torch.from_numpy(values[self.order[0]]).float(), taps
 
@@ -170,7 +176,7 @@ class LocalRun:
         self.model = model
         self._sessions: dict[str, Any] = {}
 
-    def __call__(self, layer: OnnxLayer, value) -> Any:
+    def __call__(self, layer: OnnxLayer, value: torch.Tensor) -> torch.Tensor:
         """The layer's output (float torch) when its entry tensor takes `value` (a float torch tensor)."""
         import numpy as np
         import torch

@@ -24,11 +24,18 @@ Layers the config keeps float (their weights are not dequantized int8) are left 
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from qat_kernel import atomic
+
+if TYPE_CHECKING:
+    import onnx
+
+    from qat_kernel.pipeline.model_io import Inputs
 
 COMPUTE = {"Conv", "ConvTranspose"}
 MATMUL = {"Gemm", "MatMul"}
@@ -38,7 +45,7 @@ LAYOUT = {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze"}
 CLAMPS = {"Relu", "Clip"}
 
 
-def _attr(node, name, default=None):
+def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     for a in node.attribute:
         if a.name == name:
             from onnx import helper
@@ -48,7 +55,7 @@ def _attr(node, name, default=None):
 
 
 class _Graph:
-    def __init__(self, model):
+    def __init__(self, model: onnx.ModelProto):
         from onnx import numpy_helper
 
         self.g = model.graph
@@ -58,20 +65,20 @@ class _Graph:
             if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
                 self.inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
         self.producer = {o: n for n in self.nodes for o in n.output}
-        self.consumers: dict = {}
+        self.consumers: dict[str, list[onnx.NodeProto]] = {}
         for n in self.nodes:
             for i in n.input:
                 self.consumers.setdefault(i, []).append(n)
         self.outputs = {o.name for o in self.g.output}
 
-    def op(self, tensor):
+    def op(self, tensor: str) -> str | None:
         p = self.producer.get(tensor)
         return p.op_type if p is not None else None
 
-    def is_dq(self, tensor) -> bool:
+    def is_dq(self, tensor: str) -> bool:
         return self.op(tensor) == "DequantizeLinear"
 
-    def dq_params(self, tensor):
+    def dq_params(self, tensor: str) -> tuple[float, np.ndarray] | None:
         """(scale, zero point) of the per-tensor DequantizeLinear producing `tensor`, else None."""
         p = self.producer.get(tensor)
         if p is None or p.op_type != "DequantizeLinear" or p.input[1] not in self.inits:
@@ -82,7 +89,7 @@ class _Graph:
             return None
         return float(s.reshape(())), zp.reshape(())
 
-    def quantized_after(self, tensor) -> bool:
+    def quantized_after(self, tensor: str) -> bool:
         """A QuantizeLinear consumes it, directly or through a single Relu/Clip."""
         for c in self.consumers.get(tensor, []):
             if c.op_type == "QuantizeLinear":
@@ -96,9 +103,9 @@ class _Graph:
         return False
 
 
-def _activation_dtype(graph: _Graph):
+def _activation_dtype(graph: _Graph) -> np.dtype[Any]:
     """The element type most of the export's activation QuantizeLinear nodes use (uint8 by default)."""
-    counts: dict = {}
+    counts: dict[np.dtype[Any], int] = {}
     for n in graph.nodes:
         if n.op_type == "QuantizeLinear" and len(n.input) > 2 and n.input[2] in graph.inits:
             dt = graph.inits[n.input[2]].dtype
@@ -106,30 +113,40 @@ def _activation_dtype(graph: _Graph):
     return max(counts, key=lambda dt: counts[dt]) if counts else np.dtype(np.uint8)
 
 
-def plan(model) -> list[dict]:
+def plan(model: onnx.ModelProto) -> list[dict[str, Any]]:
     """What to change, in graph order: {"kind": "activation"|"bias"|"op", "tensor", "node" (the op it
     serves), "opType", "why", and for activations "source": "neighbour" (with scale, zeroPoint, dtype
     and the neighbouring DequantizeLinear) or "calibration" (scale set later from the measured range)}."""
     graph = _Graph(model)
     ranks = _ranks(model)
-    todo: list = []
-    will_dq: set = set()  # float tensors that get a Q/DQ pair
+    todo: list[dict[str, Any]] = []
+    will_dq: set[str] = set()  # float tensors that get a Q/DQ pair
 
-    def dq_like(t):
+    def dq_like(t: str) -> bool:
         return graph.is_dq(t) or t in will_dq
 
-    def add_activation(tensor, node, why, params=None):
+    def add_activation(
+        tensor: str, node: onnx.NodeProto, why: str, params: tuple[float, np.ndarray] | None = None
+    ) -> None:
         if tensor in will_dq or tensor in graph.outputs:
             return
         will_dq.add(tensor)
-        item = {"kind": "activation", "tensor": tensor, "node": node.name, "opType": node.op_type, "why": why}
+        item: dict[str, Any] = {
+            "kind": "activation",
+            "tensor": tensor,
+            "node": node.name,
+            "opType": node.op_type,
+            "why": why,
+        }
         if params is not None:
+            neighbour = _dq_source(graph, tensor)
+            assert neighbour is not None  # params are its DequantizeLinear's
             item.update(
                 source="neighbour",
                 scale=params[0],
                 zeroPoint=int(params[1]),
                 dtype=str(params[1].dtype),
-                neighbour=graph.producer[_dq_source(graph, tensor)].name,
+                neighbour=graph.producer[neighbour].name,
             )
         else:
             item["source"] = "calibration"
@@ -207,7 +224,7 @@ def plan(model) -> list[dict]:
     return todo
 
 
-def _ranks(model) -> dict:
+def _ranks(model: onnx.ModelProto) -> dict[str, int]:
     import onnx
 
     try:
@@ -222,7 +239,7 @@ def _ranks(model) -> dict:
     return ranks
 
 
-def _global_mean(graph: _Graph, node, ranks: dict) -> bool:
+def _global_mean(graph: _Graph, node: onnx.NodeProto, ranks: dict[str, int]) -> bool:
     """ReduceMean with keepdims over all axes after N and C, i.e. GlobalAveragePool."""
     rank = ranks.get(node.input[0])
     if rank is None or rank < 3 or _attr(node, "keepdims", 1) != 1:
@@ -237,7 +254,7 @@ def _global_mean(graph: _Graph, node, ranks: dict) -> bool:
     return sorted(a % rank for a in axes) == list(range(2, rank))
 
 
-def _dq_source(graph: _Graph, tensor):
+def _dq_source(graph: _Graph, tensor: str | None) -> str | None:
     """The DequantizeLinear output reached from `tensor` back through layout ops, else None."""
     seen = 0
     while tensor is not None and seen < 16:
@@ -252,7 +269,7 @@ def _dq_source(graph: _Graph, tensor):
     return None
 
 
-def _params_from_range(lo: float, hi: float, dtype) -> tuple[float, np.ndarray]:
+def _params_from_range(lo: float, hi: float, dtype: np.dtype[Any]) -> tuple[float, np.ndarray]:
     info = np.iinfo(dtype)
     lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
     scale = (hi - lo) / (info.max - info.min)
@@ -262,7 +279,9 @@ def _params_from_range(lo: float, hi: float, dtype) -> tuple[float, np.ndarray]:
     return float(np.float32(scale)), np.array(zp, dtype=dtype)
 
 
-def calibrate(model, tensors: list[str], batches: list) -> dict:
+def calibrate(
+    model: onnx.ModelProto, tensors: list[str], batches: Sequence[Inputs | np.ndarray]
+) -> dict[str, tuple[float, float]]:
     """{tensor: (min, max)} of the given float tensors over `batches` (float32 arrays), running the
     model unoptimised in ONNX Runtime with those tensors as extra outputs."""
     import onnx
@@ -288,7 +307,7 @@ def calibrate(model, tensors: list[str], batches: list) -> dict:
     return {t: (lo, hi) for t, (lo, hi) in ranges.items()}
 
 
-def apply(model, todo: list[dict]):
+def apply(model: onnx.ModelProto, todo: list[dict[str, Any]]) -> onnx.ModelProto:
     """A copy of `model` with the planned Q/DQ pairs and int32 biases (every activation item must
     carry scale/zeroPoint/dtype by now)."""
     import onnx
@@ -300,16 +319,16 @@ def apply(model, todo: list[dict]):
     g = out.graph
     taken = {n.name for n in graph.nodes} | set(graph.producer) | set(graph.inits)
 
-    def fresh(base):
+    def fresh(base: str) -> str:
         name, i = base, 1
         while name in taken:
             name, i = f"{base}_{i}", i + 1
         taken.add(name)
         return name
 
-    after: dict = {}  # tensor -> nodes to emit after its producer
-    before: dict = {}  # node name -> nodes to emit before it
-    rename: dict = {}  # tensor -> its dequantized replacement
+    after: dict[str, list[onnx.NodeProto]] = {}  # tensor -> nodes to emit after its producer
+    before: dict[str, list[onnx.NodeProto]] = {}  # node name -> nodes to emit before it
+    rename: dict[str, str] = {}  # tensor -> its dequantized replacement
     new_inits = []
     planned = {i["tensor"]: i["scale"] for i in todo if i["kind"] == "activation"}
     for item in todo:
@@ -372,13 +391,15 @@ def apply(model, todo: list[dict]):
     return out
 
 
-def _scale_of(graph: _Graph, tensor) -> float:
+def _scale_of(graph: _Graph, tensor: str) -> float:
     src = _dq_source(graph, tensor) or tensor
     p = graph.producer[src]
     return float(graph.inits[p.input[1]].reshape(-1)[0])
 
 
-def replace(src, dst, calibration: list | None = None) -> dict:
+def replace(
+    src: str | Path, dst: str | Path, calibration: Sequence[Inputs | np.ndarray] | None = None
+) -> dict[str, Any]:
     """Write the re-placed model of `src` to `dst` atomically; returns {"onnx", "inserted": [...],
     "calibrationSamples", "activationDtype"}."""
     import onnx

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qat_kernel.pipeline.config import Config
 
 OUT_NAME = "ort-cpu"  # build/ort's folder under <config folder>/out/
 REPORT = "build-report.json"
@@ -18,5 +22,5 @@ LABELS = {
 }
 
 
-def out_dir_for(cfg) -> Path:
+def out_dir_for(cfg: Config) -> Path:
     return cfg.out(OUT_NAME)

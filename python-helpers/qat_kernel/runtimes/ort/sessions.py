@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any, cast
 from qat_kernel.runtimes import cpu
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
+    import onnxruntime as ort
+
+    from qat_kernel.pipeline.model_io import Inputs
 
 log = logging.getLogger("qat_kernel")
 
@@ -28,7 +33,9 @@ LEVELS = {
 PRECISION_OPTION = ("session.x64quantprecision", "1")
 
 
-def options(level: str = "all", threads: int | None = None, optimized_path=None, precision: bool = False):
+def options(
+    level: str = "all", threads: int | None = None, optimized_path: str | Path | None = None, precision: bool = False
+) -> ort.SessionOptions:
     """SessionOptions: graph optimization `level` (a LEVELS key), intra-op `threads`, where ORT writes the
     graph it optimised (`optimized_path`), and the u8u8 conversion of saturating products (`precision`)."""
     import onnxruntime as ort
@@ -45,11 +52,13 @@ def options(level: str = "all", threads: int | None = None, optimized_path=None,
     return opts
 
 
-def session(model, level: str = "all", threads: int | None = None, optimized_path=None):
+def session(
+    model: str | Path | bytes, level: str = "all", threads: int | None = None, optimized_path: str | Path | None = None
+) -> ort.InferenceSession:
     """An InferenceSession on the CPU EP of `model` (a path or the serialized model bytes)."""
     import onnxruntime as ort
 
-    def make(source, precision: bool):
+    def make(source: str | bytes, precision: bool) -> ort.InferenceSession:
         opts = options(level, threads, optimized_path, precision)
         return ort.InferenceSession(source, opts, providers=["CPUExecutionProvider"])
 
@@ -66,7 +75,7 @@ def session(model, level: str = "all", threads: int | None = None, optimized_pat
         return make(plain, False)
 
 
-def feed(sess, inputs) -> dict:
+def feed(sess: ort.InferenceSession, inputs: Inputs | np.ndarray) -> dict[str, Any]:
     """The session's feed for `inputs`: the model's Inputs (matched by name, pipeline.model_io) or one array."""
     from qat_kernel.pipeline.model_io import as_inputs
 
@@ -74,19 +83,24 @@ def feed(sess, inputs) -> dict:
     return as_inputs(inputs, names).feed(names)
 
 
-def run_fn(sess) -> Callable[[Any], np.ndarray]:
+def run_fn(sess: ort.InferenceSession) -> Callable[[Any], np.ndarray]:
     """A session as a function: the model's inputs (Inputs or one array) -> its first output (a tensor: the
     models run here output tensors, not the sequences or maps ORT's types allow for)."""
     return lambda a: cast("np.ndarray", sess.run(None, feed(sess, a))[0])
 
 
-def run_ort(onnx_path_or_session, inputs):
+def run_ort(onnx_path_or_session: str | Path | bytes | ort.InferenceSession, inputs: Inputs | np.ndarray) -> np.ndarray:
     """A model file (or an open session) run on `inputs` (Inputs or one array): its first output."""
-    sess = onnx_path_or_session if hasattr(onnx_path_or_session, "run") else session(onnx_path_or_session)
+    import onnxruntime as ort
+
+    if isinstance(onnx_path_or_session, ort.InferenceSession):
+        sess = onnx_path_or_session
+    else:
+        sess = session(onnx_path_or_session)
     return run_fn(sess)(inputs)
 
 
-def _for_precision(model):
+def _for_precision(model: str | Path | bytes) -> str | bytes | None:
     """The model as ORT 1.32's u8u8 conversion can take it, or None where it cannot. The conversion
     rewrites each DequantizeLinear's zero point in place and fails on a zero-point initializer shared by
     several of them (the ONNX exporter shares equal constants): each gets its own copy. It breaks a
