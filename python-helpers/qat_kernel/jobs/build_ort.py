@@ -217,6 +217,7 @@ def build(
         if want_qs or want_bench:
             fp32 = strip_qdq(qdq, stage / "fp32.onnx")
         if want_qs:
+            assert fp32 is not None
             ctx.progress("quantize", f"quantize_static on the FP32 twin, {CALIBRATION_SAMPLES} calibration samples")
             qs = as_executed.quantize_static_twin(fp32, stage / "model.qs.onnx", calibration)
             ctx.check_cancelled()
