@@ -278,6 +278,31 @@ def test_xnnpack_style_quantizer_standalone_add(tmp_path):
     _check(built, _compile(built, "gcc", "runner-x86"), "x86_64")
 
 
+@pytest.mark.filterwarnings("ignore:XNNPACKQuantizer is deprecated")
+def test_weights_quantized_per_tensor(tmp_path):
+    """Weights quantized per tensor (convert_pt2e stores them as int8 attributes behind a dequantize_per_tensor):
+    the runner reads them as one scale for every channel and matches PyTorch INT8."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    from qat_kernel.pipeline import pt2e_flow
+
+    def int8(model):
+        x = digits_32()
+        model = with_bn_statistics(model, x)
+        quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=False))
+        prepared = prepare_pt2e(pt2e_flow.export(model.eval(), x[:2]), quantizer)
+        with torch.no_grad():
+            prepared(x[:64])
+        return convert_pt2e(prepared), x
+
+    built = Built(Branches, tmp_path, int8)
+    weighted = [la for la in built.layers if la.weight is not None]
+    assert weighted and all(la.weight.dtype == np.int8 for la in weighted)
+    assert all(len(set(la.weight_scale.tolist())) == 1 for la in weighted)  # one scale, every channel
+    _check(built, _compile(built, "gcc", "runner-x86"), "x86_64")
+
+
 def test_arena_shares_space_between_tensors_that_are_not_live_together(resnet):
     from qat_kernel.runtimes.c import cgen
 

@@ -320,6 +320,22 @@ def _qparams(node: Node) -> QParams:
     return QParams(float(scale), int(zp), int(qmin), int(qmax), str(dtype).replace("torch.", ""))
 
 
+def _weight_dequantize(n: Node) -> bool:
+    """A dequantize_per_tensor of a constant (a weight quantized per tensor, which convert_pt2e stores as an
+    int8 attribute): read by its conv/linear as its weight, not a tensor the runner computes."""
+    if not op_name(n).startswith("dequantize_per_tensor") or not n.args:
+        return False
+    src = _args(n)[0]
+    return hasattr(src, "op") and src.op == "get_attr"
+
+
+def _scalar(gm: torch.fx.GraphModule, value: Any) -> float:
+    """A quantization parameter given as a number or as a one-element attribute."""
+    if hasattr(value, "op") and value.op == "get_attr":
+        return float(attr(gm, str(value.target)).reshape(-1)[0])
+    return float(value)
+
+
 def _pair(v: int | list[int] | tuple[int, ...], n: int = 2) -> Shape:
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return tuple(int(x) for x in (v * n if len(v) == 1 else v))
@@ -487,7 +503,7 @@ class _Lower:
                 self.refuse(n, e.reason)
             return
         name = op_name(n)
-        if name.startswith(SKIP) or (n not in self.shapes and name not in SPLITS + TUPLES):
+        if name.startswith(SKIP) or _weight_dequantize(n) or (n not in self.shapes and name not in SPLITS + TUPLES):
             return  # weights (read by their conv/linear), sizes and asserts: no tensor to compute
         inplace = name.endswith("_") and not name.startswith("_") and name[:-1] in INPLACE
         try:
@@ -612,9 +628,19 @@ class _Lower:
     # --- conv, linear, matmul ---------------------------------------------------------------------
 
     def weight(self, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(int8 weights, scales, zero points) of a per-channel quantized weight, or None for a float one."""
+        """(int8 weights, scales, zero points) of a quantized weight, one scale per output channel (a weight
+        quantized per tensor gets its one scale for every channel), or None for a float one."""
         if hasattr(n, "op") and n.op == "get_attr":
             return None
+        if _weight_dequantize(n):
+            q = attr(self.gm, _args(n)[0].target).detach().cpu().numpy().astype(np.int8)
+            channels = q.shape[0]
+            scale, zero_point = (_scalar(self.gm, v) for v in _args(n)[1:3])
+            return (
+                q,
+                np.full(channels, scale, np.float32),
+                np.full(channels, round(zero_point), np.int32),
+            )
         if not hasattr(n, "op") or not op_name(n).startswith("dequantize_per_channel"):
             raise _Refuse("has a computed weight")
         q, s, zp, axis = n.args[:4]
@@ -632,6 +658,11 @@ class _Lower:
 
         if n.op == "get_attr":
             return attr(self.gm, n.target).detach().float().cpu().numpy().astype(np.float32)
+        if _weight_dequantize(n):
+            quantized = self.weight(n)
+            assert quantized is not None
+            q, scale, zero_point = quantized
+            return ((q.astype(np.float32) - zero_point[0]) * scale[0]).astype(np.float32)
         q, s, zp, axis, qmin, qmax, dtype = n.args[:7]
         w = torch.ops.quantized_decomposed.dequantize_per_channel(
             attr(self.gm, q.target), attr(self.gm, s.target), attr(self.gm, zp.target), axis, qmin, qmax, dtype
