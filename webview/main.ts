@@ -295,7 +295,13 @@ async function draw(
         shownLayer && msg.drift ? layerDrift(msg.drift, shownLayer.module) : undefined,
       );
       const lane = lanes?.laneOf(node);
-      if (lane && msg.stages) $('props').append(stageProperties(msg.stages, lane.layer));
+      // The stage figures right under what the node is: what this view is about.
+      if (lane && msg.stages) {
+        const figures = stageProperties(msg.stages, lane.layer);
+        const identity = $('props').querySelector('dl');
+        if (identity) identity.after(figures);
+        else $('props').append(figures);
+      }
       sourceButton(node, graph, msg.baseDir);
       groupButtons(node.scopes ?? []);
       if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });

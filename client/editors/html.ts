@@ -171,6 +171,7 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 #layers table.stage-table tbody tr:hover { background: var(--vscode-list-hoverBackground, #eee); }
 #layers table.stage-table .first-mark { color: var(--vscode-charts-red, #e51400); }
 #layers table.stage-table a.source { color: var(--vscode-textLink-foreground); }
+#props .stage-props dd { word-break: normal; font-family: inherit; }
 #props .stage-props dd[data-level="diverges"] { color: var(--vscode-errorForeground); }
 #props .stage-props .cause { margin: 4px 0 8px; }
 `;

@@ -112,7 +112,7 @@ export function htmlReport(
 <style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;font-size:13px}
 td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #ddd}tr.bad td{color:#c00}.graph{overflow:auto;max-height:80vh;border:1px solid #ddd}
 .bad{color:#c00}th.pair{text-align:center;border-bottom:2px solid #999}colgroup[data-pair]{border-left:1px solid #ccc}
-.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}</style>
+.stage-table td{white-space:nowrap}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}</style>
 </head><body>
 <h1>${esc(title)}</h1>
 ${
