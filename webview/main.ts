@@ -323,9 +323,17 @@ async function draw(
   mini.onPan = result.centreOn;
   fit = result.fit;
   view = { graph, layout, select: result.select, ...(lanes ? { lanes } : {}) };
-  // A new stage view opens on the earliest layer where two stages that should agree part.
+  // A new stage view opens on the earliest layer where two stages that should agree part: its node selected, or
+  // the collapsed group that holds it (selected as for another view, so it stays closed until clicked).
   const opening = !before && lanes?.first && lanes.nodeOf(lanes.first.index);
-  if (opening) result.select(opening);
+  if (opening) {
+    following = true;
+    try {
+      result.select(opening);
+    } finally {
+      following = false;
+    }
+  }
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   const groups = graph.nodes.filter((n) => n.kind === 'group').length;
   requestAnimationFrame(() => {

@@ -126,7 +126,7 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
   #summary { flex-basis: 100%; }
   #layers { --qat-table-max: max(calc(42vh - 80px), 128px); }
 }
-#layers { border-top: 1px solid var(--vscode-panel-border); padding: 0 6px 4px; min-height: 0;
+#layers { border-top: 1px solid var(--vscode-panel-border); padding: 0 6px 4px; min-height: 0; min-width: 0;
   --qat-table-max: max(calc(38vh - 80px), 128px); }
 #layers vscode-tab-panel { padding: 4px 0 0; }
 #layers .chart { max-height: max(calc(38vh - 40px), 168px); overflow: auto; }
@@ -171,7 +171,8 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 #layers table.stage-table tbody tr:hover { background: var(--vscode-list-hoverBackground, #eee); }
 #layers table.stage-table .first-mark { color: var(--vscode-charts-red, #e51400); }
 #layers table.stage-table a.source { color: var(--vscode-textLink-foreground); }
-#props .stage-props dd { word-break: normal; font-family: inherit; }
+#props .stage-props dl { grid-template-columns: 1fr; }
+#props .stage-props dd { word-break: normal; font-family: inherit; margin-left: 10px; }
 #props .stage-props dd[data-level="diverges"] { color: var(--vscode-errorForeground); }
 #props .stage-props .cause { margin: 4px 0 8px; }
 `;

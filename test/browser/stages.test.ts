@@ -48,8 +48,8 @@ function results(): StageResults {
 const stages = results();
 const STAGE_IDS = stages.stages.map((s) => s.id);
 
-async function openStages(renderer?: 'canvas') {
-  const opened = await openWebview(harness.browser, harness.server.origin, { width: 1300, height: 1000 });
+async function openStages(renderer?: 'canvas', viewport = { width: 1300, height: 1000 }) {
+  const opened = await openWebview(harness.browser, harness.server.origin, viewport);
   await postToWebview(opened.page, {
     type: 'showGraph',
     title: 'Stages: digits.qat.yaml',
@@ -137,7 +137,7 @@ test('each layer node carries a lane of one badge per stage; the first divergenc
   // The legend names the lane's stages in order; the summary the first divergence.
   assert.match(
     (await page.locator('#legend').textContent()) ?? '',
-    /FP32 · fake-quant · PyTorch INT8 · ONNX Runtime · C runner · TVM/,
+    /Lane: FP32 · fake-quant · PyTorch INT8 · ONNX Runtime · C runner · TVM/,
   );
   assert.match(
     (await page.locator('#summary').textContent()) ?? '',
@@ -295,6 +295,28 @@ test('on canvas the lanes and the first divergence are drawn from the scene', as
   assert.deepEqual(ortConv2.slice(0, 3), [229, 20, 0], 'ONNX Runtime badge of conv2 not red');
   assert.deepEqual(cConv2.slice(0, 3), [56, 138, 52], 'C runner badge of conv2 not green');
   assert.deepEqual(ortConv1.slice(0, 3), [56, 138, 52], 'ONNX Runtime badge of conv1 not green');
+  assert.deepEqual(violations, []);
+  await page.close();
+});
+
+test('at 600 px the stage view fits the column: the wide table scrolls inside, the report button stays in view', async () => {
+  const { page, violations } = await openStages(undefined, { width: 600, height: 800 });
+  const sizes = await page.evaluate(() => {
+    const wrap = document.querySelector('#layers .stage-table-wrap')!;
+    return {
+      scroll: document.documentElement.scrollWidth,
+      client: document.documentElement.clientWidth,
+      layers: document.getElementById('layers')!.getBoundingClientRect().right,
+      wrap: wrap.clientWidth,
+      table: wrap.scrollWidth,
+    };
+  });
+  assert.ok(sizes.scroll <= sizes.client, `page scrolls sideways: ${sizes.scroll} > ${sizes.client}`);
+  assert.ok(sizes.layers <= 600, `the results are wider than the view: ${sizes.layers}`);
+  assert.ok(sizes.table > sizes.wrap, 'the table should be wider than 600 px and scroll in its box');
+  const button = (await page.locator('#open-stage-report').boundingBox())!;
+  assert.ok(button.x >= 0 && button.x + button.width <= 600, `report button off screen at ${button.x}`);
+  await page.screenshot({ path: path.join(artifactsDir, 'stages-600px.png') });
   assert.deepEqual(violations, []);
   await page.close();
 });

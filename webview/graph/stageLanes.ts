@@ -13,17 +13,31 @@ export type Level = (typeof LEVELS)[number];
 /** The levels an error has, best first. */
 export type ErrorLevel = 'agrees' | 'slight' | 'diverges';
 
-/** Each level's colour (CSS, theme variables, so the worker can name it) and what it means (legend, tooltips). */
-export const LEVEL_LOOK: Record<Level, { colour: string; text: string }> = {
-  agrees: { colour: 'var(--vscode-charts-green, #388a34)', text: 'agrees to rounding' },
+/** Each level's colour (CSS, theme variables, so the worker can name it), what it means (tooltips) and its
+ * legend entry. */
+export const LEVEL_LOOK: Record<Level, { colour: string; text: string; short: string }> = {
+  agrees: { colour: 'var(--vscode-charts-green, #388a34)', text: 'agrees to rounding', short: 'agrees' },
   slight: {
     colour: 'var(--vscode-charts-yellow, #bf8803)',
     text: 'diverges by a few steps (up to twice rounding) or a few dB',
+    short: 'a few steps off',
   },
-  diverges: { colour: 'var(--vscode-charts-red, #e51400)', text: 'diverges' },
-  reference: { colour: 'var(--vscode-charts-blue, #1a85ff)', text: 'no stage before it that should agree' },
-  absent: { colour: 'var(--vscode-disabledForeground, #8b8b8b)', text: 'not measured: no such layer there' },
-  fused: { colour: 'var(--vscode-descriptionForeground, #717171)', text: 'fused away by the runtime' },
+  diverges: { colour: 'var(--vscode-charts-red, #e51400)', text: 'diverges', short: 'diverges' },
+  reference: {
+    colour: 'var(--vscode-charts-blue, #1a85ff)',
+    text: 'no stage before it that should agree',
+    short: 'reference',
+  },
+  absent: {
+    colour: 'var(--vscode-disabledForeground, #8b8b8b)',
+    text: 'not measured: no such layer there',
+    short: 'not measured',
+  },
+  fused: {
+    colour: 'var(--vscode-descriptionForeground, #717171)',
+    text: 'fused away by the runtime',
+    short: 'fused by the runtime',
+  },
 };
 
 /** The stages that run the PyTorch model, where every node of a layer is computed as it is drawn. Any other

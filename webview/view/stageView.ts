@@ -12,21 +12,18 @@ const make = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<strin
 
 /** The legend: the lane's stages left to right, each level's swatch, the divergence mark. */
 export function stageLegend(host: HTMLElement, results: StageResults): void {
-  const order = make(
-    'span',
-    { class: 'lane-order' },
-    `Lane, left to right: ${results.stages.map((s) => s.label).join(' · ')}`,
-  );
+  const order = make('span', { class: 'lane-order' }, `Lane: ${results.stages.map((s) => s.label).join(' · ')}`);
+  order.title = 'One badge per stage under each node of a quantized layer, left to right';
   const items = LEVELS.map((level) => {
-    const span = make('span', { 'data-level': level });
+    const span = make('span', { 'data-level': level, title: LEVEL_LOOK[level].text });
     const sw = make('span', { class: `swatch${level === 'fused' ? ' fused' : ''}` });
     if (level !== 'fused') sw.style.background = LEVEL_LOOK[level].colour;
-    span.append(sw, LEVEL_LOOK[level].text);
+    span.append(sw, LEVEL_LOOK[level].short);
     return span;
   });
-  const mark = make('span', { 'data-level': 'first' });
+  const mark = make('span', { 'data-level': 'first', title: 'where a pair of stages that should agree first parts' });
   const dot = make('span', { class: 'swatch first' });
-  mark.append(dot, 'first divergence of a pair that should agree');
+  mark.append(dot, 'first divergence');
   host.replaceChildren(order, ...items, mark);
 }
 
