@@ -1,7 +1,7 @@
 // Messages between the extension host and the graph webview: one union per direction, and the data they carry.
 // A contract imports nothing of client/, server/ or webview/ (eslint.config.mjs); the page and its layout worker
 // talk in webview/worker/messages.ts.
-import type { LayerHistograms, LayerResult, ObserverDrift } from './kernel';
+import type { LayerHistograms, LayerResult, ObserverDrift, StageDivergence, StageLayer } from './kernel';
 
 /** Summary of a tensor's values: what the properties panel shows for weights. The host makes one for each tensor
  * it keeps (client/editors/slimOnnx.ts), the webview one for a small constant whose values it has. */
@@ -49,6 +49,36 @@ export interface ModelAccuracy {
   int8?: number;
 }
 
+/** One stage Find Where INT8 Diverges compared, by the kernel's id (fp32, fakeQuant, int8, ort, c, ...: read
+ * from the result, never a fixed list) and label. */
+export interface StageInfo {
+  id: string;
+  label: string;
+}
+
+/** What Find Where INT8 Diverges (compare/stages) shows over the QDQ ONNX graph it ran: per quantized layer, each
+ * stage pair's local and propagated error, and where each pair that should agree first parts. */
+export interface StageResults {
+  /** The stages compared, in pipeline order. */
+  stages: StageInfo[];
+  /** Pair keys compared ("int8:ort": earlier stage, then later). */
+  pairs: string[];
+  /** The pairs expected to compute the same numbers, searched for their first divergent layer. */
+  bisected: string[];
+  /** In graph order, each with its ONNX nodes (`onnx.nodes`, `onnx.output`) and its pairs. */
+  layers: StageLayer[];
+  /** Bisected pair key -> its first divergent layer and likely cause; absent where every layer agrees. */
+  divergence: Record<string, StageDivergence>;
+  /** Top-1 per stage id (null where the stage could not run) on `samples` validation samples. */
+  accuracy: { samples: number; [stage: string]: number | null | undefined };
+  /** Stage id -> why it could not run here. */
+  missing?: Record<string, string>;
+  /** More output quantization steps than this between two stages that should agree is a divergence. */
+  roundingSteps: number;
+  /** A float output (no quantization steps) diverges below this SQNR. */
+  floatSqnrDb: number;
+}
+
 export type ToWebview =
   | {
       type: 'showGraph';
@@ -73,6 +103,9 @@ export type ToWebview =
       threshold: number;
       /** The model's accuracy at each stage the run measured (Compare Layers: FP32 and INT8). */
       accuracy?: ModelAccuracy;
+      /** Find Where INT8 Diverges: each stage's error per quantized node (stage lanes), the stage table and the
+       * bisect verdicts, in place of the per-layer cosine (`layers` is empty then). */
+      stages?: StageResults;
       /** The QAT config the layers came from: node context-menu commands (keep FP16, reveal) act on it. */
       config?: string;
       /** auto: the layered layout, drawn as SVG up to SVG_LIMIT nodes and on canvas beyond; svg: dagre + SVG. */
@@ -112,6 +145,8 @@ export type FromWebview =
   | { type: 'error'; message: string }
   /** Open a layer's definition in the editor. */
   | { type: 'revealSource'; file: string; line: number }
+  /** Open the Markdown report of the stages shown (the host knows which file). */
+  | { type: 'openStageReport' }
   /** Save an export; `data` is text for svg/html and base64 for png. */
   | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string }
   /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in. */

@@ -27,6 +27,9 @@ import { layoutInWorker } from './worker/client';
 import { renderLayerTable } from './view/layerTable';
 import { boxesOf, type BaseLayout } from './graph/layoutReuse';
 import type { Layout } from './graph/layout';
+import { stageLanes, type StageLanes } from './graph/stageLanes';
+import { renderStageTable, stageProperties } from './view/stageTable';
+import { stageLegend, stageSummary } from './view/stageView';
 
 /** What the webview keeps across reloads (VS Code's webview state): view choices, not the model. */
 interface ViewState {
@@ -122,7 +125,7 @@ let modelKey = '';
 let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
-let view: { graph: Graph; layout: Layout; select: (id: string) => void } | undefined;
+let view: { graph: Graph; layout: Layout; select: (id: string) => void; lanes?: StageLanes } | undefined;
 /** Layouts of the model shown, by view options (viewKey): the extension host's from earlier opens of the same
  * content, and the ones made since. */
 let layouts = new Map<string, Boxes>();
@@ -202,7 +205,12 @@ async function draw(
       expanded: expanded === undefined ? undefined : expanded && [...expanded],
       ...(reuse ? { reuse } : {}),
       ...(opened ? { opened } : {}),
-      colouring: { layers: msg.layers, threshold: msg.threshold, ...(msg.executed ? { executed: msg.executed } : {}) },
+      colouring: {
+        layers: msg.layers,
+        threshold: msg.threshold,
+        ...(msg.executed ? { executed: msg.executed } : {}),
+        ...(msg.stages ? { stages: msg.stages } : {}),
+      },
     },
     msg.title,
     (s, total) => {
@@ -237,6 +245,8 @@ async function draw(
       executedCounts,
     );
   const shown = [...msg.layers, ...groupMetrics(graph, msg.layers)];
+  // Find Where INT8 Diverges: the stage results colour the nodes and give them their lanes (one lookup a node).
+  const lanes = msg.stages ? stageLanes(msg.stages, graph) : undefined;
   const byModule = new Map(shown.map((l) => [l.module, l]));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   $('props').hidden = true;
@@ -247,7 +257,7 @@ async function draw(
     layout,
     (id) => {
       const n = byId.get(id)!;
-      return colour(nodeFill(n, layerShown(n, byModule), msg.threshold));
+      return colour(lanes?.fillOf(n) ?? nodeFill(n, layerShown(n, byModule), msg.threshold));
     },
     $('canvas').getBoundingClientRect(),
   );
@@ -284,6 +294,14 @@ async function draw(
         shownLayer && msg.histograms?.find((h) => h.module === shownLayer.module),
         shownLayer && msg.drift ? layerDrift(msg.drift, shownLayer.module) : undefined,
       );
+      const lane = lanes?.laneOf(node);
+      // The stage figures right under what the node is: what this view is about.
+      if (lane && msg.stages) {
+        const figures = stageProperties(msg.stages, lane.layer);
+        const identity = $('props').querySelector('dl');
+        if (identity) identity.after(figures);
+        else $('props').append(figures);
+      }
       sourceButton(node, graph, msg.baseDir);
       groupButtons(node.scopes ?? []);
       if (!following) vscode.postMessage({ type: 'selected', ...selectedOf(node) });
@@ -294,6 +312,7 @@ async function draw(
       mini.show(v);
     },
     shapes: state.shapes ?? !big,
+    ...(lanes ? { lanes } : {}),
     ...(before ? { initial: keptView(before, layout, $('canvas').getBoundingClientRect().width) } : {}),
   };
   const result = big
@@ -303,7 +322,18 @@ async function draw(
   showShapes = result.showShapes;
   mini.onPan = result.centreOn;
   fit = result.fit;
-  view = { graph, layout, select: result.select };
+  view = { graph, layout, select: result.select, ...(lanes ? { lanes } : {}) };
+  // A new stage view opens on the earliest layer where two stages that should agree part: its node selected, or
+  // the collapsed group that holds it (selected as for another view, so it stays closed until clicked).
+  const opening = !before && lanes?.first && lanes.nodeOf(lanes.first.index);
+  if (opening) {
+    following = true;
+    try {
+      result.select(opening);
+    } finally {
+      following = false;
+    }
+  }
   $('canvas').dataset.layout = inWorker ? 'worker' : 'main-thread';
   const groups = graph.nodes.filter((n) => n.kind === 'group').length;
   requestAnimationFrame(() => {
@@ -379,6 +409,21 @@ function pageAround(
   qdq: number,
   executedCounts: Record<string, number> | undefined,
 ): void {
+  if (msg.stages) {
+    const results = msg.stages;
+    stageLegend($('legend'), results);
+    renderStageTable($('layers'), results, {
+      onSelect: (index) => {
+        const id = view?.lanes?.nodeOf(index);
+        if (id) view?.select(id);
+        const source = results.layers[index].source;
+        if (source) vscode.postMessage({ type: 'revealSource', file: source.file, line: source.line });
+      },
+      onOpenReport: () => vscode.postMessage({ type: 'openStageReport' }),
+    });
+    $('summary').textContent = stageSummary(results, total, groups, qdq);
+    return;
+  }
   legend(msg.threshold);
   layerTable(msg.layers, msg.threshold, msg.accuracy);
   const lowest = msg.layers.length ? msg.layers.reduce((a, b) => (a.cosine <= b.cosine ? a : b)) : undefined;
@@ -523,6 +568,7 @@ async function exportView(format: 'svg' | 'png' | 'html'): Promise<void> {
       svgText ? undefined : await pngBase64(canvas!),
       current.layers,
       current.threshold,
+      current.stages,
     );
   vscode.postMessage({
     type: 'export',

@@ -1,9 +1,14 @@
-// QAT: Find Where INT8 Diverges — runs compare/stages (FP32, fake-quant, PyTorch INT8 and ONNX Runtime compared
-// at every quantized layer), opens the kernel's Markdown report beside the config and says where the stages that
-// should agree first part, with a button to that layer's source line.
+// QAT: Find Where INT8 Diverges — runs compare/stages (FP32, fake-quant, PyTorch INT8, ONNX Runtime and the other
+// runtimes compared at every quantized layer), shows the results over the QDQ ONNX graph it ran (stage lanes on the
+// nodes, the stage table, the first divergence selected) and says where the stages that should agree first part,
+// with buttons to that layer's source line and to the kernel's Markdown report.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import * as vscode from 'vscode';
 import type { CompareStagesResult } from '../../protocol/kernel';
+import type { StageResults } from '../../protocol/webview';
 import type { Ctx } from '../ctx';
+import { GraphPanel } from '../editors/graphPanel';
 import { commandOptions, configFor } from './configPick';
 import { reportKernelError } from './errors';
 
@@ -30,6 +35,46 @@ export function divergenceMessage(result: CompareStagesResult): string {
       return `${label(a)} → ${label(b)} first diverges at ${d.module} (${d.op}, ${amount}): ${d.cause}`;
     })
     .join(' ');
+}
+
+/** What the graph view shows of a result (protocol/webview.ts StageResults). */
+export function stageResults(r: CompareStagesResult): StageResults {
+  const { stages, pairs, bisected, layers, divergence, accuracy, missing, roundingSteps, floatSqnrDb } = r;
+  return {
+    stages,
+    pairs,
+    bisected,
+    layers,
+    divergence,
+    accuracy,
+    ...(missing ? { missing } : {}),
+    roundingSteps,
+    floatSqnrDb,
+  };
+}
+
+/** The graph the kernel ran in ONNX Runtime, with the stage results over it, in a new graph view. */
+async function showStages(ctx: Ctx, config: vscode.Uri, result: CompareStagesResult): Promise<void> {
+  const title = `Stages: ${path.basename(config.fsPath)}`;
+  const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
+  const file = path.resolve(path.dirname(config.fsPath), result.onnx);
+  let onnx: Uint8Array;
+  try {
+    onnx = await readFile(file);
+  } catch (err) {
+    await panel.showError(`Cannot read the ONNX file the stages ran, ${file}: ${(err as Error).message}`);
+    return;
+  }
+  await panel.show({
+    title,
+    onnx,
+    // No per-layer cosine here: the stages colour the graph.
+    layers: [],
+    threshold: 0,
+    config: config.fsPath,
+    stages: stageResults(result),
+    stageReport: result.markdownPath,
+  });
 }
 
 export function findDivergence(ctx: Ctx) {
@@ -63,21 +108,23 @@ export function findDivergence(ctx: Ctx) {
     }
     for (const line of result.summary) ctx.log.info(line);
     if (options.show === false) return result;
-    await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(result.markdownPath));
-    const first = result.bisected.map((key) => result.divergence[key]).find((d) => d?.source);
+    await showStages(ctx, config, result);
+    const source = result.bisected.map((key) => result.divergence[key]).find((d) => d?.source)?.source;
     const message = divergenceMessage(result);
-    if (!first?.source) {
-      void vscode.window.showInformationMessage(message);
-      return result;
-    }
-    const source = first.source;
-    void vscode.window.showWarningMessage(message, 'Go to Source').then(async (choice) => {
-      if (choice !== 'Go to Source') return;
-      const line = Math.max(0, source.line - 1);
-      await vscode.window.showTextDocument(vscode.Uri.file(source.file), {
-        selection: new vscode.Range(line, 0, line, 0),
-        preview: false,
-      });
+    const report = 'Open Report';
+    const shown = source
+      ? vscode.window.showWarningMessage(message, 'Go to Source', report)
+      : vscode.window.showInformationMessage(message, report);
+    void shown.then(async (choice) => {
+      if (choice === report)
+        await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(result.markdownPath));
+      else if (choice === 'Go to Source' && source) {
+        const line = Math.max(0, source.line - 1);
+        await vscode.window.showTextDocument(vscode.Uri.file(source.file), {
+          selection: new vscode.Range(line, 0, line, 0),
+          preview: false,
+        });
+      }
     });
     return result;
   };

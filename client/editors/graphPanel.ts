@@ -2,7 +2,7 @@
 // by compare results. Used for new panels (after Compare Layers) and for the custom editor, which hands us its panel.
 import * as vscode from 'vscode';
 import type { LayerHistograms, LayerResult, ObserverDrift } from '../../protocol/kernel';
-import type { FromWebview, ModelAccuracy, ToWebview } from '../../protocol/webview';
+import type { FromWebview, ModelAccuracy, StageResults, ToWebview } from '../../protocol/webview';
 import { makeNonce, webviewHtml } from './html';
 import { selectionSync, type SyncPeer } from './graphSync';
 import type { SlimResult } from './slimOnnx';
@@ -30,6 +30,10 @@ export interface GraphContent {
   drift?: ObserverDrift;
   /** Top-1 accuracy of the model at each stage the run measured. */
   accuracy?: ModelAccuracy;
+  /** Find Where INT8 Diverges' results over this graph (stage lanes and table), and its Markdown report, which
+   * the page's button opens. */
+  stages?: StageResults;
+  stageReport?: string;
 }
 
 export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<GraphContent, ToWebview> {
@@ -41,6 +45,8 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
   readonly onDidRender = this.rendered.event;
   /** Settles the wait for the page's next draw: true when it drew, false when it failed or the panel closed. */
   private drawWaiters: Array<(drew: boolean) => void> = [];
+  /** The Markdown report of the stages shown: the only file the page's "Open Markdown Report" opens. */
+  private stageReport: string | undefined;
 
   static create(extensionUri: vscode.Uri, title: string, log: vscode.LogOutputChannel): GraphPanel {
     const panel = vscode.window.createWebviewPanel(GraphPanel.viewType, title, vscode.ViewColumn.Active, {
@@ -79,6 +85,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
           this.settleDraw(false);
         } else if (m.type === 'export') void this.saveExport(m);
         else if (m.type === 'selected') selectionSync.relay(this, m);
+        else if (m.type === 'openStageReport') void this.openStageReport();
         else if (m.type === 'revealSource') {
           const line = Math.max(0, m.line - 1);
           void vscode.window.showTextDocument(vscode.Uri.file(m.file), {
@@ -145,6 +152,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
         return;
       }
     }
+    this.stageReport = content.stageReport;
     const onnx = slim ? slim.bytes : content.onnx;
     const key = contentKey(onnx);
     const layouts = layoutCache.get(key);
@@ -163,6 +171,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
       ...(content.drift ? { drift: content.drift } : {}),
       ...(content.executed ? { executed: content.executed } : {}),
       ...(content.accuracy ? { accuracy: content.accuracy } : {}),
+      ...(content.stages ? { stages: content.stages } : {}),
     };
     await this.post(msg);
   }
@@ -178,6 +187,12 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
     const bytes = m.format === 'png' ? Buffer.from(m.data, 'base64') : Buffer.from(m.data, 'utf8');
     await vscode.workspace.fs.writeFile(target, bytes);
     this.log.info(`exported ${m.format} to ${target.fsPath} (${bytes.byteLength} bytes)`);
+  }
+
+  /** The stage report beside the graph, as a Markdown preview. */
+  private async openStageReport(): Promise<void> {
+    if (!this.stageReport) return;
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(this.stageReport));
   }
 
   async showError(message: string): Promise<void> {

@@ -126,7 +126,7 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
   #summary { flex-basis: 100%; }
   #layers { --qat-table-max: max(calc(42vh - 80px), 128px); }
 }
-#layers { border-top: 1px solid var(--vscode-panel-border); padding: 0 6px 4px; min-height: 0;
+#layers { border-top: 1px solid var(--vscode-panel-border); padding: 0 6px 4px; min-height: 0; min-width: 0;
   --qat-table-max: max(calc(38vh - 80px), 128px); }
 #layers vscode-tab-panel { padding: 4px 0 0; }
 #layers .chart { max-height: max(calc(38vh - 40px), 168px); overflow: auto; }
@@ -148,4 +148,31 @@ body.vscode-high-contrast, body.vscode-high-contrast-light { --qat-op-layer: ini
 #layers .model-accuracy[data-verdict="fine"] .verdict::before { content: '✓ '; color: var(--vscode-charts-green, #388a34); font-weight: 600; }
 #layers .model-accuracy[data-verdict="loss"] .verdict { color: var(--vscode-errorForeground); opacity: 1; }
 .chart text { fill: var(--vscode-foreground, #333); }
+/* Find Where INT8 Diverges: stage lanes on the nodes, the divergence mark, the stage table. */
+.node .stage-lane .stage-badge rect { stroke: var(--vscode-panel-border, #999); stroke-width: .5; stroke-dasharray: none; }
+.node .stage-lane .stage-badge.fused rect, .node .stage-lane .stage-badge.fused line { stroke: var(--vscode-descriptionForeground, #717171); stroke-width: .8; }
+.node.first-divergence > rect { stroke: var(--vscode-charts-red, #e51400); stroke-width: 2.5; }
+.node.first-divergence.selected > rect { stroke: var(--vscode-focusBorder, #0078d4); stroke-width: 3; }
+.node .divergence-mark { fill: var(--vscode-charts-red, #e51400); stroke: var(--vscode-editor-background, #fff); stroke-width: 1; }
+.swatch.fused { background: linear-gradient(to top right, transparent 45%, var(--vscode-descriptionForeground, #717171) 45% 55%, transparent 55%); }
+.swatch.first { background: var(--vscode-charts-red, #e51400); border-radius: 50%; }
+#legend .lane-order { font-weight: 600; }
+#layers .stage-accuracy vscode-button { margin-left: auto; }
+#layers ul.verdicts { margin: 2px 0 4px; padding-left: 18px; font-size: 12px; }
+#layers ul.verdicts li[data-verdict="diverges"] b { color: var(--vscode-errorForeground); }
+#layers .stage-table-wrap { max-height: var(--qat-table-max); overflow: auto; }
+#layers table.stage-table { border-collapse: collapse; font-size: 12px; width: 100%; }
+#layers table.stage-table thead { position: sticky; top: 0; z-index: 1; background: var(--vscode-editor-background); }
+#layers table.stage-table th { cursor: pointer; user-select: none; text-align: left; font-weight: 600; padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); white-space: nowrap; }
+#layers table.stage-table th.pair-group { cursor: default; text-align: center; }
+#layers table.stage-table colgroup[data-pair] { border-left: 1px solid var(--vscode-panel-border); }
+#layers table.stage-table td { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); white-space: nowrap; }
+#layers table.stage-table tbody tr { cursor: pointer; }
+#layers table.stage-table tbody tr:hover { background: var(--vscode-list-hoverBackground, #eee); }
+#layers table.stage-table .first-mark { color: var(--vscode-charts-red, #e51400); }
+#layers table.stage-table a.source { color: var(--vscode-textLink-foreground); }
+#props .stage-props dl { grid-template-columns: 1fr; }
+#props .stage-props dd { word-break: normal; font-family: inherit; margin-left: 10px; }
+#props .stage-props dd[data-level="diverges"] { color: var(--vscode-errorForeground); }
+#props .stage-props .cause { margin: 4px 0 8px; }
 `;

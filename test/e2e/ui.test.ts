@@ -261,23 +261,45 @@ test(
 );
 
 test(
-  'Find Where INT8 Diverges from the explorer context menu opens the stage report and says where stages part',
+  'Find Where INT8 Diverges from the explorer context menu shows the stages over the graph it ran, and its report on request',
   { timeout: 300_000 },
   async () => {
     await explorerRow('digits.qat.yaml').click({ button: 'right' });
     const item = page.getByRole('menuitem', { name: 'Find Where INT8 Diverges' });
     await item.waitFor({ timeout: 30_000 });
     await item.click();
-    // The kernel's Markdown report opens in the preview beside the config, and a message names the outcome.
-    await page.locator('.tabs-container .tab', { hasText: 'Preview digits.stages.md' }).waitFor({ timeout: 240_000 });
+    // The QDQ graph the kernel ran opens in a graph view, a lane of badges (one per stage) on each layer node.
+    await page.locator('.tabs-container .tab', { hasText: 'Stages: digits.qat.yaml' }).waitFor({ timeout: 240_000 });
+    const frame = await findFrame('#layers table.stage-table tbody tr', 60_000);
+    const lanes = await frame.locator('svg g.node[data-stage-layer]').evaluateAll((nodes) =>
+      nodes.map((n) => ({
+        layer: n.getAttribute('data-stage-layer'),
+        output: n.querySelector('.stage-lane')?.getAttribute('data-output'),
+        badges: [...n.querySelectorAll('.stage-badge')].map((b) => b.getAttribute('data-stage')),
+      })),
+    );
+    const stages = lanes[0]?.badges ?? [];
+    assert.deepEqual(stages.slice(0, 4), ['fp32', 'fakeQuant', 'int8', 'ort'], `lane stages: ${stages}`);
+    for (const l of lanes) assert.deepEqual(l.badges, stages, `${l.layer}'s lane`);
+    const layers = new Set(lanes.filter((l) => l.output === 'true').map((l) => l.layer));
+    for (const module of ['conv1', 'conv2', 'fc1']) assert.ok(layers.has(module), `no lane with ${module}'s figures`);
+    // The stage table: a column group per stage pair, a row per layer.
+    assert.ok((await frame.locator('#layers table.stage-table colgroup[data-pair]').count()) >= 3);
+    assert.equal(await frame.locator('#layers ul.verdicts li').count(), stages.length - 2);
+    // A message names the outcome; the Markdown report waits until asked for.
     const message = page
       .locator('.notification-list-item-message')
       .filter({ hasText: /agrees across FP32, fake-quant, PyTorch INT8, ONNX Runtime|first diverges at/ });
     await message.first().waitFor({ timeout: 30_000 });
+    const report = page.locator('.tabs-container .tab', { hasText: 'Preview digits.stages.md' });
+    assert.equal(await report.count(), 0, 'the report opened before it was asked for');
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-divergence.png') });
+    await frame.locator('#open-stage-report').click();
+    await report.waitFor({ timeout: 60_000 });
     const preview = await findFrame('h1:has-text("Where INT8 diverges: digits.qat.yaml")', 60_000);
     assert.ok((await preview.locator('table').count()) >= 3, 'the report has its stage, output and layer tables');
     assert.match((await preview.locator('body').textContent()) ?? '', /conv2/);
-    await page.screenshot({ path: path.join(artifactsDir, 'e2e-divergence.png') });
+    await page.screenshot({ path: path.join(artifactsDir, 'e2e-divergence-report.png') });
   },
 );
 

@@ -10,6 +10,7 @@ import type { Layout } from './layout';
 import { Interned } from './interned';
 import { layerShown } from './metrics';
 import { nodeFill, QDQ_TAG, subLabel } from './nodeLook';
+import { LEVELS, type StageLanes } from './stageLanes';
 
 /** What a drawn view holds: its nodes, the Q/DQ among them and those coloured by a compared layer. */
 export interface RenderStats {
@@ -48,17 +49,31 @@ export interface Scene {
   groups: number;
   /** With a runtime's precisions: how many of the model's compute ops run in each (set by the layout worker). */
   executedCounts?: Record<string, number>;
+  /** Find Where INT8 Diverges: per drawn node, where its lane starts in `levels` (-1: none), each lane `stages`
+   * long (indices into LEVELS), and 1 where a bisected pair first diverges. */
+  lanes?: { at: Int32Array; levels: Uint8Array; stages: number; first: Uint8Array };
 }
 
 /** The arrays' buffers, to transfer with the scene. */
 export const sceneBuffers = (s: Scene): ArrayBuffer[] =>
-  [s.node, s.box, s.fill, s.label, s.sub, s.precision, s.pointStart, s.points, s.edgeBox, s.int8Edge].map(
-    (a) => a.buffer as ArrayBuffer,
-  );
+  [
+    s.node,
+    s.box,
+    s.fill,
+    s.label,
+    s.sub,
+    s.precision,
+    s.pointStart,
+    s.points,
+    s.edgeBox,
+    s.int8Edge,
+    ...(s.lanes ? [s.lanes.at, s.lanes.levels, s.lanes.first] : []),
+  ].map((a) => a.buffer as ArrayBuffer);
 
 /**
  * `layers`: the compared layers as drawn (collapsed groups included); `executed`: a runtime's precisions, which
- * win over the file's for the badge (graph/executed.ts applies the same to the page's nodes).
+ * win over the file's for the badge (graph/executed.ts applies the same to the page's nodes); `lanes`: the stage
+ * results, which colour the nodes instead of the layers and give them their lanes.
  */
 export function sceneOf(
   graph: Graph,
@@ -66,6 +81,7 @@ export function sceneOf(
   layers: readonly LayerResult[],
   threshold: number,
   executed?: ExecutedOverlay,
+  lanes?: StageLanes,
 ): Scene {
   const byModule = new Map(layers.map((l) => [l.module, l]));
   const stats: RenderStats = { nodes: 0, qdq: 0, coloured: 0 };
@@ -85,6 +101,9 @@ export function sceneOf(
   const precision = new Uint8Array(count);
   const fills = new Interned();
   const texts = new Interned();
+  const laneAt = lanes ? new Int32Array(count).fill(-1) : undefined;
+  const laneFirst = lanes ? new Uint8Array(count) : undefined;
+  const laneLevels: number[] = [];
   for (let j = 0; j < count; j++) {
     const n = graph.nodes[node[j]];
     const p = placed[node[j]]!;
@@ -94,10 +113,17 @@ export function sceneOf(
     box[4 * j + 3] = p.height;
     const role = qdqRole(n.op);
     const layer = layerShown(n, byModule);
+    const stageFill = lanes?.fillOf(n);
     stats.nodes++;
     if (role) stats.qdq++;
-    if (layer) stats.coloured++;
-    fill[j] = fills.id(nodeFill(n, layer, threshold));
+    if (layer || stageFill) stats.coloured++;
+    fill[j] = fills.id(stageFill ?? nodeFill(n, layer, threshold));
+    const lane = lanes?.laneOf(n);
+    if (lane && laneAt) {
+      laneAt[j] = laneLevels.length;
+      for (const level of lane.levels) laneLevels.push(LEVELS.indexOf(level));
+    }
+    if (laneFirst && lanes?.firstAt(n)) laneFirst[j] = 1;
     label[j] = texts.id(role ? QDQ_TAG[role] : n.kind === 'group' ? `+ ${n.op} (${n.size} nodes)` : n.op);
     const second = subLabel(n, layer, p.width);
     sub[j] = second ? texts.id(second) : -1;
@@ -153,5 +179,15 @@ export function sceneOf(
     height: layout.height,
     stats,
     groups: graph.nodes.filter((n) => n.kind === 'group').length,
+    ...(lanes && laneAt && laneFirst
+      ? {
+          lanes: {
+            at: laneAt,
+            levels: Uint8Array.from(laneLevels),
+            stages: lanes.results.stages.length,
+            first: laneFirst,
+          },
+        }
+      : {}),
   };
 }

@@ -17,7 +17,7 @@ export function renderCanvas(
   layers: LayerResult[],
   threshold: number,
   opts: RenderOptions = {},
-  scene: Scene = sceneOf(graph, layout, layers, threshold),
+  scene: Scene = sceneOf(graph, layout, layers, threshold, undefined, opts.lanes),
 ): Rendered {
   const canvas = document.createElement('canvas');
   canvas.setAttribute('role', 'img');

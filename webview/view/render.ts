@@ -11,6 +11,8 @@ import type { RenderStats } from '../graph/scene';
 import type { Viewport } from './minimap';
 import { edgeShapes, type EdgeShape } from './shapes';
 import { Occupancy, placeLabels, type LabelRequest, type Rect } from './labelPlace';
+import type { StageLanes } from '../graph/stageLanes';
+import { drawStage } from './stageDraw';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const el = <K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) => {
@@ -32,6 +34,8 @@ export interface RenderOptions {
   /** Open at this scale (CSS pixels per graph unit), centred on x with this top, instead of the opening fit: the
    * view of the same model before a re-layout (Q/DQ collapse, a group opened or closed). */
   initial?: { scale: number; x: number; top: number };
+  /** Find Where INT8 Diverges: the stage results, which colour the nodes and give them their lanes. */
+  lanes?: StageLanes;
 }
 
 const BADGE_COLOUR = {
@@ -277,7 +281,8 @@ export function renderGraph(
       'data-name': n.name,
     });
     const rect = el('rect', { width: p.width, height: p.height, rx: qdq ? 10 : 3 });
-    rect.style.fill = nodeFill(n, layer, threshold);
+    const stageFill = opts.lanes?.fillOf(n);
+    rect.style.fill = stageFill ?? nodeFill(n, layer, threshold);
     const fill = text.colour(rect.style.fill);
     const ink = text.label(fill);
     if (layer) {
@@ -316,10 +321,11 @@ export function renderGraph(
         ? `${n.module} (${n.size} nodes)${layer ? `\n${layer.group.join('+')}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`
         : `${n.name} (${n.op})${n.module ? `\nmodule ${n.module}` : ''}${layer ? `\n${layer.module}: cosine ${layer.cosine.toFixed(5)}, SQNR ${layer.sqnr.toFixed(1)} dB` : ''}`;
     g.append(title);
+    if (opts.lanes) drawStage(g, n, p, opts.lanes);
     root.append(g);
     stats.nodes++;
     if (qdq) stats.qdq++;
-    if (layer) stats.coloured++;
+    if (layer || stageFill) stats.coloured++;
   }
   root.append(shapeLayer);
   // The view's size, read while the page's layout is clean: read after the new SVG is in, it would lay out all

@@ -5,6 +5,7 @@
 import { fitView } from '../graph/layout';
 import { nodeText } from './render';
 import { PRECISIONS, type Scene } from '../graph/scene';
+import { LANE, LEVEL_LOOK, LEVELS, laneOrigin } from '../graph/stageLanes';
 
 /** A scene's colours resolved for this theme, and the font. */
 export interface Paint {
@@ -17,6 +18,9 @@ export interface Paint {
   border: string;
   focus: string;
   font: string;
+  /** Stage lanes: each level's colour (LEVELS order) and the page's background (a fused badge is hollow). */
+  levels: string[];
+  background: string;
 }
 
 export function paintFor(scene: Scene, host: HTMLElement): Paint {
@@ -31,6 +35,8 @@ export function paintFor(scene: Scene, host: HTMLElement): Paint {
     border: text.colour('var(--vscode-panel-border, #999)'),
     focus: text.colour('var(--vscode-focusBorder, #0078d4)'),
     font: getComputedStyle(host).fontFamily || 'sans-serif',
+    levels: LEVELS.map((l) => text.colour(LEVEL_LOOK[l].colour)),
+    background: text.colour('var(--vscode-editor-background, #fff)'),
   };
 }
 
@@ -149,6 +155,8 @@ export function drawScene(canvas: HTMLCanvasElement, scene: Scene, paint: Paint,
       ctx.fillText(PRECISIONS[p - 1], box[4 * i] + box[4 * i + 2] / 2 - 3, top(i) + 7);
     }
   }
+  if (showText) drawLanes(ctx, scene, paint, visible, view.scale);
+  drawFirstDivergences(ctx, scene, paint, visible, view.scale);
   const sel = opts.selected;
   if (sel !== undefined && visible.includes(sel)) {
     ctx.strokeStyle = paint.focus;
@@ -156,6 +164,77 @@ export function drawScene(canvas: HTMLCanvasElement, scene: Scene, paint: Paint,
     ctx.strokeRect(left(sel), top(sel), box[4 * sel + 2], box[4 * sel + 3]);
   }
   return shapesDrawn;
+}
+
+const FUSED = LEVELS.indexOf('fused');
+
+/** Each visible node's stage lane: a badge per stage on its bottom edge, one path per level (a fused badge is
+ * hollow and struck through). */
+function drawLanes(ctx: CanvasRenderingContext2D, scene: Scene, paint: Paint, visible: number[], scale: number) {
+  const lanes = scene.lanes;
+  if (!lanes) return;
+  const { box } = scene;
+  const step = LANE.width + LANE.gap;
+  const badges = (each: (x: number, y: number, level: number) => void) => {
+    for (const i of visible) {
+      const at = lanes.at[i];
+      if (at < 0) continue;
+      const o = laneOrigin(box[4 * i], box[4 * i + 1] + box[4 * i + 3] / 2, lanes.stages);
+      for (let k = 0; k < lanes.stages; k++) each(o.x + k * step, o.y, lanes.levels[at + k]);
+    }
+  };
+  ctx.lineWidth = 1 / scale;
+  for (let level = 0; level < LEVELS.length; level++) {
+    ctx.fillStyle = level === FUSED ? paint.background : paint.levels[level];
+    ctx.beginPath();
+    badges((x, y, l) => {
+      if (l === level) ctx.rect(x, y, LANE.width, LANE.height);
+    });
+    ctx.fill();
+  }
+  ctx.strokeStyle = paint.border;
+  ctx.beginPath();
+  badges((x, y, l) => {
+    if (l !== FUSED) ctx.rect(x, y, LANE.width, LANE.height);
+  });
+  ctx.stroke();
+  ctx.strokeStyle = paint.levels[FUSED];
+  ctx.beginPath();
+  badges((x, y, l) => {
+    if (l !== FUSED) return;
+    ctx.rect(x, y, LANE.width, LANE.height);
+    ctx.moveTo(x, y + LANE.height);
+    ctx.lineTo(x + LANE.width, y);
+  });
+  ctx.stroke();
+}
+
+/** A node where a bisected pair first diverges: outlined, with a mark at its top-left corner that stays visible
+ * zoomed out. */
+function drawFirstDivergences(
+  ctx: CanvasRenderingContext2D,
+  scene: Scene,
+  paint: Paint,
+  visible: number[],
+  scale: number,
+) {
+  const first = scene.lanes?.first;
+  if (!first) return;
+  const { box } = scene;
+  const colour = paint.levels[LEVELS.indexOf('diverges')];
+  const r = Math.max(6, 5 / scale);
+  for (const i of visible) {
+    if (!first[i]) continue;
+    const x = box[4 * i] - box[4 * i + 2] / 2,
+      y = box[4 * i + 1] - box[4 * i + 3] / 2;
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = 2 / scale;
+    ctx.strokeRect(x, y, box[4 * i + 2], box[4 * i + 3]);
+    ctx.fillStyle = colour;
+    ctx.beginPath();
+    ctx.arc(x, y, r, 0, 2 * Math.PI);
+    ctx.fill();
+  }
 }
 
 /** The view that fits the scene in the canvas: the renderer's opening view, or the whole scene (Fit). */

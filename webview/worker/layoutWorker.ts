@@ -4,6 +4,7 @@
 import type { FromLayoutWorker, ToLayoutWorker } from './messages';
 import { groupMetrics } from '../graph/groups';
 import { sceneBuffers, sceneOf } from '../graph/scene';
+import { stageLanes } from '../graph/stageLanes';
 import { decodeAndLayout } from './pipeline';
 import { pack } from './transfer';
 
@@ -18,7 +19,8 @@ self.onmessage = (ev: MessageEvent<ToLayoutWorker>) => {
     if (laidOut.big && colouring) {
       const { graph, layout } = laidOut;
       const layers = [...colouring.layers, ...groupMetrics(graph, colouring.layers)];
-      const scene = sceneOf(graph, layout, layers, colouring.threshold, colouring.executed);
+      const lanes = colouring.stages && stageLanes(colouring.stages, graph);
+      const scene = sceneOf(graph, layout, layers, colouring.threshold, colouring.executed, lanes);
       if (laidOut.executedCounts) scene.executedCounts = laidOut.executedCounts;
       post({ type: 'scene', id, scene, total: laidOut.total }, sceneBuffers(scene));
     }

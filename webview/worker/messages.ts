@@ -1,6 +1,6 @@
 // Messages between the graph page and its layout worker (worker/layoutWorker.ts, started by worker/client.ts).
 import type { LayerResult } from '../../protocol/kernel';
-import type { Boxes, ExecutedOverlay, LayoutSource } from '../../protocol/webview';
+import type { Boxes, ExecutedOverlay, LayoutSource, StageResults } from '../../protocol/webview';
 import type { BaseLayout } from '../graph/layoutReuse';
 import type { Layout } from '../graph/layout';
 import type { Scene } from '../graph/scene';
@@ -20,7 +20,7 @@ export interface LayoutOptions {
   /** The view as drawn with module `scope` still closed (the request opens it): only its contents are laid out. */
   opened?: BaseLayout & { scope: string };
   /** What colours the nodes: with it, a view drawn on canvas gets its scene (graph/scene.ts) posted first. */
-  colouring?: { layers: LayerResult[]; threshold: number; executed?: ExecutedOverlay };
+  colouring?: { layers: LayerResult[]; threshold: number; executed?: ExecutedOverlay; stages?: StageResults };
 }
 
 /** A laid-out view of a model: the graph as drawn (groups stand for collapsed modules) and where each node sits. */
