@@ -9,6 +9,7 @@ fixed range (the observed range widened to the data of the first batch and the r
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.analysis.histograms import histogram
 from qat_kernel.jobs import opening
@@ -16,13 +17,16 @@ from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import trained_model
 from qat_kernel.rpc.context import RequestContext
 
+if TYPE_CHECKING:
+    import torch
+
 DEFAULT_BINS = 64
 DEFAULT_SAMPLES = 256
 
 
 def histograms(
-    ctx: RequestContext, *, config: str, layers: list | None, bins: int, samples: int, steps: int | None
-) -> dict:
+    ctx: RequestContext, *, config: str, layers: list[str] | None, bins: int, samples: int, steps: int | None
+) -> dict[str, Any]:
     """Weight and input-activation histograms per quantized layer."""
     import torch
 
@@ -34,10 +38,10 @@ def histograms(
     wanted = set(layers or [])
     inputs = first_inputs(trained.val, samples)
     fqs = trained.qat.fake_quants()
-    layers = [(layer, found) for layer, found in trained.qat.layers() if not wanted or layer.module in wanted]
-    seen: dict = {}
+    picked = [(layer, found) for layer, found in trained.qat.layers() if not wanted or layer.module in wanted]
+    seen: dict[tuple[str, str], list[torch.Tensor]] = {}
     hooks = []
-    for layer, found in layers:
+    for layer, found in picked:
         for role, names in (("weight", found.weight), ("activation", found.input)):
             if names:
                 m = fqs[names[0]]
@@ -50,7 +54,7 @@ def histograms(
                         )
                     )
                 )
-    ctx.progress("histograms", f"{len(layers)} layers on {sum(len(x) for x in inputs)} samples")
+    ctx.progress("histograms", f"{len(picked)} layers on {sum(len(x) for x in inputs)} samples")
     try:
         with torch.no_grad(), trained_model.evaluating(trained.qat, fake_quant=True) as model:
             for x in inputs:
@@ -60,8 +64,8 @@ def histograms(
         for h in hooks:
             h.remove()
     rows = []
-    for layer, found in layers:
-        row = {"module": layer.module}
+    for layer, found in picked:
+        row: dict[str, Any] = {"module": layer.module}
         for role, names in (("weight", found.weight), ("activation", found.input)):
             values = seen.get((layer.module, role))
             if names and values:

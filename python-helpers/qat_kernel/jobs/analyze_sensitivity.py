@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any
 
 from qat_kernel.analysis.sensitivity import measure, suggest, target_for
 from qat_kernel.jobs import opening
@@ -31,7 +32,7 @@ DEFAULT_PRECISION = "fp16"
 
 def analyze(
     ctx: RequestContext, *, config: str, budget: float, precision: str, samples: int | None, steps: int | None
-) -> dict:
+) -> dict[str, Any]:
     """Rank the quantized layers by the accuracy their quantization costs; suggest the fewest to keep float."""
     started = time.monotonic()
     cfg = opening.load(ctx, config)
@@ -83,7 +84,7 @@ def analyze(
         row["rank"] = rank
 
     target, reference_model = target_for(trained.fp32_accuracy, qat_float_accuracy, budget)
-    greedy: list = []  # the suggestion's steps, one per layer added
+    greedy: list[dict[str, Any]] = []  # the suggestion's steps, one per layer added
     chosen, current = suggest(
         rows,
         everything,

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import model_io
@@ -26,6 +28,12 @@ from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import report as ort_report
 from qat_kernel.runtimes.ort.as_executed import CALIBRATION_SAMPLES
 from qat_kernel.runtimes.tvm import mixed
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+    from qat_kernel.pipeline.model_io import Inputs
 
 LABELS = {
     **ort_report.LABELS,
@@ -45,8 +53,20 @@ ROW_ORDER = (
     "tvm-int8",
 )
 
+# A row of the latency table: (inputs -> output, the artifact timed | None), as runtimes.bench.time_rows takes it
+Timed: TypeAlias = "tuple[Callable[[Any], Any], str | Path | None]"
 
-def _add_replaced(fns: dict, sizes: dict, onnx_file, work: Path, calibration, notes: list, ort, ctx) -> None:
+
+def _add_replaced(
+    fns: dict[str, Timed],
+    sizes: dict[str, int],
+    onnx_file: Path,
+    work: Path,
+    calibration: list[Inputs],
+    notes: list[str],
+    ort: Callable[[Path], Callable[[Any], Any]],
+    ctx: RequestContext,
+) -> None:
     """ONNX Runtime on our export with its Q/DQ re-placed (build/ort's qdq_replace, trained scales kept);
     left out with a note when there is nothing to re-place or the pass fails."""
     from qat_kernel.runtimes.ort import qdq_replace
@@ -65,7 +85,15 @@ def _add_replaced(fns: dict, sizes: dict, onnx_file, work: Path, calibration, no
     sizes["ort-replaced-int8"] = target.stat().st_size
 
 
-def _add_inductor(fns: dict, sizes: dict, converted, x, torch_out, notes: list, ctx: RequestContext) -> None:
+def _add_inductor(
+    fns: dict[str, Timed],
+    sizes: dict[str, int],
+    converted: torch.fx.GraphModule,
+    x: Inputs,
+    torch_out: np.ndarray,
+    notes: list[str],
+    ctx: RequestContext,
+) -> None:
     """The Inductor INT8 row, compiled now; a compile that fails here leaves it out with a note."""
     import numpy as np
 
@@ -110,7 +138,7 @@ def bench(
     runs: int,
     samples: int,
     steps: int | None,
-) -> dict:
+) -> dict[str, Any]:
     """One latency table of every runtime on the config's model."""
     import torch
 
@@ -136,22 +164,22 @@ def bench(
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
     onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
     x, _labels, torch_out = parity.reference_outputs(trained, samples, converted, ctx)
-    notes: list = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="qat-bench-") as tmp:
         work = Path(tmp)
         fp32 = strip_qdq(onnx_file, work / "fp32.onnx")
 
-        def ort(path):
+        def ort(path: Path) -> Callable[[Any], np.ndarray]:
             sess = ort_session(path)
             return run_fn(sess)
 
-        fns = {
+        fns: dict[str, Timed] = {
             "torch-fp32": (lambda a: model_io.call(trained.fp32, a), None),
             "torch-int8": (lambda a: model_io.call(converted, a), None),
             "ort-fp32": (ort(fp32), None),
             "ort-int8": (ort(onnx_file), onnx_file),
         }
-        sizes = {
+        sizes: dict[str, int] = {
             "torch-fp32": model_bytes(trained.fp32),
             "torch-int8": model_bytes(converted),
             "ort-fp32": fp32.stat().st_size,

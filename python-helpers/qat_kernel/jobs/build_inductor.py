@@ -18,6 +18,7 @@ Stages (`stage` of $/progress): load, fp32, export, qat, convert, compile, verif
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import model_io
@@ -34,7 +35,7 @@ from qat_kernel.runtimes.inductor.int8_compile import (
 )
 
 
-def summary(result: dict) -> list[str]:
+def summary(result: dict[str, Any]) -> list[str]:
     per = result["compileSecondsPerBatch"]
     lines = [
         f"torch {result['torchVersion']} torch.compile (Inductor, freezing, static shapes; C++ compiler "
@@ -66,7 +67,7 @@ def summary(result: dict) -> list[str]:
 
 def build(
     ctx: RequestContext, *, config: str, want_bench: bool, bench_runs: int, samples: int, steps: int | None
-) -> dict:
+) -> dict[str, Any]:
     """The PT2E INT8 graph compiled by torch.compile (Inductor, freezing), checked and timed."""
     import torch
 
@@ -94,7 +95,7 @@ def build(
         "again on its first call. Inductor keeps compiled code in its cache folder "
         "(TORCHINDUCTOR_CACHE_DIR), so a later compile of the same graph is faster"
     ]
-    result: dict = {
+    result: dict[str, Any] = {
         "torchVersion": torch.__version__.split("+")[0],
         "compiler": cxx,
         "freezing": True,

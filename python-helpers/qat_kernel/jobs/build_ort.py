@@ -25,6 +25,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
@@ -38,8 +39,17 @@ from qat_kernel.runtimes.ort.as_executed import CALIBRATION_SAMPLES
 from qat_kernel.runtimes.ort.report import LABELS, MARKDOWN, REPORT, out_dir_for
 from qat_kernel.runtimes.ort.sessions import run_fn
 
+if TYPE_CHECKING:
+    import numpy as np
+    import onnxruntime
 
-def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dict, final: Path) -> dict:
+    from qat_kernel.pipeline.losses import Loss
+    from qat_kernel.pipeline.model_io import Inputs
+
+
+def _variant(
+    name: str, label: str, source: Path, optimized: Path, analysis: dict[str, Any], final: Path
+) -> dict[str, Any]:
     def moved(p: Path) -> str:
         return str(final / p.name)
 
@@ -57,7 +67,7 @@ def _variant(name: str, label: str, source: Path, optimized: Path, analysis: dic
     }
 
 
-def _accuracy(out, labels, torch_out, loss) -> dict:
+def _accuracy(out: np.ndarray, labels: np.ndarray, torch_out: np.ndarray | None, loss: Loss) -> dict[str, float]:
     result = {"accuracy": parity.accuracy(out, labels, loss) or 0.0}
     if torch_out is not None:
         result["top1AgreementVsTorchInt8"] = float((out.argmax(-1) == torch_out.argmax(-1)).mean())
@@ -74,13 +84,13 @@ def _replace(
     qdq: Path,
     export: Path,
     stage: Path,
-    calibration,
+    calibration: list[Inputs],
     level: str,
     out_dir: Path,
-    variants: list,
-    sessions: dict,
-    notes: list,
-) -> dict | None:
+    variants: list[dict[str, Any]],
+    sessions: dict[str, onnxruntime.InferenceSession],
+    notes: list[str],
+) -> dict[str, Any] | None:
     """The re-placed model of our export in the staging folder, its ORT session and variant; the
     replacement record without parity/latency (added later). None, with a note, when there is
     nothing to re-place or the pass fails."""
@@ -115,7 +125,7 @@ def _replace(
     # sessions keep the variants' order: ours, replaced, quantize_static
     ours = variants[0]
 
-    def side(v):
+    def side(v: dict[str, Any]) -> dict[str, Any]:
         return {
             "variant": v["name"],
             "perPrecision": v["perPrecision"],
@@ -135,7 +145,13 @@ def _replace(
     }
 
 
-def _replacement_parity(replacement: dict, variants: list, outputs: dict, torch_out, qdq: Path) -> None:
+def _replacement_parity(
+    replacement: dict[str, Any],
+    variants: list[dict[str, Any]],
+    outputs: dict[str, np.ndarray],
+    torch_out: np.ndarray,
+    qdq: Path,
+) -> None:
     """The difference from PyTorch INT8 of before and after: absolute, relative to the largest output, and in
     the steps of our export's output (its quantization step, or its int32 accumulator's: outputKind)."""
     step = parity.onnx_output_step(qdq)
@@ -168,7 +184,7 @@ def build(
     bench_runs: int,
     samples: int,
     steps: int | None,
-) -> dict:
+) -> dict[str, Any]:
     """The config's QDQ export in ONNX Runtime as deployed, with precision as executed."""
     import onnxruntime
 
@@ -186,7 +202,7 @@ def build(
     onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = out_dir_for(cfg)
-    notes: list = []
+    notes: list[str] = []
     with atomic.staging(out_dir) as stage:
         ctx.progress("optimize", f"ONNX Runtime {onnxruntime.__version__}: optimising the QDQ graph", 0.0)
         qdq = stage / "model.qdq.onnx"
@@ -205,7 +221,7 @@ def build(
         sessions = {"ort-int8": sess}
         ctx.check_cancelled()
 
-        calibration: list = []  # what quantize_static and the re-placement calibrate on
+        calibration: list[Inputs] = []  # what quantize_static and the re-placement calibrate on
         if want_qs or want_replace:
             calibration = [b.numpy() for b in first_inputs(trained.train, CALIBRATION_SAMPLES)]
         replacement = None
@@ -252,7 +268,7 @@ def build(
                 v.update(_accuracy(out, labels, torch_out, trained.loss))
         ctx.check_cancelled()
 
-        result: dict = {
+        result: dict[str, Any] = {
             "ortVersion": onnxruntime.__version__,
             "provider": "CPUExecutionProvider",
             "optimization": level,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
@@ -42,6 +43,16 @@ from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.tvm import mixed
 from qat_kernel.runtimes.tvm import rpc as tvm_rpc
 from qat_kernel.runtimes.tvm import run as tvm_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+    import torch
+
+    from qat_kernel.pipeline.losses import Loss
+    from qat_kernel.pipeline.model_io import Inputs
+    from qat_kernel.pipeline.trained_model import Trained
 
 MARKDOWN = "build-report.md"
 DEFAULT_PARITY_SAMPLES = 1024
@@ -61,7 +72,16 @@ ROW_LABELS = {
 # ----------------------------------------------------------------------------------------- verify
 
 
-def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestContext, loss, tvm_fn=None) -> dict:
+def verify(
+    onnx_file: Path,
+    artifact: Path,
+    x: Inputs,
+    labels: np.ndarray,
+    torch_out: np.ndarray | None,
+    ctx: RequestContext,
+    loss: Loss,
+    tvm_fn: Callable[[Inputs], np.ndarray] | None = None,
+) -> dict[str, Any]:
     """tvm_vs_ort.verify_parity's comparisons (TVM vs ORT, TVM vs PyTorch INT8, ORT vs PyTorch
     INT8) plus each one's top-1 accuracy against the labels."""
     import numpy as np
@@ -77,7 +97,7 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
     ref = run_ort(onnx_file, x)
     ctx.check_cancelled()
     step = parity.onnx_output_step(onnx_file)
-    result: dict = {"samples": int(len(x)), "outputKind": step["kind"]}
+    result: dict[str, Any] = {"samples": int(len(x)), "outputKind": step["kind"]}
     if step["step"] is not None:
         result["outputStep"] = float(np.min(step["step"]))
     result["vsOrt"] = parity.compare(out, ref, step["step"])
@@ -98,15 +118,15 @@ def verify(onnx_file: Path, artifact: Path, x, labels, torch_out, ctx: RequestCo
 def time_build(
     onnx_file: Path,
     artifact: Path,
-    report: dict,
-    spec,
+    report: dict[str, Any],
+    spec: str | dict[str, Any],
     work: Path,
-    x,
-    trained,
-    converted,
+    x: Inputs,
+    trained: Trained,
+    converted: torch.fx.GraphModule,
     runs: int,
     ctx: RequestContext,
-) -> dict:
+) -> dict[str, Any]:
     """The library just built, PyTorch FP32/INT8 of the session's model and backend_rows' comparison rows
     (TVM without the fold, TVM FP32, ONNX Runtime INT8/FP32), all built first and then timed together in
     interleaved rounds (runtimes.bench.time_rows) at batch 1 and 16 on real validation inputs; speedups
@@ -149,7 +169,7 @@ def time_build(
 # ------------------------------------------------------------------------------------ ORT as executed
 
 
-def ort_executed(onnx_file: Path, work: Path, final: Path) -> dict:
+def ort_executed(onnx_file: Path, work: Path, final: Path) -> dict[str, Any]:
     """ONNX Runtime's precision as executed of the same QDQ export (an OrtVariant, paths under `final`): what
     the report shows beside TVM's per-op table."""
     from qat_kernel.runtimes.ort import as_executed
@@ -172,7 +192,7 @@ def ort_executed(onnx_file: Path, work: Path, final: Path) -> dict:
 # ------------------------------------------------------------------------------------------- run
 
 
-def _rebased(report: dict, stage: Path, out_dir: Path) -> dict:
+def _rebased(report: dict[str, Any], stage: Path, out_dir: Path) -> dict[str, Any]:
     """`report` as it reads once the staged folder is in place."""
     moved = atomic.rebase(report, str(stage), str(out_dir))
     assert isinstance(moved, dict)  # rebase gives a dict for a dict
@@ -190,7 +210,7 @@ def build(
     samples: int,
     bench_runs: int,
     steps: int | None,
-) -> dict:
+) -> dict[str, Any]:
     """The config's INT8 model built with TVM for a target, checked and timed."""
     from qat_kernel.runtimes.tvm import build as tvm_build_mod
     from qat_kernel.runtimes.tvm.build import build_tvm
@@ -214,7 +234,7 @@ def build(
     onnx_file, onnx_reused = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
 
     out_dir = targets.out_dir(cfg, "tvm", name)
-    notes: list = []
+    notes: list[str] = []
     with atomic.staging(out_dir) as stage:
         try:
 
@@ -233,7 +253,7 @@ def build(
                 workspace=cfg.folder,
             )
             artifact = stage / tvm_build_mod.ARTIFACT
-            result: dict = {
+            result: dict[str, Any] = {
                 "target": name,
                 "targetSource": source,
                 "tvmTarget": report["target"],

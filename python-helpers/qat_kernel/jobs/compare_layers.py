@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic, packages
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline.config import Config
+from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes.onnx import qdq_export
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger("qat_kernel")
 
@@ -23,7 +28,7 @@ DEFAULT_SAMPLES = 32
 DEFAULT_THRESHOLD = 0.99
 
 
-def _write_fp32_graph(cfg: Config, trained) -> None:
+def _write_fp32_graph(cfg: Config, trained: Trained) -> None:
     """The float model's graph beside the config (out/<name>.fp32.qatgraph.json): once the kernel has run,
     the language server knows the model's module names (override completion, QCFG015)."""
     from qat_kernel.analysis import model_graph
@@ -35,7 +40,7 @@ def _write_fp32_graph(cfg: Config, trained) -> None:
         log.warning("could not write the fp32 graph: %s: %s", type(exc).__name__, exc)
 
 
-def _export_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> dict:
+def _export_onnx(cfg: Config, trained: Trained, converted: torch.fx.GraphModule, ctx: RequestContext) -> dict[str, Any]:
     """{path} of the config's QDQ export, or {path: None, error} when the exporter failed: the comparison is
     still worth returning. A failed write is not reported here but raised, as every failed write is."""
     try:
@@ -50,7 +55,7 @@ def _export_onnx(cfg: Config, trained, converted, ctx: RequestContext) -> dict:
         return {"path": None, "error": error}
 
 
-def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, steps: int | None) -> dict:
+def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, steps: int | None) -> dict[str, Any]:
     """Compare every quantized layer of the config's model, FP32 vs INT8."""
     started = time.monotonic()
     cfg = opening.load(ctx, config)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import torch.fx
 
     from qat_kernel.pipeline.fused_groups import Group, Region
+    from qat_kernel.pipeline.model_io import Inputs
     from qat_kernel.pipeline.trained_model import Trained
 
 DEFAULT_SAMPLES = 32
@@ -54,7 +55,7 @@ class Layer:
 
 def compare_stages(
     ctx: RequestContext, *, config: str, samples: int | None, steps: int | None, onnx_path: str | None
-) -> dict:
+) -> dict[str, Any]:
     started = time.monotonic()
     cfg = opening.load(ctx, config, pt2e="finding where INT8 diverges runs the QDQ ONNX export of the PT2E flow")
     count: int = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
@@ -115,7 +116,9 @@ def compare_stages(
 # --- the ONNX model ----------------------------------------------------------------------------------
 
 
-def _onnx_model(cfg: Config, trained: Trained, converted, ctx, onnx_path: str | None) -> tuple[Path, onnx.ModelProto]:
+def _onnx_model(
+    cfg: Config, trained: Trained, converted: torch.fx.GraphModule, ctx: RequestContext, onnx_path: str | None
+) -> tuple[Path, onnx.ModelProto]:
     """The QDQ ONNX model of the ONNX Runtime stage: `onnx_path` (a file exported from this model, say one a
     user edited) or the config's export of this model (exported now unless it is on disk already)."""
     import onnx
@@ -162,7 +165,7 @@ def _layers(trained: Trained, model: onnx.ModelProto) -> list[Layer]:
     return found
 
 
-def _after_fake_quant(gm, node):
+def _after_fake_quant(gm: torch.fx.GraphModule, node: torch.fx.Node) -> torch.fx.Node:
     from qat_kernel.pipeline.fused_groups import fake_quant_module
 
     users = list(node.users)
@@ -171,7 +174,7 @@ def _after_fake_quant(gm, node):
     return node
 
 
-def _before_fake_quant(gm, node: torch.fx.Node) -> torch.fx.Node:
+def _before_fake_quant(gm: torch.fx.GraphModule, node: torch.fx.Node) -> torch.fx.Node:
     """What the fake quantizers in front of `node` read."""
     import torch.fx
 
@@ -185,7 +188,9 @@ def _before_fake_quant(gm, node: torch.fx.Node) -> torch.fx.Node:
 # --- capture and compare -------------------------------------------------------------------------------
 
 
-def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, dict, dict, c_stage.CStage]:
+def capture(
+    trained: Trained, model: onnx.ModelProto, inputs: list[Inputs], folder: str, ctx: RequestContext
+) -> tuple[list[dict[str, Any]], dict[str, divergence.LayerFacts], dict[str, dict[str, Any]], c_stage.CStage]:
     """(rows, {module: LayerFacts}, final-output comparisons, the C runner's stage: close it) over every batch of
     `inputs`: what compare/stages computes beyond training, the export and the accuracies (what `npm run bench
     compare` times)."""
@@ -211,12 +216,12 @@ def capture(trained: Trained, model, inputs, folder: str, ctx) -> tuple[list, di
     local_ort = intermediates.LocalRun(model)
     taps = intermediates.Taps(model, mapped)
 
-    sums: dict[tuple, metrics.Accumulator] = {}
+    sums: dict[tuple[int, str, str, str], metrics.Accumulator] = {}
 
-    def add(key: tuple, ref, got) -> None:
+    def add(key: tuple[int, str, str, str], ref: torch.Tensor, got: torch.Tensor | None) -> None:
         sums.setdefault(key, metrics.Accumulator()).add(ref, got)
 
-    final: dict[str, list] = {s: [] for s in divergence.STAGES}
+    final: dict[str, list[torch.Tensor]] = {s: [] for s in divergence.STAGES}
     with torch.no_grad(), evaluating(trained.qat, fake_quant=True):
         for x in inputs:
             ctx.check_cancelled()
@@ -309,7 +314,9 @@ def _quantize_node(group: Group) -> str:
     return node.name
 
 
-def _c_stage(trained: Trained, inputs, int8_out, folder: str, ctx) -> c_stage.CStage:
+def _c_stage(
+    trained: Trained, inputs: list[Inputs], int8_out: torch.Tensor, folder: str, ctx: RequestContext
+) -> c_stage.CStage:
     """The C runner on the samples, or a stage with `missing` set (a model of several or non-float inputs, ops the
     runner does not compute, no C compiler)."""
     import numpy as np
@@ -326,7 +333,7 @@ def _c_stage(trained: Trained, inputs, int8_out, folder: str, ctx) -> c_stage.CS
     return c_stage.c_stage(trained.converted, trained.example[0], joined.values[0], out_size, folder)
 
 
-def _c_accuracy(trained: Trained, c: c_stage.CStage, ctx) -> float | None:
+def _c_accuracy(trained: Trained, c: c_stage.CStage, ctx: RequestContext) -> float | None:
     """Top-1 accuracy of the C runner on the whole validation set."""
     import numpy as np
 
@@ -338,7 +345,7 @@ def _c_accuracy(trained: Trained, c: c_stage.CStage, ctx) -> float | None:
     )
 
 
-def _region_inputs(region: Region, output) -> list:
+def _region_inputs(region: Region, output: torch.fx.Node) -> list[torch.fx.Node]:
     """The INT8 values a layer's local re-run reads from the whole model's run, and its output."""
     inside = set(region.nodes)
     needed = [output, region.entry]
@@ -347,7 +354,7 @@ def _region_inputs(region: Region, output) -> list:
     return needed
 
 
-def _quant_args(gm, node) -> tuple[float | None, int | None]:
+def _quant_args(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[float | None, int | None]:
     """(scale, quant_max - quant_min + 1) of a per-tensor quantize/dequantize node (scale None when per
     channel or not constant)."""
     import torch.fx
@@ -370,7 +377,7 @@ def _quant_args(gm, node) -> tuple[float | None, int | None]:
     return (float(scale) if isinstance(scale, (int, float)) else None), levels
 
 
-def _output_scale(gm, group: Group) -> float | None:
+def _output_scale(gm: torch.fx.GraphModule, group: Group) -> float | None:
     from qat_kernel.pipeline import fused_groups
 
     node = group.output
@@ -439,7 +446,7 @@ def _bias(gm: torch.fx.GraphModule, anchor: torch.fx.Node) -> list[float] | None
     return None
 
 
-def _scales(gm, node) -> list[float] | None:
+def _scales(gm: torch.fx.GraphModule, node: torch.fx.Node) -> list[float] | None:
     """The scale argument of a quantize/dequantize node as a list (one per channel, or one)."""
     import torch
     import torch.fx
@@ -454,7 +461,7 @@ def _scales(gm, node) -> list[float] | None:
     return [float(scale)] if isinstance(scale, (int, float)) else None
 
 
-def _final(a, b) -> dict:
+def _final(a: torch.Tensor, b: torch.Tensor) -> dict[str, Any]:
     """Final outputs of two stages: the metrics and, for class scores, top-1 agreement."""
     compared = metrics.all_metrics(a, b)
     if a.dim() == 2 and a.shape == b.shape and a.shape[1] > 1:
@@ -462,7 +469,7 @@ def _final(a, b) -> dict:
     return compared
 
 
-def _ort_accuracy(trained: Trained, model, ctx) -> float | None:
+def _ort_accuracy(trained: Trained, model: onnx.ModelProto, ctx: RequestContext) -> float | None:
     """Top-1 accuracy of the ONNX model in ORT on the whole validation set (None where the loss has none)."""
     import torch
 
@@ -472,7 +479,7 @@ def _ort_accuracy(trained: Trained, model, ctx) -> float | None:
     sess = sessions.session(model.SerializeToString())
     run = sessions.run_fn(sess)
 
-    def forward(*tensors):
+    def forward(*tensors: torch.Tensor) -> torch.Tensor:
         from qat_kernel.pipeline.model_io import Inputs
 
         names = [i.name for i in sess.get_inputs()]

@@ -28,10 +28,13 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports.deploy_c import summary
+from qat_kernel.pipeline.config import Config
+from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import parity, provenance, targets
@@ -39,20 +42,26 @@ from qat_kernel.runtimes.c.folder import REPORT, out_dir_for
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.tvm import run as tvm_run
 
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+    from qat_kernel.runtimes.c.layers import Layer, Network
+
 SAMPLE_COUNT = 16
 
 
-def stem_of(cfg) -> str:
+def stem_of(cfg: Config) -> str:
     from qat_kernel.runtimes.c.cgen import c_stem
 
     return c_stem(cfg.path.name.split(".")[0])
 
 
-def _layer_json(layer) -> dict:
+def _layer_json(layer: Layer) -> dict[str, Any]:
     return layer.to_json()
 
 
-def readme(stem: str, arch: str, binary: dict | None, tvm: dict | None) -> str:
+def readme(stem: str, arch: str, binary: dict[str, Any] | None, tvm: dict[str, Any] | None) -> str:
     lines = [
         f"# {stem}: INT8 deployment folder ({arch})",
         "",
@@ -89,8 +98,16 @@ def readme(stem: str, arch: str, binary: dict | None, tvm: dict | None) -> str:
 
 
 def _verify(
-    binary: dict, arch: str, header_layers, x, labels, torch_out, converted, work: Path, ctx: RequestContext
-) -> dict:
+    binary: dict[str, Any],
+    arch: str,
+    header_layers: Network,
+    x: np.ndarray,
+    labels: np.ndarray,
+    torch_out: np.ndarray,
+    converted: torch.fx.GraphModule,
+    work: Path,
+    ctx: RequestContext,
+) -> dict[str, Any]:
     import numpy as np
 
     from qat_kernel.runtimes.c import toolchain
@@ -135,7 +152,7 @@ def _verify(
     return result
 
 
-def _one_float_input(trained):
+def _one_float_input(trained: Trained) -> torch.Tensor:
     """The model's one float input example; the runner reads a single float32 tensor."""
     from qat_kernel.runtimes.c.layers import UnsupportedForC
 
@@ -151,7 +168,7 @@ def _one_float_input(trained):
 
 def deploy(
     ctx: RequestContext, *, config: str, target: str, want_verify: bool, want_tvm: bool, samples: int, steps: int | None
-) -> dict:
+) -> dict[str, Any]:
     """The INT8 model as a dependency-free C header and runner, compiled and checked."""
     import numpy as np
 
@@ -184,7 +201,7 @@ def deploy(
     input_q, layers = layers_mod.extract(converted, example, str(cfg.folder))
     stem = stem_of(cfg)
     out_dir = out_dir_for(cfg, name)
-    notes: list = []
+    notes: list[str] = []
     with atomic.staging(out_dir) as stage:
         try:
             header = stage / f"{stem}_qparams.h"
@@ -210,7 +227,7 @@ def deploy(
             tvm_result = None
             if resolved is not None:
                 tvm_result = _tvm(cfg, trained, converted, spec, resolved, stage / "tvm", x, ctx, notes)
-            result: dict = {
+            result: dict[str, Any] = {
                 "target": name,
                 "arch": arch,
                 "stem": stem,
@@ -256,7 +273,17 @@ def deploy(
     return result
 
 
-def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestContext, notes: list) -> dict:
+def _tvm(
+    cfg: Config,
+    trained: Trained,
+    converted: torch.fx.GraphModule,
+    spec: str | dict[str, Any],
+    resolved: targets.ResolvedTarget,
+    folder: Path,
+    x: np.ndarray,
+    ctx: RequestContext,
+    notes: list[str],
+) -> dict[str, Any]:
     """build/tvm's library for the target and TVM's C backend output, into `folder`."""
     import numpy as np
 
@@ -268,7 +295,7 @@ def _tvm(cfg, trained, converted, spec, resolved, folder: Path, x, ctx: RequestC
     ctx.progress("tvm", "TVM library (llvm) for the target", 0.0)
     report = tvm_build_fn(onnx_file, spec, folder, check_cancelled=ctx.check_cancelled)
     ctx.progress("tvm", "TVM C backend (target c)", 0.5)
-    out: dict = {
+    out: dict[str, Any] = {
         "library": report["artifact"],
         "libraryBytes": report["artifact_bytes"],
         "tvmTarget": report["target"],

@@ -7,6 +7,7 @@ post-training-quantized FP32 model (same qconfig, calibrated on 512 training sam
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
@@ -14,7 +15,9 @@ from qat_kernel.pipeline import session
 from qat_kernel.rpc.context import RequestContext
 
 
-def accuracies(ctx: RequestContext, *, config: str, steps: int | None, ptq: bool, model: str | None = None) -> dict:
+def accuracies(
+    ctx: RequestContext, *, config: str, steps: int | None, ptq: bool, model: str | None = None
+) -> dict[str, Any]:
     started = time.monotonic()
     _, trained, reused, _ = opening.load_model(ctx, config, steps=steps, model_id=model)
     ctx.progress("eval", "FP32, QAT float and fake-quant accuracy")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.jobs import opening
@@ -22,8 +23,23 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity
 from qat_kernel.runtimes.onnx import qdq_export
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None, loss) -> dict:
+    import torch
+
+    from qat_kernel.pipeline.losses import Loss
+    from qat_kernel.pipeline.model_io import Inputs
+
+
+def verify(
+    path: Path,
+    converted: torch.fx.GraphModule,
+    val: Iterable[tuple[Inputs, Any]],
+    ctx: RequestContext,
+    samples: int | None,
+    loss: Loss,
+) -> dict[str, Any]:
     """ORT as deployed (default graph optimizations: QLinearConv/QGemm int8 kernels, integer
     rounding of biases and requantization) and ORT running the file's Q/DQ ops as written
     (optimizations off), each against the PyTorch INT8 graph."""
@@ -54,7 +70,7 @@ def verify(path: Path, converted, val, ctx: RequestContext, samples: int | None,
     deployed_diff = parity.compare(theirs, ours, output["step"])
     written_diff = parity.compare(written, ours, output["step"])
 
-    def difference(c: dict) -> dict:
+    def difference(c: dict[str, Any]) -> dict[str, Any]:
         d = {"maxAbs": c["maxAbsDiff"], "maxRel": c["maxRelDiff"]}
         if "maxDiffSteps" in c:
             d["maxSteps"] = c["maxDiffSteps"]
@@ -83,7 +99,7 @@ def export(
     want_verify: bool,
     samples: int | None,
     steps: int | None,
-) -> dict:
+) -> dict[str, Any]:
     """The INT8 model exported to QDQ ONNX, checked and verified in ONNX Runtime."""
     import onnx
 

@@ -12,16 +12,23 @@ from __future__ import annotations
 import importlib
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.analysis.model_graph import default_path, model_graph
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import runner, session
+from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 
+if TYPE_CHECKING:
+    import torch
 
-def export_graph(ctx: RequestContext, *, config: str, stage: str, path: str | Path | None, steps: int | None) -> dict:
+
+def export_graph(
+    ctx: RequestContext, *, config: str, stage: str, path: str | Path | None, steps: int | None
+) -> dict[str, Any]:
     """Write the model's graph at one stage as a *.qatgraph.json file."""
     started = time.monotonic()
     stage = stage
@@ -45,7 +52,7 @@ def export_graph(ctx: RequestContext, *, config: str, stage: str, path: str | Pa
     return {"path": str(path), "stage": stage, "nodes": len(graph["nodes"]), "modules": graph["modules"]}
 
 
-def _fp32(cfg, ctx):
+def _fp32(cfg: Config, ctx: RequestContext) -> tuple[torch.fx.GraphModule, torch.nn.Module]:
     """The float model and its exported graph: the trained one when this kernel has it, else built now."""
     trained = session.cached(session.cache_key(cfg, None, None))
     if trained is not None:
@@ -62,13 +69,13 @@ def _fp32(cfg, ctx):
         return pt2e_flow.export(model, example), model
 
 
-def _trace(module, stage: str):
+def _trace(module: torch.nn.Module, stage: str) -> torch.fx.GraphModule:
     """Eager prepared/converted models as module-level graphs: every torch module (fused QAT modules,
     quantized modules, fake quantizers) is one node; the user's modules are traced through."""
     import torch.fx
 
     class Tracer(torch.fx.Tracer):
-        def is_leaf_module(self, m, module_qualified_name):
+        def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
             return type(m).__module__.startswith("torch.") and type(m) is not torch.nn.Sequential
 
     tracer = Tracer()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import platform
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from qat_kernel import packages
 from qat_kernel.jobs.reports import analysis as report
@@ -14,7 +16,7 @@ from qat_kernel.jobs.reports import analysis as report
 PACKAGES = {"torch": "torch", "torchao": "torchao", "onnx": "onnx", "onnxruntime": "onnxruntime", "tvm": "tvm"}
 
 
-def _package_info(module_name: str) -> dict:
+def _package_info(module_name: str) -> dict[str, Any]:
     # A real import, not just metadata: an installed but broken package must show up here.
     try:
         module = importlib.import_module(module_name)
@@ -29,7 +31,7 @@ def _package_info(module_name: str) -> dict:
         return {"version": None, "error": error, "install": packages.install_command(module_name)}
 
 
-def environment(check_cancelled) -> dict:
+def environment(check_cancelled: Callable[[], None]) -> dict[str, Any]:
     """The interpreter and the version (or the import error and install command) of each package the kernel
     uses (KernelInfoResult)."""
     result = {

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
+from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 
+if TYPE_CHECKING:
+    import torch
 
-def default_path(cfg, flow: str) -> Path:
+
+def default_path(cfg: Config, flow: str) -> Path:
     return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.int8.{'pt2' if flow == 'pt2e' else 'pt'}")
 
 
 def save_int8(
     ctx: RequestContext, *, config: str, path: str | Path | None, steps: int | None, model: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     """The trained model (`model`: that one, by id) converted to INT8 and saved, atomically."""
     import torch
 
@@ -69,7 +74,7 @@ def save_int8(
     return result
 
 
-def _without_unused_tensors(gm):
+def _without_unused_tensors(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """A copy of the converted graph without the FP32 parameters convert_pt2e leaves behind (the graph
     reads frozen int8 weights instead); exporting the original would store both."""
     import copy

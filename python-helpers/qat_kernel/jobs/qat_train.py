@@ -20,11 +20,14 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from qat_kernel import atomic, tbevents
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import distributed, drift, runner, session, trained_model
+from qat_kernel.pipeline.config import Config
+from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
 
 WORKER = "qat_kernel.jobs.qat_train_worker"  # what torchrun starts in each process
@@ -38,7 +41,7 @@ def train(
     epochs: int | None,
     checkpoint: bool,
     processes: int | None,
-) -> dict:
+) -> dict[str, Any]:
     """QAT of the config, always anew; `processes` (else the config's train.distributed) > 1 runs torchrun."""
     cfg = opening.load(ctx, config)
     processes, backend = distributed.settings(cfg, processes)
@@ -51,13 +54,19 @@ def train(
     return result
 
 
-def _checkpoint_path(cfg):
+def _checkpoint_path(cfg: Config) -> Path:
     return session.out_path(cfg, f"{cfg.path.name.split('.')[0]}.qat.pt")
 
 
 def _run_distributed(
-    ctx: RequestContext, cfg, processes: int, backend: str, steps: int | None, epochs: int | None, write: bool
-) -> dict:
+    ctx: RequestContext,
+    cfg: Config,
+    processes: int,
+    backend: str,
+    steps: int | None,
+    epochs: int | None,
+    write: bool,
+) -> dict[str, Any]:
     started = time.monotonic()
     # The kernel rebuilds the trained model from the checkpoint, so one is written even when none was
     # asked for (then under a temporary name, removed afterwards).
@@ -80,15 +89,17 @@ def _run_distributed(
     return result
 
 
-def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | None, checkpoint: Path | None) -> dict:
+def train_here(
+    ctx: RequestContext, cfg: Config, *, steps: int | None, epochs: int | None, checkpoint: Path | None
+) -> dict[str, Any]:
     """QAT in this process (the kernel's own, or one torchrun rank of a distributed run); after each epoch
     the state goes to `checkpoint` unless it is None."""
     started = time.monotonic()
-    saved: dict = {}
+    saved: dict[str, int] = {}
     main = runner.is_main()
     events = tbevents.EventWriter(tensorboard_dir(cfg)) if main else None
 
-    def epoch_end(trained, row: dict) -> None:
+    def epoch_end(trained: Trained, row: dict[str, Any]) -> None:
         if not main:
             return
         with trained_model.evaluating(trained.qat, fake_quant=True) as model:
@@ -157,7 +168,7 @@ def train_here(ctx: RequestContext, cfg, *, steps: int | None, epochs: int | Non
     return result
 
 
-def tensorboard_dir(cfg) -> Path:
+def tensorboard_dir(cfg: Config) -> Path:
     """A new run folder under out/tensorboard/<config name>/ (point TensorBoard at out/tensorboard)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     base = session.out_path(cfg, "tensorboard") / cfg.path.name.split(".")[0]
@@ -168,7 +179,7 @@ def tensorboard_dir(cfg) -> Path:
     return folder
 
 
-def epoch_scalars(trained, row: dict) -> dict[str, float]:
+def epoch_scalars(trained: Trained, row: dict[str, Any]) -> dict[str, float]:
     """An epoch's figures as TensorBoard tags: loss, accuracy (FP32 as the reference line), and per layer
     and role the mean scale, its drift relative to the first QAT step, and the (first) zero point."""
     scalars = {

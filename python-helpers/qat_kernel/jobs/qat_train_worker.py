@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import runner
@@ -38,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     rank, world = dist.get_rank(), dist.get_world_size()
     runner.DIST = Dist(rank, world, backend)
 
-    def emit(message: dict) -> None:
+    def emit(message: dict[str, Any]) -> None:
         out.write(MARK + json.dumps(message) + "\n")
 
-    def notify(_method: str, params: dict) -> None:
+    def notify(_method: str, params: dict[str, Any]) -> None:
         if rank == 0:
             emit({"progress": params})
 

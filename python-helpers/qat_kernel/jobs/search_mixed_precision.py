@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel.analysis import pareto
 from qat_kernel.analysis.mixed_precision import (
@@ -45,6 +47,7 @@ from qat_kernel.analysis.mixed_precision import (
     PRECISIONS,
     SIZE_OBJECTIVES,
     TIMED_RUNS,
+    Measured,
     float_weights,
     measure,
     overrides_for,
@@ -55,12 +58,15 @@ from qat_kernel.pipeline import session, trained_model
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def _finite(v):
+
+def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
-def _sqnr_key(v):
+def _sqnr_key(v: float | None) -> float:
     return math.inf if v is None else v
 
 
@@ -68,12 +74,12 @@ def search(
     ctx: RequestContext,
     *,
     config: str,
-    budget: dict,
+    budget: dict[str, Any],
     precisions: list[str],
     samples: int | None,
     steps: int | None,
     batch: int,
-) -> dict:
+) -> dict[str, Any]:
     """Measure candidates within `budget` ({candidates, seconds}); return them all and their fronts."""
     started = time.monotonic()
     budget = {**DEFAULT_BUDGET, **budget}
@@ -130,7 +136,7 @@ def search(
 
     # Sensitivity probes (accuracy only): everything int8 but one layer, in the highest float precision.
     probe_precision = "fp32" if "fp32" in precisions else "fp16"
-    probes: dict = {}
+    probes: dict[str, Measured] = {}
     total = len(modules) + budget["candidates"] + 1
     for i, module in enumerate(modules):
         ctx.check_cancelled()
@@ -145,8 +151,8 @@ def search(
     )
 
     plans = plan_candidates(order, precisions, budget["candidates"])
-    built: list[dict] = []
-    fns: dict = {}
+    built: list[dict[str, Any]] = []
+    fns: dict[str, tuple[Callable[[Any], Any], str | Path | None]] = {}
     notes: list[str] = []
     stopped = None
     for label, assignment in plans:

@@ -13,8 +13,9 @@ All are called numpy-in/numpy-out (TVM includes its tensor copy in and out)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,20 +24,24 @@ from qat_kernel.runtimes.bench import time_rows
 from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
 from qat_kernel.runtimes.ort.sessions import run_fn, run_ort
 from qat_kernel.runtimes.ort.sessions import session as ort_session
-from qat_kernel.runtimes.tvm.build import build_tvm
+from qat_kernel.runtimes.tvm.build import Progress, build_tvm
 from qat_kernel.runtimes.tvm.run import load_tvm, run_tvm
+
+if TYPE_CHECKING:
+    from qat_kernel.pipeline.model_io import Inputs
+    from qat_kernel.rpc.context import RequestContext
 
 ROWS = ("tvm-int8", "tvm-qdq-fp32", "tvm-fp32", "ort-int8", "ort-fp32")
 
 
 def verify_parity(
-    onnx_path,
-    artifact,
+    onnx_path: str | Path,
+    artifact: str | Path,
     inputs: np.ndarray,
     reference_int8_outputs: np.ndarray | None = None,
-    progress=None,
-    check_cancelled=None,
-) -> dict:
+    progress: Progress | None = None,
+    check_cancelled: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Run the TVM library and ONNX Runtime (CPU EP) on the same QDQ model and inputs and compare;
     also compare with `reference_int8_outputs` (e.g. PyTorch INT8) when given."""
     progress = progress or (lambda *a: None)
@@ -66,13 +71,13 @@ def verify_parity(
 
 
 def backend_rows(
-    onnx_path,
-    work_dir,
-    target="x86-64",
-    rows=ROWS,
-    progress: Callable | None = None,
-    check_cancelled: Callable | None = None,
-) -> dict:
+    onnx_path: str | Path,
+    work_dir: str | Path,
+    target: str | dict[str, Any] = "x86-64",
+    rows: Sequence[str] = ROWS,
+    progress: Progress | None = None,
+    check_cancelled: Callable[[], None] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Builds (TVM) or opens (ONNX Runtime) each row: {name: {fn, artifact, bytes, build_s?,
     ops_per_precision?}}, in the order of `rows`. Nothing is timed here."""
     progress = progress or (lambda *a: None)
@@ -104,7 +109,15 @@ def backend_rows(
     return out
 
 
-def compare_backends(onnx_path, work_dir, x, ctx, target="x86-64", runs: int = 100, rows=ROWS) -> dict:
+def compare_backends(
+    onnx_path: str | Path,
+    work_dir: str | Path,
+    x: Inputs | np.ndarray,
+    ctx: RequestContext,
+    target: str | dict[str, Any] = "x86-64",
+    runs: int = 100,
+    rows: Sequence[str] = ROWS,
+) -> dict[str, Any]:
     """backend_rows timed together (runtimes.bench.time_rows: batch 1 and 16 from the samples `x`, interleaved
     rounds); the first row is the ratios' baseline. Returns the latency table."""
     built = backend_rows(onnx_path, work_dir, target, rows, ctx.progress, ctx.check_cancelled)

@@ -21,16 +21,25 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import model_io
+from qat_kernel.pipeline.config import Config
 from qat_kernel.reads import REPORT_BYTES, read_regular_text
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes import parity, provenance, targets
 from qat_kernel.runtimes.c import folder as c_folder
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import report as ort_report
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# How a row's artifact is opened: () -> (the model's inputs -> its output), called only when the row runs
+Open: TypeAlias = "Callable[[], Callable[[Any], Any]]"
 
 LABELS = {
     "ort-int8": "ONNX Runtime INT8 (QDQ export)",
@@ -46,7 +55,7 @@ INT8_ROWS = ("ort-int8", "ort-int8-optimized", "ort-qs-int8", "tvm-int8", "c-run
 FP32_ROWS = ("torch-fp32", "ort-fp32", "tvm-fp32")
 
 
-def _ort(path):
+def _ort(path: Path) -> Callable[[Any], np.ndarray]:
     from qat_kernel.runtimes.ort.sessions import run_fn, session
 
     return run_fn(session(path))
@@ -56,7 +65,7 @@ def _newer_than(artifact: Path, source: Path) -> bool:
     return artifact.stat().st_mtime_ns >= source.stat().st_mtime_ns
 
 
-def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) -> list[dict]:
+def _candidates(cfg: Config, target: str, onnx_file: Path, want_fp32: bool, work: Path) -> list[dict[str, Any]]:
     """(name, artifact, how to run it | None with status and note) for each row."""
     from qat_kernel.runtimes.targets import elf_machine, host_arch
 
@@ -66,7 +75,14 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
     qdq_bytes = onnx_file.read_bytes()
     ort_stale = (ort_dir / "model.qdq.onnx").is_file() and (ort_dir / "model.qdq.onnx").read_bytes() != qdq_bytes
 
-    def row(name, artifact, runner=None, status="ok", note=None, stale=False):
+    def row(
+        name: str,
+        artifact: Path | str | None,
+        runner: Open | None = None,
+        status: str = "ok",
+        note: str | None = None,
+        stale: bool = False,
+    ) -> None:
         r = {"name": name, "label": LABELS[name], "status": status, "run": runner}
         if artifact is not None:
             r["artifact"] = str(artifact)
@@ -92,7 +108,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
         else:
             row(name, file, status="missing", note=f"not built: run {how}")
 
-    def tvm_row(name, lib, how):
+    def tvm_row(name: str, lib: Path, how: str) -> None:
         if not lib.is_file():
             row(name, lib, status="missing", note=f"not built: run {how} for target {target}")
             return
@@ -154,7 +170,7 @@ def _candidates(cfg, target: str, onnx_file: Path, want_fp32: bool, work: Path) 
     return rows
 
 
-def summary(result: dict) -> list[str]:
+def summary(result: dict[str, Any]) -> list[str]:
     step = result.get("outputStep")
     lines = [
         f"Parity against PyTorch INT8 on {result['samples']} validation samples (output "
@@ -180,11 +196,11 @@ def verify(
     *,
     config: str,
     target: str,
-    artifacts: list | None,
+    artifacts: list[str] | None,
     include_fp32: bool,
     samples: int,
     steps: int | None,
-) -> dict:
+) -> dict[str, Any]:
     """Every built artifact of the config against PyTorch INT8 on the same samples."""
     import numpy as np
     import torch
@@ -202,7 +218,7 @@ def verify(
     x, labels, torch_out = parity.reference_outputs(trained, samples, converted, ctx)
     output = parity.torch_output_step(converted)
     step, kind = output["step"], output["kind"]
-    notes: list = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="qat-parity-") as tmp:
         rows = _candidates(cfg, target, onnx_file, include_fp32, Path(tmp))
         if artifacts:

@@ -4,6 +4,9 @@ prints them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from qat_kernel.jobs.reports.tables import kib
 
 
@@ -15,7 +18,7 @@ def _p3(v: float) -> str:
     return f"{v:#.3g}"
 
 
-def drift_lines(drift: dict | None, top: int = 3) -> list[str]:
+def drift_lines(drift: dict[str, Any] | None, top: int = 3) -> list[str]:
     """The layers whose observer scale moved most during QAT (first to last sampled step), largest first."""
     if not drift:
         return []
@@ -33,7 +36,7 @@ def drift_lines(drift: dict | None, top: int = 3) -> list[str]:
     return lines
 
 
-def train(r: dict) -> list[str]:
+def train(r: dict[str, Any]) -> list[str]:
     head = f"{r['flow']} QAT: {r['epochs']} epochs, {r['steps']} steps"
     if r.get("seconds"):
         head += f" in {r['seconds']:.1f} s"
@@ -50,7 +53,7 @@ def train(r: dict) -> list[str]:
     ]
 
 
-def evaluate(r: dict) -> list[str]:
+def evaluate(r: dict[str, Any]) -> list[str]:
     text = (
         f"accuracy on {r['samples']} samples ({r['flow']}): FP32 {_pct(r['fp32'])} · QAT float {_pct(r['qatFloat'])}"
         f" · fake-quant {_pct(r['fakeQuant'])} · INT8 {_pct(r['int8'])}"
@@ -60,7 +63,7 @@ def evaluate(r: dict) -> list[str]:
     return [text]
 
 
-def convert(r: dict) -> list[str]:
+def convert(r: dict[str, Any]) -> list[str]:
     kind = (
         "ExportedProgram (torch.export.load)"
         if r["format"] == "exported-program"
@@ -74,11 +77,11 @@ def convert(r: dict) -> list[str]:
     ]
 
 
-def _span(r) -> str:
+def _span(r: Sequence[float] | None) -> str:
     return (f"[{_p3(r[0])}, {_p3(r[1])}]" if r else "-").ljust(22)
 
 
-def histograms(r: dict) -> list[str]:
+def histograms(r: dict[str, Any]) -> list[str]:
     lines = [
         f"weight and input-activation histograms of {len(r['layers'])} layers on {r['samples']} samples "
         f"({r['bins']} bins); clipped = more than half a step outside the range",
@@ -93,7 +96,7 @@ def histograms(r: dict) -> list[str]:
     return lines
 
 
-def export(r: dict) -> list[str]:
+def export(r: dict[str, Any]) -> list[str]:
     lines = [f"QDQ ONNX (opset {r['opset']}): {r['path']}"]
     s = r.get("size")
     if s:
@@ -111,7 +114,7 @@ def export(r: dict) -> list[str]:
     return lines
 
 
-def compare(r: dict) -> list[str]:
+def compare(r: dict[str, Any]) -> list[str]:
     a = r["accuracy"]
     seconds = f"{r['seconds']:.1f}" if r.get("seconds") is not None else "?"
     lines = [
@@ -126,7 +129,7 @@ def compare(r: dict) -> list[str]:
     return lines
 
 
-def sensitivity(r: dict) -> list[str]:
+def sensitivity(r: dict[str, Any]) -> list[str]:
     a = r["accuracy"]
     lines = [
         f"fake-quant {_pct(a['fakeQuant'])} vs QAT float {_pct(a['qatFloat'])}; budget {r['budget']} points",
@@ -148,7 +151,7 @@ def sensitivity(r: dict) -> list[str]:
     return lines
 
 
-def kernel_info(r: dict) -> list[str]:
+def kernel_info(r: dict[str, Any]) -> list[str]:
     lines = [f"Python {r['python']} ({r['executable']})"]
     for name, p in r["packages"].items():
         lines.append(f"{name:<12} {p['version'] if p.get('version') else 'missing: ' + str(p.get('error'))}")

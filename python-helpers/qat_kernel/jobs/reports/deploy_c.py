@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from qat_kernel.runtimes import parity
 
 
-def summary(result: dict) -> list[str]:
+def summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"Deployment folder for {result['target']} ({result['arch']}): {result['outDir']}",
         f"Header {Path(result['header']).name}: {len(result['layers'])} layers, "

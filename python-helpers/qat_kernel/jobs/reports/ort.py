@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from qat_kernel.jobs.reports.tables import cell as _cell
 from qat_kernel.jobs.reports.tables import executed_markdown
 from qat_kernel.runtimes.bench import table as bench_table
 
 
-def _counts(d: dict) -> str:
+def _counts(d: dict[str, int]) -> str:
     order = ["int8", "fp32", "fp16", "bf16", "conversion", "other"]
     return ", ".join(f"{k} {d[k]}" for k in order + sorted(set(d) - set(order)) if k in d)
 
 
-def summary(result: dict) -> list[str]:
+def summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"ONNX Runtime {result['ortVersion']} ({result['provider']}, optimisation level "
         f"{result['optimization']}): {result['onnx']}"
@@ -48,28 +50,29 @@ def summary(result: dict) -> list[str]:
     return lines
 
 
-def _steps(v) -> str:
+def _steps(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.2f}" if v < 10 else f"{v:.0f}"
 
 
-def _pct(v, digits: int = 1) -> str:
+def _pct(v: float | None, digits: int = 1) -> str:
     return "n/a" if v is None else f"{v * 100:.{digits}f} %"
 
 
-def _sig(v) -> str:
+def _sig(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.3g}"
 
 
-def _ms(v) -> str:
+def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.3f} ms"
 
 
-def _count(side: dict, key: str, precision: str) -> str:
+def _count(side: dict[str, Any], key: str, precision: str) -> str:
     return str(side[key].get(precision, 0))
 
 
 # (row label, the cell of one side of the re-placement)
-ROWS = (
+Row: TypeAlias = tuple[str, Callable[[dict[str, Any]], str]]
+ROWS: tuple[Row, ...] = (
     ("conv/matmul ops int8", lambda s: _count(s, "convMatmulPerPrecision", "int8")),
     ("conv/matmul ops fp32", lambda s: _count(s, "convMatmulPerPrecision", "fp32")),
     ("compute ops int8", lambda s: _count(s, "computePerPrecision", "int8")),
@@ -86,26 +89,26 @@ ROWS = (
 
 
 # In the output's own quantization steps: only where the output is quantized.
-QUANTIZED_ROWS = (
+QUANTIZED_ROWS: tuple[Row, ...] = (
     ("max diff vs PyTorch INT8 (output steps)", lambda s: _steps(s.get("maxDiffSteps"))),
     ("within one output step", lambda s: _pct(s.get("withinOneStep"))),
 )
 # A float output (logits) from a conv/matmul: the steps of its int32 accumulator, a detail.
-ACCUMULATOR_ROWS = (("detail: int32-accumulator steps", lambda s: _steps(s.get("maxDiffSteps"))),)
+ACCUMULATOR_ROWS: tuple[Row, ...] = (("detail: int32-accumulator steps", lambda s: _steps(s.get("maxDiffSteps"))),)
 ACCUMULATOR_NOTE = (
     "Accumulator steps are units of the last layer's int32 accumulator (input scale x weight scale): far finer "
     "than one rounding step of the activations before it, so hundreds of them are a small difference in the logits."
 )
 
 
-def rows(rq: dict) -> tuple:
+def rows(rq: dict[str, Any]) -> tuple[Row, ...]:
     """The before/after rows for this output kind: parity in the units a user reads."""
     kind = rq.get("outputKind")
     extra = QUANTIZED_ROWS if kind == "quantized" else ACCUMULATOR_ROWS if kind == "accumulator" else ()
     return ROWS[:9] + extra + ROWS[9:]
 
 
-def _what(rq: dict) -> str:
+def _what(rq: dict[str, Any]) -> str:
     kinds = [i["kind"] for i in rq["inserted"]]
     parts = []
     for kind, word, plural in (
@@ -119,7 +122,7 @@ def _what(rq: dict) -> str:
     return ", ".join(parts)
 
 
-def _scale(i: dict) -> str:
+def _scale(i: dict[str, Any]) -> str:
     if "scale" not in i:
         return ""
     v = i["scale"]
@@ -127,7 +130,7 @@ def _scale(i: dict) -> str:
     return (f"{v:.3e}" if abs(v) < 1e-3 else f"{v:#.4g}") + origin.get(i.get("source") or "", "")
 
 
-def replacement_markdown(rq: dict) -> list[str]:
+def replacement_markdown(rq: dict[str, Any]) -> list[str]:
     """The Q/DQ re-placement section (build/ort's report, and the Build for Target report in VS Code, which
     shows these lines as they are): what changed, the before/after table, each insertion and its scale."""
     calibrated = sum(1 for i in rq["inserted"] if i.get("source") == "calibration")
@@ -157,7 +160,7 @@ def replacement_markdown(rq: dict) -> list[str]:
     return out
 
 
-def markdown(result: dict) -> str:
+def markdown(result: dict[str, Any]) -> str:
     out = [f"# ONNX Runtime build: {Path(result['onnx']).name}", "", *[f"    {line}" for line in result["summary"]], ""]
     rq = result.get("qdqReplacement")
     if rq is not None:

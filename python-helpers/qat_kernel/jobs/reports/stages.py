@@ -22,13 +22,13 @@ def _steps(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}"
 
 
-def _where(found: dict) -> str:
+def _where(found: dict[str, Any]) -> str:
     source = found.get("source")
     at = f" ({source['file']}:{source['line']})" if source else ""
     return f"{found['module']} ({found['op']}){at}"
 
 
-def _finding(key: str, found: dict | None) -> str:
+def _finding(key: str, found: dict[str, Any] | None) -> str:
     label = divergence.pair_label(key)
     if found is None:
         return f"{label}: every layer agrees to rounding (≤ {divergence.ROUNDING_STEPS:g} output steps)"
@@ -40,7 +40,7 @@ def _finding(key: str, found: dict | None) -> str:
     return f"{label}: first diverges at {_where(found)}, locally {amount}: {found['cause']}"
 
 
-def summary(r: dict) -> list[str]:
+def summary(r: dict[str, Any]) -> list[str]:
     a = r["accuracy"]
     stages = " · ".join(f"{s['label']} {_pct(a.get(s['id']))}" for s in r["stages"])
     lines = [f"accuracy on {a['samples']} samples: {stages}"]
@@ -54,7 +54,7 @@ def summary(r: dict) -> list[str]:
     return lines
 
 
-def markdown(r: dict, config: str, onnx: str) -> str:
+def markdown(r: dict[str, Any], config: str, onnx: str) -> str:
     """The report of result `r` for the config named `config`; `onnx`: the ONNX file as the report names it."""
     a = r["accuracy"]
     out = [
@@ -90,7 +90,7 @@ def markdown(r: dict, config: str, onnx: str) -> str:
     return "\n".join(out)
 
 
-def _layer_table(r: dict) -> str:
+def _layer_table(r: dict[str, Any]) -> str:
     keys = r["pairs"]
     head = ["#", "module", "op"]
     for key in keys:

@@ -4,13 +4,16 @@ with the thresholds its verdict uses, and ONNX Runtime's precision as executed."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
 
-def cell(text) -> str:
+
+def cell(text: object) -> str:
     """A Markdown table cell: pipes escaped, one line."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def table(header: list[str], rows: list[list]) -> list[str]:
+def table(header: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
     """A Markdown table, then a blank line."""
     return [
         "| " + " | ".join(header) + " |",
@@ -20,19 +23,19 @@ def table(header: list[str], rows: list[list]) -> list[str]:
     ]
 
 
-def pct(v, digits: int = 2, missing: str = "n/a") -> str:
+def pct(v: float | None, digits: int = 2, missing: str = "n/a") -> str:
     return missing if v is None else f"{v * 100:.{digits}f} %"
 
 
-def ms(v, missing: str = "n/a") -> str:
+def ms(v: float | None, missing: str = "n/a") -> str:
     return missing if v is None else f"{v:.3f} ms"
 
 
-def sig(v, missing: str = "n/a") -> str:
+def sig(v: float | None, missing: str = "n/a") -> str:
     return missing if v is None else f"{v:.3g}"
 
 
-def steps(v, missing: str = "n/a") -> str:
+def steps(v: float | None, missing: str = "n/a") -> str:
     return missing if v is None else f"{v:.2f}" if v < 10 else f"{v:.0f}"
 
 
@@ -40,7 +43,9 @@ def kib(n: int) -> str:
     return f"{n / 1024:.1f} KiB"
 
 
-def counts(d: dict, order: tuple = ("int8", "int16", "int32", "float16", "fp16", "float32", "fp32")) -> str:
+def counts(
+    d: dict[str, int], order: tuple[str, ...] = ("int8", "int16", "int32", "float16", "fp16", "float32", "fp32")
+) -> str:
     """{precision: n} as `int8 3, float32 1`, the usual order first."""
     keys = [k for k in order if k in d] + sorted(k for k in d if k not in order)
     return ", ".join(f"{k} {d[k]}" for k in keys)
@@ -49,14 +54,14 @@ def counts(d: dict, order: tuple = ("int8", "int16", "int32", "float16", "fp16",
 # ------------------------------------------------------------------------------------------ latency
 
 
-def latency_markdown(bench: dict) -> list[str]:
+def latency_markdown(bench: dict[str, Any]) -> list[str]:
     """The latency table of one run: every row timed in the same interleaved rounds at the same batch sizes,
     each ratio the baseline's median (the first row: PyTorch FP32, eager) over the row's at that batch."""
     rows = bench["rows"]
     base = rows[0]["label"]
     batches = [k for k in ("b1", "b16") if k in rows[0]["latency"]]
 
-    def figure(r: dict, k: str) -> list[str]:
+    def figure(r: dict[str, Any], k: str) -> list[str]:
         s = r["latency"][k]
         noisy = " (noisy)" if s.get("noisy") or rows[0]["latency"][k].get("noisy") else ""
         ratio = r.get("speedupVsTorchFp32", {}).get(k)
@@ -89,14 +94,14 @@ def latency_markdown(bench: dict) -> list[str]:
     return out + [""]
 
 
-def _x(v) -> str:
+def _x(v: float | None) -> str:
     return "" if v is None else f"{v:.2f}x"
 
 
 # ------------------------------------------------------------------------------------------- parity
 
 
-def parity_verdict(m: dict | None, output_kind: str) -> str:
+def parity_verdict(m: dict[str, Any] | None, output_kind: str) -> str:
     """ok / check / fail of one artifact against PyTorch INT8 by parity.THRESHOLDS."""
     from qat_kernel.runtimes import parity
 
@@ -117,7 +122,9 @@ def parity_thresholds(output_kind: str) -> str:
     )
 
 
-def parity_markdown(title: str, rows: list[tuple[str, dict | None, float | None]], output_kind: str) -> list[str]:
+def parity_markdown(
+    title: str, rows: list[tuple[str, dict[str, Any] | None, float | None]], output_kind: str
+) -> list[str]:
     """The parity table: (label, parity.compare() against PyTorch INT8, accuracy) per artifact, with each one's
     verdict and the thresholds it was judged by."""
     quantized = output_kind == "quantized"
@@ -152,7 +159,7 @@ def parity_markdown(title: str, rows: list[tuple[str, dict | None, float | None]
 # --------------------------------------------------------------------------------- precision as executed
 
 
-def executed_markdown(variant: dict, with_role: bool = True) -> list[str]:
+def executed_markdown(variant: dict[str, Any], with_role: bool = True) -> list[str]:
     """ONNX Runtime's precision as executed of one model (a build/ort variant, or build/tvm's look at the same
     export): its compute op counts and the table of its ops."""
     out = [

@@ -5,6 +5,7 @@ summary's counts come from the same `ops` and counts, every latency row from the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from qat_kernel.jobs.reports.tables import (
     counts,
@@ -24,9 +25,9 @@ def _pct(value: float) -> str:
     return f"{value * 100:.2f}%"
 
 
-def node_counts(ops: list) -> dict:
+def node_counts(ops: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """{all: {precision: n}, anchors: {precision: n}} of the per-op rows (anchors: Conv, Gemm, MatMul nodes)."""
-    out: dict = {"all": {}, "anchors": {}}
+    out: dict[str, dict[str, int]] = {"all": {}, "anchors": {}}
     for o in ops:
         out["all"][o["precision"]] = out["all"].get(o["precision"], 0) + 1
         if o["opType"] in ANCHOR_NODES:
@@ -34,19 +35,19 @@ def node_counts(ops: list) -> dict:
     return out
 
 
-def module_of(o: dict) -> str:
+def module_of(o: dict[str, Any]) -> str:
     """The module an ONNX node came from (the export's name scopes); "" where the export names none."""
     return o.get("module") or ""
 
 
-def _parity_line(title: str, m: dict, output_kind: str) -> str:
+def _parity_line(title: str, m: dict[str, Any], output_kind: str) -> str:
     return (
         f"{title} ({m['samples']} validation samples): {parity.verdict(m, output_kind)}: "
         f"{parity.describe(m, output_kind)}"
     )
 
 
-def summary(result: dict) -> list[str]:
+def summary(result: dict[str, Any]) -> list[str]:
     """The lines the VS Code task prints, as they are."""
     runs_here = "runs on this machine" if result["runnableHere"] else "cross-built: does not run on this machine"
     where = "preset" if result["targetSource"] == "preset" else "from the config's targets"
@@ -130,7 +131,7 @@ def summary(result: dict) -> list[str]:
     return lines
 
 
-def _parity_section(p: dict, bench: dict | None) -> list[str]:
+def _parity_section(p: dict[str, Any], bench: dict[str, Any] | None) -> list[str]:
     kind = p["outputKind"]
     labels = {r["name"]: r["label"] for r in (bench or {}).get("rows", [])}
     acc = p.get("accuracy") or {}
@@ -155,7 +156,7 @@ def _parity_section(p: dict, bench: dict | None) -> list[str]:
     return out
 
 
-def _op_table(result: dict) -> list[str]:
+def _op_table(result: dict[str, Any]) -> list[str]:
     ops = result["ops"]
     per = node_counts(ops)
     int8_anchors = result["anchorsPerPrecision"]["after"].get("int8", 0)
@@ -174,7 +175,7 @@ def _op_table(result: dict) -> list[str]:
     return out + table(["ONNX node", "module", "op", "precision", "how / why"], body)
 
 
-def markdown(result: dict) -> str:
+def markdown(result: dict[str, Any]) -> str:
     """build-report.md: the summary, latency, parity with its thresholds, each op's precision with its module, and
     ONNX Runtime's precision as executed of the same export."""
     out = [f"# TVM build: {result['target']}", "", *[f"    {line}" for line in result["summary"]], ""]
