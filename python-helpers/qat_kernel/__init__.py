@@ -1,7 +1,5 @@
 """QAT Studio helper kernel: JSON-RPC 2.0 over stdio (see protocol/kernel-rpc.schema.json)."""
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 __version__ = "0.1.0"
 
 from pathlib import Path

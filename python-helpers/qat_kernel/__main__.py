@@ -1,7 +1,5 @@
 """`python -m qat_kernel`: serve JSON-RPC on stdin/stdout until EOF or `exit`."""
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 from qat_kernel.rpc.server import main
 
 if __name__ == "__main__":

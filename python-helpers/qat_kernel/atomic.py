@@ -6,8 +6,6 @@ hidden sibling named with its pid) is removed by the next write of the same dest
 A write that fails (the disk or a quota full, no permission, a read-only file system, a folder in the way)
 raises WriteError naming the destination, whatever library was writing, so the kernel can say what to do."""
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 from __future__ import annotations
 
 import contextlib

@@ -1,7 +1,5 @@
 """Pinned requirements (python-helpers/requirements.txt) and the pip command that installs one."""
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 from __future__ import annotations
 
 import functools

@@ -3,8 +3,6 @@ other, and a `*.qat.yaml` or a `build-report.json` may be a FIFO that never yiel
 gigabytes. The file is opened without blocking, only a regular file is read, and never more than a size limit,
 checked before reading and again while reading (a file that grows)."""
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 from __future__ import annotations
 
 import errno

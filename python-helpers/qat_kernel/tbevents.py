@@ -12,8 +12,6 @@ fields written here are encoded (tensorflow/core/util/event.proto, tensorflow/co
 `read_events` parses such a file back, checking every CRC, for tests and for tools that want the figures.
 """
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 from __future__ import annotations
 
 import os

@@ -1,8 +1,6 @@
 """Which files are the user's: frames and stack traces are mapped back to the workspace (the config's
 folder), skipping installed packages and this kernel even when they live inside that folder."""
 
-# pyright: reportMissingParameterType=error, reportMissingTypeArgument=error
-
 from __future__ import annotations
 
 import functools

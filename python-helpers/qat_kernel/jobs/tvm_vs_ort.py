@@ -93,6 +93,7 @@ def backend_rows(
         check_cancelled()
         if name.startswith("tvm-"):
             src = fp32_onnx if name == "tvm-fp32" else onnx_path
+            assert src is not None  # the FP32 twin is made above whenever a tvm-fp32 row is asked for
             report = build_tvm(src, target, work_dir / name, fold_int8=(name == "tvm-int8"))
             out[name] = {
                 "fn": load_tvm(report["artifact"]),

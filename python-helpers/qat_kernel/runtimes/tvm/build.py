@@ -374,8 +374,7 @@ def _fp32_rows(mod: tvm.IRModule, provenance: Provenance, reason: str) -> list[d
 
 
 def build_tvm(
-    # a str or Path; Any while jobs/tvm_vs_ort.backend_rows passes one that pyright reads as Path | None
-    onnx_path: Any,
+    onnx_path: str | Path,
     target: str | dict[str, Any],
     out_dir: str | Path,
     fold_int8: bool = True,
