@@ -71,10 +71,10 @@ def test_the_report_is_written_and_summarised(stages):
 def _plant_output_scale(source, dest, module: str, factor: float) -> str:
     """A copy of the QDQ model whose `module` layer quantizes its output with `factor` times its scale (its own
     initializer, so no other layer changes); returns the QuantizeLinear's name."""
-    from qat_kernel.runtimes.ort import intermediates
+    from qat_kernel.runtimes.onnx import layers
 
     model = onnx.load(str(source))
-    layer = intermediates.layers(model)[module][0]
+    layer = layers.layers(model)[module][0]
     inits = {t.name: t for t in model.graph.initializer}
     q = next(n for n in model.graph.node if n.output and n.output[0] == layer.output)
     dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.input[0] == q.output[0]]

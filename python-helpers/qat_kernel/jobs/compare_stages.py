@@ -23,6 +23,7 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import cpu
 from qat_kernel.runtimes.c import stage as c_stage
+from qat_kernel.runtimes.onnx import layers as onnx_layers
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import intermediates
 
@@ -49,7 +50,7 @@ class Layer:
     fake: Group | None
     fake_output: torch.fx.Node | None  # the fake-quant group's output after its output fake quantizer
     fake_entry: torch.fx.Node | None  # what the fake-quant layer's input fake quantizer reads
-    onnx: intermediates.OnnxLayer | None
+    onnx: onnx_layers.OnnxLayer | None
 
 
 def compare_stages(
@@ -140,7 +141,7 @@ def _layers(trained: Trained, model: onnx.ModelProto) -> list[Layer]:
     from qat_kernel.analysis.comparison import analysis
 
     pairs, qat_for, regions = analysis(trained.fp32_graph, trained.converted, trained.qat.model)
-    in_onnx = intermediates.layers(model)
+    in_onnx = onnx_layers.layers(model)
     taken: dict[str, int] = {}
     found = []
     for f, q in pairs:
