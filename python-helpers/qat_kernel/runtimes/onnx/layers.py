@@ -10,11 +10,11 @@ graph order.
 A layer's tap is its output QuantizeLinear's integer tensor (dequantized with that node's own scale and zero
 point), or, without output quantization (a last Gemm giving logits, a conv before a residual add), the chain's
 last float output. A layer alone is the sub-model from the tensor its input quantization reads (`entry`) to that
-output (`extract`)."""
+output (`extract`); `side_by_side` puts every layer's sub-model in one graph, each with its own input and output."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +90,11 @@ def layers(model: onnx.ModelProto) -> dict[str, list[OnnxLayer]]:
         if layer is not None:
             found.setdefault(module or "", []).append(layer)
     return found
+
+
+def by_output(model: onnx.ModelProto) -> dict[str, OnnxLayer]:
+    """The model's layers by their tapped tensor."""
+    return {layer.output: layer for found in layers(model).values() for layer in found}
 
 
 def _layer(g: Graph, anchor: onnx.NodeProto, module: str) -> OnnxLayer | None:
@@ -184,9 +189,105 @@ def extract(model: onnx.ModelProto, entry: str, output: str) -> bytes:
     return sub.SerializeToString()
 
 
-def float_type() -> onnx.TypeProto:
+def float_type(shape: Sequence[int | str] | None = None) -> onnx.TypeProto:
+    """A float32 tensor type, of `shape` where given (a str is a symbolic dim)."""
     import onnx
 
     t = onnx.TypeProto()
     t.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    if shape is not None:
+        dims = t.tensor_type.shape.dim
+        for d in shape:
+            dim = dims.add()
+            if isinstance(d, str):
+                dim.dim_param = d
+            else:
+                dim.dim_value = d
     return t
+
+
+def shapes(model: onnx.ModelProto) -> dict[str, list[int | str]]:
+    """tensor name -> its shape (a str for a symbolic dim) as the model declares it or ONNX shape inference finds
+    it; tensors of unknown rank are left out."""
+    import onnx
+
+    def read(values: Iterable[onnx.ValueInfoProto], into: dict[str, list[int | str]]) -> None:
+        for v in values:
+            t = v.type.tensor_type
+            if t.HasField("shape"):
+                into[v.name] = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
+
+    found: dict[str, list[int | str]] = {}
+    read(model.graph.input, found)
+    read(model.graph.value_info, found)
+    read(model.graph.output, found)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - inference is a fallback for what the export did not declare
+        return found
+    more: dict[str, list[int | str]] = {}
+    read(inferred.graph.value_info, more)
+    return {**more, **found}
+
+
+@dataclass
+class SideBySide:
+    """Every layer's sub-model in one graph: layer i reads input `inputs[i]` and gives output `outputs[i]`."""
+
+    model: onnx.ModelProto
+    layers: list[OnnxLayer]  # the layers in it, in input order
+    inputs: list[str]
+    outputs: list[str]
+    left_out: dict[str, str]  # layer output -> why that layer is not in the graph
+
+
+def side_by_side(model: onnx.ModelProto, wanted: Sequence[OnnxLayer]) -> SideBySide:
+    """One model holding each wanted layer's sub-model (`extract`'s) side by side, its tensors and nodes renamed
+    `l<i>_<name>` so that none is shared but the initializers; each input is float32 of the entry tensor's shape
+    in `model` (the importers of some runtimes need shapes). A layer whose entry has no known shape, or whose
+    sub-model reads another graph input, is left out with the reason."""
+    import onnx
+    from onnx import helper
+
+    g = Graph(model)
+    known = shapes(model)
+    graph_inputs = {i.name for i in model.graph.input}
+    inits = {t.name: t for t in model.graph.initializer}
+    nodes: list[onnx.NodeProto] = []
+    used: dict[str, onnx.TensorProto] = {}
+    result = SideBySide(onnx.ModelProto(), [], [], [], {})
+    inputs: list[onnx.ValueInfoProto] = []
+    for layer in wanted:
+        keep = sub_graph(g, layer.entry, layer.output)
+        made = {o for n in keep for o in n.output} | {layer.entry}
+        outside = {i for n in keep for i in n.input if i and i not in made and i not in inits}
+        if layer.entry not in known:
+            result.left_out[layer.output] = f"no shape is known for its input {layer.entry}"
+            continue
+        if outside & graph_inputs:
+            result.left_out[layer.output] = f"it reads another graph input ({', '.join(sorted(outside))})"
+            continue
+        prefix = f"l{len(result.layers)}_"
+        for n in keep:
+            copy = onnx.NodeProto()
+            copy.CopyFrom(n)
+            if copy.name:
+                copy.name = prefix + copy.name
+            for k, name in enumerate(copy.input):
+                if name in made:
+                    copy.input[k] = prefix + name
+                elif name in inits:
+                    used[name] = inits[name]
+            for k, name in enumerate(copy.output):
+                copy.output[k] = prefix + name
+            nodes.append(copy)
+        inputs.append(onnx.ValueInfoProto(name=prefix + layer.entry, type=float_type(known[layer.entry])))
+        result.layers.append(layer)
+        result.inputs.append(prefix + layer.entry)
+        result.outputs.append(prefix + layer.output)
+    graph = helper.make_graph(
+        nodes, "layers", inputs, [onnx.ValueInfoProto(name=o) for o in result.outputs], list(used.values())
+    )
+    result.model = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    result.model.functions.extend(model.functions)
+    return result
