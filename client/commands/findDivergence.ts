@@ -1,6 +1,6 @@
-// QAT: Find Where INT8 Diverges — runs compare/stages (FP32, fake-quant, PyTorch INT8 and ONNX Runtime compared
-// at every quantized layer), opens the kernel's Markdown report beside the config and says where the stages that
-// should agree first part, with a button to that layer's source line.
+// QAT: Find Where INT8 Diverges — runs compare/stages (FP32, fake-quant, PyTorch INT8, ONNX Runtime, the C runner
+// and TVM compared at every quantized layer), opens the kernel's Markdown report beside the config and says where
+// the stages that should agree first part, with a button to that layer's source line.
 import * as vscode from 'vscode';
 import type { CompareStagesResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';

@@ -4,7 +4,7 @@ the int8 fold, our CPU schedule and kernel layouts), in a temporary folder, and 
 Propagated: the whole model with each quantized layer's output QuantizeLinear also a graph output (the integer
 tensor ORT's taps read), built once. The fold makes the same int8 kernels with the taps as without them (the
 stage checks: `notes` says where it did not); a tap can end a fused kernel at the tapped tensor instead of
-dequantizing it in the same loop (MobileNetV2: 9 of 66 kernels), which moves no value, the tensor being integers
+dequantizing it in the same loop (MobileNetV2: 4 of 66 kernels), which moves no value, the tensor being integers
 either way. A layer with no output quantization inside the graph (a conv feeding a residual add) is not tapped:
 its float output exists only inside the kernel that adds, and a tap would split that kernel at a float value,
 computing other float roundings than the deployed one; it is compared locally only. A float graph output (the
