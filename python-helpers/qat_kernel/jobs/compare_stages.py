@@ -26,6 +26,7 @@ from qat_kernel.runtimes.c import stage as c_stage
 from qat_kernel.runtimes.onnx import layers as onnx_layers
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import intermediates
+from qat_kernel.runtimes.tvm import mixed
 from qat_kernel.runtimes.tvm import stage as tvm_stage
 
 if TYPE_CHECKING:
@@ -222,7 +223,7 @@ def capture(
     local_ort = intermediates.LocalRun(model)
     taps = intermediates.Taps(model, mapped)
     ctx.progress("capture", "TVM: building the model and its layers alone for this CPU")
-    tvm = tvm_stage.tvm_stage(model, mapped, folder, ctx.check_cancelled)
+    tvm = tvm_stage.tvm_stage(model, mapped, folder, ctx.check_cancelled, mixed.fp16_matcher(trained.cfg))
 
     sums: dict[tuple, metrics.Accumulator] = {}
 

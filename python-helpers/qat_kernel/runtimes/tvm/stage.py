@@ -150,11 +150,13 @@ def tvm_stage(
     wanted: Sequence[onnx_layers.OnnxLayer],
     workspace: str,
     check_cancelled: Callable[[], None] | None = None,
+    fp16: Callable[[str], str | None] | None = None,
 ) -> TvmStage:
     """`model` built with TVM for this CPU, tapped at `wanted`'s quantized outputs, and the wanted layers alone in
     one more library; a TvmStage with `missing` set where TVM cannot build or load the model (the other stages
     still answer). Layers are matched to `model`'s own by their tapped tensor, so a model edited after `wanted`
-    was read dequantizes with its own scales."""
+    was read dequantizes with its own scales. `fp16`: the config's fp16 layers (mixed.fp16_matcher), built in
+    float16 as build/tvm builds them."""
     preset = PRESETS.get(targets.host_arch())
     if preset is None:
         return TvmStage(missing=f"build/tvm has no preset for this machine's CPU ({targets.host_arch()})")
@@ -174,7 +176,7 @@ def tvm_stage(
         work=tempfile.TemporaryDirectory(prefix="qat-stage-tvm-"),
     )
     try:
-        _build_whole(stage, model, preset, workspace, check_cancelled)
+        _build_whole(stage, model, preset, workspace, check_cancelled, fp16)
     except Cancelled:
         stage.close()
         raise
@@ -209,7 +211,12 @@ def _reason(exc: BaseException) -> str:
 
 
 def _build(
-    model: onnx.ModelProto, out: Path, preset: str, workspace: str, check_cancelled: Callable[[], None] | None
+    model: onnx.ModelProto,
+    out: Path,
+    preset: str,
+    workspace: str,
+    check_cancelled: Callable[[], None] | None,
+    fp16: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     """build_tvm's report of `model` built into the folder `out` (the ONNX file beside it)."""
     import onnx
@@ -218,11 +225,16 @@ def _build(
 
     source = out.with_suffix(".onnx")
     onnx.save(model, str(source))
-    return build_tvm(source, preset, out, check_cancelled=check_cancelled, workspace=workspace)
+    return build_tvm(source, preset, out, check_cancelled=check_cancelled, fp16=fp16, workspace=workspace)
 
 
 def _build_whole(
-    stage: TvmStage, model: onnx.ModelProto, preset: str, workspace: str, check_cancelled: Callable[[], None] | None
+    stage: TvmStage,
+    model: onnx.ModelProto,
+    preset: str,
+    workspace: str,
+    check_cancelled: Callable[[], None] | None,
+    fp16: Callable[[str], str | None] | None,
 ) -> None:
     """The tapped model built and loaded into `stage`: its layers the fold left float, and where the taps changed
     the fold."""
@@ -232,7 +244,7 @@ def _build_whole(
 
     assert stage.work is not None
     tapped = onnx.load_from_string(onnx_layers.with_outputs(model, stage.layers))
-    report = _build(tapped, Path(stage.work.name) / "whole", preset, workspace, check_cancelled)
+    report = _build(tapped, Path(stage.work.name) / "whole", preset, workspace, check_cancelled, fp16)
     stage.whole = load_tvm_outputs(report["artifact"])
     stage.report = report
     stage.outputs = [o.name for o in tapped.graph.output]
