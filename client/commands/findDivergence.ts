@@ -1,5 +1,5 @@
-// QAT: Find Where INT8 Diverges — runs compare/stages (FP32, fake-quant, PyTorch INT8, ONNX Runtime and the other
-// runtimes compared at every quantized layer), shows the results over the QDQ ONNX graph it ran (stage lanes on the
+// QAT: Find Where INT8 Diverges — runs compare/stages (FP32, fake-quant, PyTorch INT8, ONNX Runtime, the C runner
+// and TVM compared at every quantized layer), shows the results over the QDQ ONNX graph it ran (stage lanes on the
 // nodes, the stage table, the first divergence selected) and says where the stages that should agree first part,
 // with buttons to that layer's source line and to the kernel's Markdown report.
 import { readFile } from 'node:fs/promises';

@@ -134,7 +134,9 @@ def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repe
                 ort.run(None, sessions.feed(ort, x))
 
     def stages():
-        compare_stages.capture(trained, onnx_model, inputs, folder, ctx)
+        *_, c, tvm = compare_stages.capture(trained, onnx_model, inputs, folder, ctx)
+        c.close()
+        tvm.close()
 
     timed = _interleaved(
         {

@@ -1,6 +1,6 @@
 """compare/stages ("QAT: Find Where INT8 Diverges") on the digits CNN: every layer found in FP32, fake-quant,
-PyTorch INT8 and ONNX Runtime, each pair compared per layer, and the bisect naming the layer and the stage of
-a divergence planted in the exported ONNX model."""
+PyTorch INT8, ONNX Runtime, the C runner and TVM, each pair compared per layer, and the bisect naming the layer and
+the stage of a divergence planted in the exported ONNX model, or in the model TVM alone builds."""
 
 from __future__ import annotations
 
@@ -27,13 +27,14 @@ def stages(kernel, tmp_path_factory):
 def test_every_layer_is_found_in_every_stage_and_validates(stages, validate):
     _, r = stages
     validate("CompareStagesResult", r)
-    assert [s["id"] for s in r["stages"]] == ["fp32", "fakeQuant", "int8", "ort", "c"] and "missing" not in r
+    assert [s["id"] for s in r["stages"]] == ["fp32", "fakeQuant", "int8", "ort", "c", "tvm"] and "missing" not in r
+    assert r["bisected"] == ["fakeQuant:int8", "int8:ort", "int8:c", "int8:tvm"]
     assert [row["module"] for row in r["layers"]] == ["conv1", "conv2", "fc1", "fc2"]
     for row in r["layers"]:
-        assert all(row["stages"].values()), row
-        assert set(row["pairs"]) == {"fp32:fakeQuant", "fakeQuant:int8", "int8:ort", "int8:c"}, row
-        for key in ("fakeQuant:int8", "int8:ort", "int8:c"):
-            assert "local" in row["pairs"][key], (key, row)
+        assert all(row["stages"].values()) and len(row["stages"]) == 6, row
+        assert set(row["pairs"]) == {"fp32:fakeQuant", "fakeQuant:int8", "int8:ort", "int8:c", "int8:tvm"}, row
+        for key in ("fakeQuant:int8", "int8:ort", "int8:c", "int8:tvm"):
+            assert "local" in row["pairs"][key] and "propagated" in row["pairs"][key], (key, row)
         assert row["onnx"]["nodes"], row
     # The last layer gives float logits (no output quantization): judged by SQNR, no steps.
     assert "outputScale" not in r["layers"][-1] and "localSteps" not in r["layers"][-1]["pairs"]["int8:ort"]
@@ -56,8 +57,10 @@ def test_the_stages_that_compute_the_same_numbers_agree_to_rounding(stages):
         assert row["pairs"]["int8:ort"]["propagated"]["sqnr"] > quantization + 20, row
     assert r["outputs"]["int8:ort"]["top1Agreement"] >= 0.98
     assert r["outputs"]["int8:c"]["top1Agreement"] >= 0.98
+    assert r["outputs"]["int8:tvm"]["top1Agreement"] >= 0.98
     a = r["accuracy"]
     assert abs(a["ort"] - a["int8"]) <= 0.02 and abs(a["c"] - a["int8"]) <= 0.02 and a["samples"] > 0
+    assert abs(a["tvm"] - a["int8"]) <= 0.02
 
 
 def test_the_report_is_written_and_summarised(stages):
@@ -71,10 +74,17 @@ def test_the_report_is_written_and_summarised(stages):
 def _plant_output_scale(source, dest, module: str, factor: float) -> str:
     """A copy of the QDQ model whose `module` layer quantizes its output with `factor` times its scale (its own
     initializer, so no other layer changes); returns the QuantizeLinear's name."""
-    from qat_kernel.runtimes.ort import intermediates
-
     model = onnx.load(str(source))
-    layer = intermediates.layers(model)[module][0]
+    name = _planted_scale(model, module, factor)
+    onnx.save(model, str(dest))
+    return name
+
+
+def _planted_scale(model: onnx.ModelProto, module: str, factor: float) -> str:
+    """`model` edited as _plant_output_scale says; returns the QuantizeLinear's name."""
+    from qat_kernel.runtimes.onnx import layers
+
+    layer = layers.layers(model)[module][0]
     inits = {t.name: t for t in model.graph.initializer}
     q = next(n for n in model.graph.node if n.output and n.output[0] == layer.output)
     dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.input[0] == q.output[0]]
@@ -83,7 +93,6 @@ def _plant_output_scale(source, dest, module: str, factor: float) -> str:
     model.graph.initializer.append(planted)
     for node in [q, *dq]:
         node.input[1] = planted.name
-    onnx.save(model, str(dest))
     return q.name
 
 
@@ -100,6 +109,7 @@ def test_a_scale_planted_in_one_layer_of_the_onnx_model_is_found_there(kernel, s
     assert found["localSteps"] > 10 and "output quantization differs" in found["cause"], found
     assert node in p["layers"][1]["onnx"]["nodes"]
     assert "fakeQuant:int8" not in p["divergence"] and "int8:c" not in p["divergence"]
+    assert (p["divergence"]["int8:tvm"]["module"], p["divergence"]["int8:tvm"]["index"]) == ("conv2", 1)  # same file
     assert p["layers"][0]["pairs"]["int8:ort"]["localSteps"] <= divergence.ROUNDING_STEPS
     assert p["onnx"] == str(planted.resolve())
     assert any(line.startswith("PyTorch INT8 → ONNX Runtime: first diverges at conv2") for line in p["summary"])
@@ -119,6 +129,78 @@ def test_an_eager_config_is_told_the_pt2e_flow_is_needed(kernel, tmp_path):
     with pytest.raises(RpcError) as err:
         kernel.request("compare/stages", {"config": str(config)}, timeout=300)
     assert err.value.data["kind"] == "configInvalid" and err.value.data.get("path") == "flow"
+
+
+# --- TVM given a model of its own: compare/stages run in this process, its TVM stage fed an edited model -----
+
+
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    """compare/stages on a copy of the digits example, run in this process (the first call trains, the next ones
+    reuse that model), so that a test can give the TVM stage alone another model."""
+    from qat_kernel.jobs import compare_stages as job
+    from qat_kernel.rpc.context import RequestContext
+
+    config = str(copy_example(tmp_path_factory.mktemp("stages-here") / "digits"))
+
+    def run() -> dict:
+        ctx = RequestContext(0, "compare/stages", {"config": config}, lambda method, params: None)
+        return job.compare_stages(ctx, config=config, samples=32, steps=None, onnx_path=None)
+
+    return run
+
+
+def _tvm_builds(monkeypatch, edit) -> None:
+    """The TVM stage of compare/stages builds `edit(model)` (a copy) where ORT runs the model itself."""
+    from qat_kernel.runtimes.tvm import stage as tvm_stage
+
+    real = tvm_stage.tvm_stage
+
+    def edited(model, *args, **kwargs):
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        edit(copy)
+        return real(copy, *args, **kwargs)
+
+    monkeypatch.setattr(tvm_stage, "tvm_stage", edited)
+
+
+def test_a_scale_planted_in_the_model_only_tvm_builds_is_found_there(in_process, monkeypatch, validate):
+    """conv2's output scale quartered in TVM's model alone: the PyTorch INT8 → TVM bisect names conv2 (conv1 before
+    it agrees), says TVM's output scale differs, and ONNX Runtime on the file as exported still agrees."""
+    _tvm_builds(monkeypatch, lambda model: _planted_scale(model, "conv2", 0.25))
+    p = in_process()
+    validate("CompareStagesResult", p)
+    found = p["divergence"]["int8:tvm"]
+    assert (found["module"], found["index"]) == ("conv2", 1), found
+    assert found["localSteps"] > 10 and "output quantization differs: TVM uses scale" in found["cause"], found
+    assert "int8:ort" not in p["divergence"] and "fakeQuant:int8" not in p["divergence"], p["divergence"]
+    assert p["layers"][0]["pairs"]["int8:tvm"]["localSteps"] <= divergence.ROUNDING_STEPS
+    assert p["layers"][2]["pairs"]["int8:tvm"]["localSteps"] <= divergence.ROUNDING_STEPS  # fc1 alone: fed INT8's
+    assert any(line.startswith("PyTorch INT8 → TVM: first diverges at conv2") for line in p["summary"])
+
+
+def _with_det(model: onnx.ModelProto) -> None:
+    """A Det of the input (an op TVM 0.27's importer has no converter for) as one more graph output."""
+    from onnx import helper
+
+    x = model.graph.input[0].name
+    model.graph.node.append(helper.make_node("Det", [x], ["planted_det"], name="node_planted_det"))
+    model.graph.output.append(onnx.ValueInfoProto(name="planted_det"))
+
+
+def test_a_model_tvm_cannot_build_leaves_its_stage_out_with_the_reason(in_process, monkeypatch, validate):
+    _tvm_builds(monkeypatch, _with_det)
+    p = in_process()
+    validate("CompareStagesResult", p)
+    why = p["missing"]["tvm"]
+    assert why.startswith("TVM cannot build or load this model: build/tvm failed in TVM's ONNX importer on Det node")
+    assert "\n" not in why and set(p["missing"]) == {"tvm"}
+    assert [s["id"] for s in p["stages"]] == ["fp32", "fakeQuant", "int8", "ort", "c"]
+    assert p["accuracy"]["tvm"] is None and "int8:tvm" not in p["pairs"] + p["bisected"] + list(p["outputs"])
+    assert all(not row["stages"]["tvm"] and "int8:tvm" not in row["pairs"] for row in p["layers"])
+    assert f"TVM not compared: {why}" in p["summary"]
+    assert f"- TVM not compared: {why}" in open(p["markdownPath"], encoding="utf-8").read()
 
 
 # --- the bisect and its causes, on rows as compare/stages makes them ------------------------------------
@@ -158,6 +240,11 @@ def test_causes_are_told_from_what_is_known():
     assert "rounding" in divergence.cause(("fakeQuant", "int8"), _facts(), 2.0)
     scales = _facts(output_scale={"int8": 0.1, "ort": 0.025})
     assert "output quantization differs" in divergence.cause(("int8", "ort"), scales, 40.0)
+    assert "vpmaddubsw" in divergence.cause(("int8", "ort"), saturating, 6.0)
+    assert "vpmaddubsw" not in divergence.cause(("int8", "tvm"), saturating, 6.0)  # test_tvm_stage: no saturation
+    kept = _facts(kept_float={"tvm": "conv2d: the weight is not a constant"})
+    told = divergence.cause(("int8", "tvm"), kept, 4.0)
+    assert told.startswith("TVM computes this layer in float32, not in int8: conv2d: the weight is not a constant")
     weights = _facts(weight_scale={"fakeQuant": [0.15437, 0.1], "int8": [0.14408, 0.1]}, saturating_cpu=True)
     told = divergence.cause(("fakeQuant", "int8"), weights, 66.0)
     assert "weight quantization differs" in told and "6.7 %" in told, told

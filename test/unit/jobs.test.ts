@@ -63,7 +63,7 @@ test('Find Where INT8 Diverges: one compare/stages request and the report the ke
   assert.equal(path.basename(result.markdownPath), 'digits.stages.md');
   assert.deepEqual(
     result.stages.map((s) => s.id),
-    ['fp32', 'fakeQuant', 'int8', 'ort', 'c'],
+    ['fp32', 'fakeQuant', 'int8', 'ort', 'c', 'tvm'],
   );
 });
 

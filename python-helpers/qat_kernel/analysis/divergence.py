@@ -3,10 +3,11 @@ stages (the later stage's layer fed the earlier stage's input there) is more tha
 known to cause it.
 
 Stages (STAGES): the FP32 model, the QAT model with fake quantization on, the converted PyTorch INT8 model,
-the QDQ ONNX model in ONNX Runtime and the portable C runner. The pairs bisected (PAIRS) are those expected to
-compute the same numbers: fake-quant vs INT8 (the same quantization, simulated vs integer kernels), INT8 vs ONNX
-Runtime and INT8 vs the C runner (the same integer model in two runtimes); FP32 vs fake-quant is the
-quantization error itself, which compare/layers explains per layer, and is listed propagated only.
+the QDQ ONNX model in ONNX Runtime, the portable C runner and the QDQ model built with TVM's int8 fold. The pairs
+bisected (PAIRS) are those expected to compute the same numbers: fake-quant vs INT8 (the same quantization,
+simulated vs integer kernels), INT8 vs ONNX Runtime, the C runner and TVM (the same integer model in two
+runtimes); FP32 vs fake-quant is the quantization error itself, which compare/layers explains per layer, and is
+listed propagated only.
 
 A quantized output is judged in its own quantization steps: two runtimes on one grid differ by whole steps
 and one step is a rounding tie (round half to even vs away from zero, a bias rounded to int32); more than
@@ -16,12 +17,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-STAGES = ("fp32", "fakeQuant", "int8", "ort", "c")
-LABELS = {"fp32": "FP32", "fakeQuant": "fake-quant", "int8": "PyTorch INT8", "ort": "ONNX Runtime", "c": "C runner"}
-PAIRS = (("fakeQuant", "int8"), ("int8", "ort"), ("int8", "c"))
+STAGES = ("fp32", "fakeQuant", "int8", "ort", "c", "tvm")
+LABELS = {
+    "fp32": "FP32",
+    "fakeQuant": "fake-quant",
+    "int8": "PyTorch INT8",
+    "ort": "ONNX Runtime",
+    "c": "C runner",
+    "tvm": "TVM",
+}
+PAIRS = (("fakeQuant", "int8"), ("int8", "ort"), ("int8", "c"), ("int8", "tvm"))
+# Stages whose int8 kernels sum u8 x s8 pairs in int16 (vpmaddubsw) on an x86 CPU without VNNI or AMX. Not TVM:
+# its fold's kernels accumulate u8 x s8 products in int32 (tests/test_tvm_stage.py: a layer that saturates in
+# ONNX Runtime on such a CPU is exact in TVM).
+SATURATING = ("int8", "ort")
 PROPAGATED_ONLY = (("fp32", "fakeQuant"),)
 ROUNDING_STEPS = 1.5
 # Stages that add a layer's bias to the int32 accumulator as round(bias / (input scale × weight scale)): ONNX
@@ -82,6 +94,7 @@ class LayerFacts:
     weight_levels: int | None  # of its weight
     saturating_cpu: bool  # x86 without VNNI / AMX (runtimes.cpu.saturating_int8)
     bias: BiasRounding | None = None  # the bias rounded to PyTorch INT8's accumulator scale
+    kept_float: dict[str, str] = field(default_factory=dict)  # stage -> why it computes this layer in float
 
 
 def diverged(local: dict[str, float] | None, steps: float | None) -> bool:
@@ -137,7 +150,7 @@ def cause(pair: tuple[str, str], facts: LayerFacts, steps: float | None) -> str:
             )
     saturating = (
         facts.saturating_cpu
-        and b in ("int8", "ort")
+        and b in SATURATING
         and (facts.activation_levels or 0) > 128
         and (facts.weight_levels or 0) > 128
     )
@@ -155,6 +168,12 @@ def cause(pair: tuple[str, str], facts: LayerFacts, steps: float | None) -> str:
             "this CPU has no int8 dot-product instruction (VNNI or AMX): the int8 kernel sums u8 × s8 pairs in "
             "int16 (vpmaddubsw), which saturates at full 8-bit ranges; give the layer 7-bit activations "
             "(quant_max: 127) or weights in [-64, 63], or deploy on a CPU with VNNI"
+        )
+    if b in facts.kept_float:
+        return (
+            f"{LABELS[b]} computes this layer in float32, not in int8: {facts.kept_float[b]}. Its output is "
+            f"rounded from float sums where {LABELS[a]} rounds an integer accumulator; see the build report's float "
+            "islands (build/tvm) for what keeps it float"
         )
     if steps is not None and steps <= 3:
         return (

@@ -1,6 +1,6 @@
 """compare/stages ("QAT: Find Where INT8 Diverges"): every quantized layer's output in each stage of the
-model (FP32, fake-quant, PyTorch INT8, ONNX Runtime on the QDQ export) on the same validation samples,
-compared pair by pair, propagated (each stage run whole) and local (a stage's layer fed the previous
+model (FP32, fake-quant, PyTorch INT8, ONNX Runtime on the QDQ export, the C runner, TVM) on the same validation
+samples, compared pair by pair, propagated (each stage run whole) and local (a stage's layer fed the previous
 stage's input there); then, for the pairs that should compute the same numbers, the first layer where they
 part (analysis.divergence) with its likely cause and source line.
 
@@ -23,8 +23,11 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 from qat_kernel.runtimes import cpu
 from qat_kernel.runtimes.c import stage as c_stage
+from qat_kernel.runtimes.onnx import layers as onnx_layers
 from qat_kernel.runtimes.onnx import qdq_export
 from qat_kernel.runtimes.ort import intermediates
+from qat_kernel.runtimes.tvm import mixed
+from qat_kernel.runtimes.tvm import stage as tvm_stage
 
 if TYPE_CHECKING:
     import onnx
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from qat_kernel.pipeline.trained_model import Trained
 
 DEFAULT_SAMPLES = 32
+MODES = ("propagated", "local")
 ONNX_BYTES = 2 * 1024 * 1024 * 1024  # protobuf's own limit for one file
 
 
@@ -50,7 +54,7 @@ class Layer:
     fake: Group | None
     fake_output: torch.fx.Node | None  # the fake-quant group's output after its output fake quantizer
     fake_entry: torch.fx.Node | None  # what the fake-quant layer's input fake quantizer reads
-    onnx: intermediates.OnnxLayer | None
+    onnx: onnx_layers.OnnxLayer | None
 
 
 def compare_stages(
@@ -67,7 +71,7 @@ def compare_stages(
 
     inputs = first_inputs(trained.val, count)
     ctx.progress("capture", f"running every stage on {sum(len(x) for x in inputs)} validation samples")
-    rows, facts, outputs, c = capture(trained, model, inputs, str(cfg.folder), ctx)
+    rows, facts, outputs, c, tvm = capture(trained, model, inputs, str(cfg.folder), ctx)
 
     found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}
     worst = {divergence.pair_key(*p): divergence.worst(rows, p) for p in divergence.PAIRS}
@@ -79,11 +83,14 @@ def compare_stages(
             "int8": trained.accuracy("int8", ctx),
             "ort": _ort_accuracy(trained, model, ctx),
             "c": _c_accuracy(trained, c, ctx) if c.missing is None else None,
+            "tvm": tvm.accuracy(trained, ctx) if tvm.missing is None else None,
             "samples": trained.val_samples,
         }
     finally:
         c.close()
-    here = [st for st in divergence.STAGES if st != "c" or c.missing is None]
+        tvm.close()
+    missing = {st: why for st, why in (("c", c.missing), ("tvm", tvm.missing)) if why is not None}
+    here = [st for st in divergence.STAGES if st not in missing]
     result: dict[str, Any] = {
         "stages": [{"id": st, "label": divergence.LABELS[st]} for st in here],
         "pairs": [divergence.pair_key(a, b) for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS) if b in here],
@@ -101,9 +108,12 @@ def compare_stages(
         "reused": reused,
         "model": trained.id,
     }
-    if c.missing is not None:
-        result["missing"] = {"c": c.missing}
+    if missing:
+        result["missing"] = missing
     result.update(trained.report_fields())
+    notes = [*tvm.notes, *([tvm.local_missing] if tvm.local_missing else [])]
+    if notes:
+        result["warnings"] = [*result.get("warnings", []), *(f"TVM: {n}" for n in notes)]
     markdown = cfg.out(f"{cfg.path.name.split('.')[0]}.stages.md")
     result["markdownPath"] = str(markdown)
     result["seconds"] = round(time.monotonic() - started, 2)
@@ -143,7 +153,7 @@ def _layers(trained: Trained, model: onnx.ModelProto) -> list[Layer]:
     from qat_kernel.analysis.comparison import analysis
 
     pairs, qat_for, regions = analysis(trained.fp32_graph, trained.converted, trained.qat.model)
-    in_onnx = intermediates.layers(model)
+    in_onnx = onnx_layers.layers(model)
     taken: dict[str, int] = {}
     found = []
     for f, q in pairs:
@@ -190,10 +200,16 @@ def _before_fake_quant(gm: torch.fx.GraphModule, node: torch.fx.Node) -> torch.f
 
 def capture(
     trained: Trained, model: onnx.ModelProto, inputs: list[Inputs], folder: str, ctx: RequestContext
-) -> tuple[list[dict[str, Any]], dict[str, divergence.LayerFacts], dict[str, dict[str, Any]], c_stage.CStage]:
-    """(rows, {module: LayerFacts}, final-output comparisons, the C runner's stage: close it) over every batch of
-    `inputs`: what compare/stages computes beyond training, the export and the accuracies (what `npm run bench
-    compare` times)."""
+) -> tuple[
+    list[dict[str, Any]],
+    dict[str, divergence.LayerFacts],
+    dict[str, dict[str, Any]],
+    c_stage.CStage,
+    tvm_stage.TvmStage,
+]:
+    """(rows, {module: LayerFacts}, final-output comparisons, the C runner's and TVM's stages: close them) over
+    every batch of `inputs`: what compare/stages computes beyond training, the export and the accuracies (what
+    `npm run bench compare` times)."""
     import torch
 
     layers = _layers(trained, model)
@@ -215,6 +231,8 @@ def capture(
     mapped = [layer.onnx for layer in layers if layer.onnx is not None]
     local_ort = intermediates.LocalRun(model)
     taps = intermediates.Taps(model, mapped)
+    ctx.progress("capture", "TVM: building the model and its layers alone for this CPU")
+    tvm = tvm_stage.tvm_stage(model, mapped, folder, ctx.check_cancelled, mixed.fp16_matcher(trained.cfg))
 
     sums: dict[tuple[int, str, str, str], metrics.Accumulator] = {}
 
@@ -229,16 +247,22 @@ def capture(
             fake = fused_groups.capture(qat_gm, [x], fake_nodes)
             env = dict(zip(int8_nodes, int8_tapped(*x)))
             ort_final, ort = taps.run(x)
+            entries = {la.onnx.output: env[la.region.entry] for la in layers if la.onnx is not None}
+            tvm_final, in_tvm, tvm_local = tvm.batch(x, entries)
             final["fp32"].append(fp[ends["fp32"].name])
             final["fakeQuant"].append(fake[ends["fakeQuant"].name])
             final["int8"].append(env[ends["int8"]].float())
             final["ort"].append(ort_final)
+            if tvm_final is not None:
+                final["tvm"].append(tvm_final)
             for i, layer in enumerate(layers):
                 out = {"fp32": fp[layer.fp32.output.name], "int8": env[layer.int8.output]}
                 if layer.fake_output is not None:
                     out["fakeQuant"] = fake[layer.fake_output.name]
                 if layer.onnx is not None:
                     out["ort"] = ort[layer.onnx.output]
+                    if layer.onnx.output in in_tvm:
+                        out["tvm"] = in_tvm[layer.onnx.output]
                 for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
                     if a in out and b in out:
                         add((i, a, b, "propagated"), out[a], out[b])
@@ -249,7 +273,12 @@ def capture(
                     entry = env.get(layer.region.entry)
                     local = local_ort(layer.onnx, entry) if entry is not None else None
                     add((i, "int8", "ort", "local"), out["int8"], local)
+                    if layer.onnx.output in tvm_local:
+                        add((i, "int8", "tvm", "local"), out["int8"], tvm_local[layer.onnx.output])
 
+    if tvm.missing is not None:  # it failed on a batch: none of its figures
+        sums = {k: v for k, v in sums.items() if "tvm" not in k[1:3]}
+        final["tvm"] = []
     joined = {s: torch.cat(v) for s, v in final.items() if v}
     c = _c_stage(trained, inputs, joined["int8"], folder, ctx)
     if c.logits is not None:
@@ -272,6 +301,7 @@ def capture(
             "int8": True,
             "ort": layer.onnx is not None,
             "c": in_c is not None,
+            "tvm": tvm.missing is None and layer.onnx is not None and any((i, "int8", "tvm", m) in sums for m in MODES),
         }
         if in_c is not None:
             for mode, values in (("propagated", in_c.propagated), ("local", in_c.local)):
@@ -296,12 +326,12 @@ def capture(
         if source:
             row["source"] = source
         rows.append(row)
-        facts[q.module] = _facts(trained, layer, step, saturating)
+        facts[q.module] = _facts(trained, layer, step, saturating, tvm)
     outputs = {}
     for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
         if a in joined and b in joined:
             outputs[divergence.pair_key(a, b)] = _final(joined[a], joined[b])
-    return rows, facts, outputs, c
+    return rows, facts, outputs, c, tvm
 
 
 def _quantize_node(group: Group) -> str:
@@ -386,7 +416,9 @@ def _output_scale(gm: torch.fx.GraphModule, group: Group) -> float | None:
     return _quant_args(gm, node)[0]
 
 
-def _facts(trained: Trained, layer: Layer, out_scale: float | None, saturating: bool) -> divergence.LayerFacts:
+def _facts(
+    trained: Trained, layer: Layer, out_scale: float | None, saturating: bool, tvm: tvm_stage.TvmStage
+) -> divergence.LayerFacts:
     import torch
 
     from qat_kernel.pipeline import fused_groups
@@ -426,9 +458,18 @@ def _facts(trained: Trained, layer: Layer, out_scale: float | None, saturating: 
     rounded = None
     if bias is not None and in_scale and out_scale and "int8" in weight_scale:
         rounded = divergence.bias_rounding(bias, in_scale, weight_scale["int8"], out_scale)
-    return divergence.LayerFacts(
+    facts = divergence.LayerFacts(
         input_scale, output_scale, weight_scale, act_levels, weight_levels, saturating, rounded
     )
+    built = tvm.layer(layer.onnx.output) if layer.onnx is not None else None
+    if built is not None:  # the scales of the model TVM built (it may be another file than ORT's)
+        if built.scale is not None:
+            output_scale["tvm"] = built.scale
+        if built.input_scale is not None:
+            input_scale["tvm"] = built.input_scale
+        if built.output in tvm.kept_float:
+            facts.kept_float["tvm"] = tvm.kept_float[built.output]
+    return facts
 
 
 def _bias(gm: torch.fx.GraphModule, anchor: torch.fx.Node) -> list[float] | None:

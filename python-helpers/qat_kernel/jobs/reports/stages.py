@@ -60,14 +60,17 @@ def markdown(r: dict[str, Any], config: str, onnx: str) -> str:
     out = [
         f"# Where INT8 diverges: {config}",
         "",
-        f"{r['samples']} validation samples compared at every quantized layer's output; ONNX model `{onnx}`; "
+        f"{r['samples']} validation samples compared at every quantized layer's output; ONNX model `{onnx}` (run in "
+        "ONNX Runtime and built with TVM for this CPU); "
         f"CPU {r['cpu']['model']} (int8 dot products: {', '.join(r['cpu']['int8DotProducts']) or 'none'}).",
         "",
         "| stage | " + " | ".join(s["label"] for s in r["stages"]) + " |",
         "|---|" + "---|" * len(r["stages"]),
         f"| top-1 accuracy ({a['samples']} samples) | " + " | ".join(_pct(a.get(s["id"])) for s in r["stages"]) + " |",
         "",
-        *[f"{divergence.LABELS[stage]} not compared: {why}" for stage, why in r.get("missing", {}).items()],
+        *[f"- {divergence.LABELS[stage]} not compared: {why}" for stage, why in r.get("missing", {}).items()],
+        *[f"- {w}" for w in r.get("warnings", [])],
+        *([""] if r.get("missing") or r.get("warnings") else []),
         "## First divergence",
         "",
         *[f"- {_finding(key, r['divergence'].get(key))}" for key in r["bisected"]],

@@ -1,11 +1,5 @@
-"""A QDQ ONNX model's layers as ONNX Runtime runs them: each quantized layer's tensors found by module path,
-its output captured on the way through the whole model, and the layer run alone on another input.
-
-A layer is a Conv / ConvTranspose / Gemm / MatMul node (the anchor) whose weight comes through a
-DequantizeLinear, followed by the single-consumer chain of ops a fused group absorbs (BatchNormalization,
-Relu, Clip, an Add of a constant bias), up to its output QuantizeLinear. The module path comes from the
-exporter's name scopes (runtimes.onnx.fp16.module_of); a module called several times gives its layers in
-graph order.
+"""A QDQ ONNX model's layers as ONNX Runtime runs them (the layers themselves: runtimes/onnx/layers.py): each
+quantized layer's output captured on the way through the whole model, and the layer run alone on another input.
 
 Taps are the output QuantizeLinear's integer tensor, dequantized here with that node's own scale and zero
 point: made a graph output, it keeps ORT's fusions (QLinearConv, QGemm) and the model's output bit for bit,
@@ -17,11 +11,9 @@ output, fed another stage's value there; ORT fuses it as it does in the whole mo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from qat_kernel.runtimes.onnx.fp16 import module_of
+from qat_kernel.runtimes.onnx.layers import OnnxLayer, dequantize, extract, with_outputs
 from qat_kernel.runtimes.ort import sessions
 
 if TYPE_CHECKING:
@@ -30,124 +22,6 @@ if TYPE_CHECKING:
     import torch
 
     from qat_kernel.pipeline.model_io import Inputs
-
-ANCHORS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
-# Ops a fused group absorbs after its anchor (fused_groups.FOLLOW in ONNX terms).
-FOLLOW = {"BatchNormalization", "Relu", "Clip", "Add"}
-QDQ = {"QuantizeLinear", "DequantizeLinear"}
-
-
-@dataclass
-class OnnxLayer:
-    module: str
-    anchor: str  # the anchor node's name
-    entry: str  # the tensor the layer's input quantization reads (a graph input or an earlier layer's value)
-    output: str  # the tapped tensor: the output QuantizeLinear's, else the chain's last float output
-    quantized: bool  # `output` is integer (scale and zero point below) rather than float
-    scale: float | None = None
-    zero_point: int = 0
-    input_scale: float | None = None  # the scale of the layer's input quantization (per tensor)
-    nodes: list[str] = field(default_factory=list)  # node names from the input quantization to the output
-
-
-class Graph:
-    """Producer and consumer indexes and constant values of one model."""
-
-    def __init__(self, model: onnx.ModelProto):
-        from onnx import numpy_helper
-
-        self.model = model
-        self.nodes = list(model.graph.node)
-        self.producer = {o: n for n in self.nodes for o in n.output}
-        self.consumers: dict[str, list[Any]] = {}
-        for n in self.nodes:
-            for i in n.input:
-                self.consumers.setdefault(i, []).append(n)
-        self.constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-        for n in self.nodes:  # Constant nodes the exporter left (scales, zero points)
-            if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
-                self.constants[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
-        self.outputs = {o.name for o in model.graph.output}
-
-    def only_consumer(self, tensor: str):
-        users = self.consumers.get(tensor, [])
-        return users[0] if len(users) == 1 and tensor not in self.outputs else None
-
-    def scalar(self, tensor: str | None):
-        if not tensor or tensor not in self.constants:
-            return None
-        value = self.constants[tensor]
-        return value.reshape(-1)[0].item() if value.size == 1 else None
-
-    def quantized_input(self, node: onnx.NodeProto, index: int) -> bool:
-        producer = self.producer.get(node.input[index]) if len(node.input) > index else None
-        return producer is not None and producer.op_type == "DequantizeLinear"
-
-
-def layers(model: onnx.ModelProto) -> dict[str, list[OnnxLayer]]:
-    """module path -> its quantized layers in graph order (see the module docstring)."""
-    g = Graph(model)
-    found: dict[str, list[OnnxLayer]] = {}
-    for node in g.nodes:
-        if node.op_type not in ANCHORS or len(node.input) < 2 or not g.quantized_input(node, 1):
-            continue
-        module = module_of(node)
-        layer = _layer(g, node, module) if module is not None else None
-        if layer is not None:
-            found.setdefault(module or "", []).append(layer)
-    return found
-
-
-def _layer(g: Graph, anchor: onnx.NodeProto, module: str) -> OnnxLayer | None:
-    # Input: back through the DequantizeLinear / QuantizeLinear pair to what the quantization reads.
-    nodes: list[str] = []
-    entry = anchor.input[0]
-    input_scale = None
-    while (producer := g.producer.get(entry)) is not None and producer.op_type in QDQ:
-        nodes.insert(0, producer.name)
-        if producer.op_type == "QuantizeLinear" and input_scale is None:
-            input_scale = g.scalar(producer.input[1])
-        entry = producer.input[0]
-    nodes.append(anchor.name)
-    tensor = anchor.output[0]
-    while (nxt := g.only_consumer(tensor)) is not None and nxt.op_type in FOLLOW:
-        if nxt.op_type == "Add" and not any(i in g.constants for i in nxt.input if i != tensor):
-            break  # a residual add is the next layer's business, a bias add is this one's
-        nodes.append(nxt.name)
-        tensor = nxt.output[0]
-    q = g.only_consumer(tensor)
-    if q is None or q.op_type != "QuantizeLinear":
-        return OnnxLayer(module, anchor.name, entry, tensor, quantized=False, nodes=nodes, input_scale=input_scale)
-    scale = g.scalar(q.input[1])
-    if scale is None:  # per-axis output quantization: not a layer output this module compares
-        return None
-    nodes.append(q.name)
-    zero = g.scalar(q.input[2]) if len(q.input) > 2 else 0
-    return OnnxLayer(module, anchor.name, entry, q.output[0], True, float(scale), int(zero or 0), input_scale, nodes)
-
-
-def dequantize(layer: OnnxLayer, value: np.ndarray) -> torch.Tensor:
-    """The tapped value as float (torch): dequantized with the layer's output scale and zero point."""
-    import torch
-
-    t = torch.from_numpy(value)
-    if not layer.quantized:
-        return t.float()
-    return (t.to(torch.int32) - layer.zero_point).float() * float(layer.scale or 0.0)
-
-
-def with_outputs(model: onnx.ModelProto, names: Iterable[str]) -> bytes:
-    """The model with `names` added to its graph outputs (those not already there), serialized."""
-    import onnx
-
-    tapped = onnx.ModelProto()
-    tapped.CopyFrom(model)
-    have = {o.name for o in tapped.graph.output}
-    for name in names:
-        if name not in have:
-            tapped.graph.output.append(onnx.ValueInfoProto(name=name))
-            have.add(name)
-    return tapped.SerializeToString()
 
 
 class Taps:
@@ -183,51 +57,8 @@ class LocalRun:
 
         sess = self._sessions.get(layer.output)
         if sess is None:
-            sess = sessions.session(_extract(self.model, layer.entry, layer.output))
+            sess = sessions.session(extract(self.model, layer.entry, layer.output))
             self._sessions[layer.output] = sess
         name = sess.get_inputs()[0].name
         out = np.asarray(sess.run(None, {name: np.ascontiguousarray(value.detach().float().numpy())})[0])
         return dequantize(layer, out) if out.dtype != np.float32 else torch.from_numpy(out)
-
-
-def _extract(model: onnx.ModelProto, entry: str, output: str) -> bytes:
-    """The sub-model computing `output` from `entry` (and constants), serialized."""
-    import onnx
-    from onnx import helper
-
-    g = Graph(model)
-    keep: list[Any] = []
-    seen: set[str] = set()
-    stack = [output]
-    while stack:
-        tensor = stack.pop()
-        if tensor == entry or tensor in seen:
-            continue
-        seen.add(tensor)
-        node = g.producer.get(tensor)
-        if node is None:
-            continue
-        if node not in keep:
-            keep.append(node)
-        stack.extend(i for i in node.input if i)
-    order = {id(n): i for i, n in enumerate(g.nodes)}
-    keep.sort(key=lambda n: order[id(n)])
-    used = {i for n in keep for i in n.input}
-    inits = [t for t in model.graph.initializer if t.name in used]
-    graph = helper.make_graph(
-        keep,
-        "layer",
-        [onnx.ValueInfoProto(name=entry, type=_float_type())],
-        [onnx.ValueInfoProto(name=output)],
-        inits,
-    )
-    sub = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
-    return sub.SerializeToString()
-
-
-def _float_type():
-    import onnx
-
-    t = onnx.TypeProto()
-    t.tensor_type.elem_type = onnx.TensorProto.FLOAT
-    return t

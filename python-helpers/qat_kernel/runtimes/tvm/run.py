@@ -61,6 +61,18 @@ def load_tvm(artifact: str | Path, device: str | None = None) -> Callable[[Input
     """A function inputs -> numpy out running the library's `main` in TVM's Relax VM: the model's Inputs
     (pipeline.model_io, in the model's order, as the ONNX export's inputs are) or one array. The device comes
     from the build-report.json next to the library (cpu when absent)."""
+    outputs = load_tvm_outputs(artifact, device)
+
+    def run(inputs: Inputs | np.ndarray) -> np.ndarray:
+        return outputs(inputs)[0]
+
+    return run
+
+
+def load_tvm_outputs(
+    artifact: str | Path, device: str | None = None
+) -> Callable[[Inputs | np.ndarray], list[np.ndarray]]:
+    """As load_tvm, every output of `main` (a model built with more graph outputs: compare/stages' taps)."""
     _default_threads()
     import tvm
     from tvm import relax
@@ -87,26 +99,26 @@ def load_tvm(artifact: str | Path, device: str | None = None) -> Callable[[Input
     fn = vm["main"]
     static = _static_batch(artifact)
 
-    def call(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    def call(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         out = fn(*(tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in arrays))
         if isinstance(out, (list, tuple)) or hasattr(out, "__len__") and not hasattr(out, "numpy"):
-            out = out[0]
-        return out.numpy()
+            return [o.numpy() for o in out]
+        return [out.numpy()]
 
-    def run(inputs: Inputs | np.ndarray) -> np.ndarray:
+    def run(inputs: Inputs | np.ndarray) -> list[np.ndarray]:
         arrays = inputs.numpy().values if isinstance(inputs, Inputs) else (np.ascontiguousarray(inputs),)
         count = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
         if static is None or count == static:
             return call(arrays)
         # a library built for a fixed batch: the samples in chunks of that size, the last one padded
-        outs = []
+        outs: list[list[np.ndarray]] = []
         for start in range(0, count, static):
             chunk = [a[start : start + static] for a in arrays]
             short = static - len(chunk[0])
             if short:
                 chunk = [np.concatenate([c, np.repeat(c[-1:], short, axis=0)]) for c in chunk]
-            outs.append(call(chunk)[: static - short])
-        return np.concatenate(outs)
+            outs.append([o[: static - short] for o in call(chunk)])
+        return [np.concatenate(parts) for parts in zip(*outs)]
 
     return run
 
