@@ -483,7 +483,7 @@ def _bias(gm: torch.fx.GraphModule, anchor: torch.fx.Node) -> list[float] | None
     if isinstance(value, torch.fx.Node) and value.op == "get_attr":
         value = fused_groups.attr(gm, str(value.target))
     if isinstance(value, torch.Tensor) and value.is_floating_point():
-        return [float(v) for v in value.reshape(-1)]
+        return [float(v) for v in value.detach().reshape(-1)]
     return None
 
 
