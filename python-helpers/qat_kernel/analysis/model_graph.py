@@ -18,7 +18,9 @@ _DEQUANT = ("dequantize_per_tensor", "dequantize_per_channel")
 
 
 def default_path(cfg, stage: str) -> Path:
-    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.qatgraph.json")
+    """out/<config name>.<stage>.qatgraph.json; ONNX Runtime's graph (stage ort) is an .onnx file."""
+    suffix = "onnx" if stage == "ort" else "qatgraph.json"
+    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.{suffix}")
 
 
 def model_graph(gm, model, cfg, stage: str) -> dict:
