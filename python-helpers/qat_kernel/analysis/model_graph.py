@@ -78,6 +78,21 @@ def model_graph(gm, model, cfg, stage: str) -> dict:
     }
 
 
+def runtime_graph(kernels: dict[str, Any], model: Any, cfg: Any, stage: str) -> dict[str, Any]:
+    """What a runtime runs (`kernels`: its nodes and tensors, e.g. runtimes/tvm/kernel_graph.py's) as the graph
+    file of `stage`, with the model's modules, name and config as model_graph writes them."""
+    return {
+        "format": "qat-studio.graph/1",
+        "name": type(model).__name__,
+        "config": str(cfg.path),
+        "stage": stage,
+        "flow": cfg.get("flow", "pt2e"),
+        "nodes": kernels["nodes"],
+        "tensors": kernels["tensors"],
+        "modules": modules_of(model, str(cfg.folder)),
+    }
+
+
 def _tensor_info(t) -> dict:
     dims = []
     for d in t.shape:

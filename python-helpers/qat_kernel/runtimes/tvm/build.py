@@ -4,6 +4,9 @@ shared library + build-report.json, written atomically into an output folder.
 Batch: the importer keeps the ONNX model's symbolic batch dim ("batch"), and so does the artifact:
 one library serves batch 1 and batch 16 (TVM generates shape-generic loops; no tuning is done on
 either path). `batch=N` binds the batch dim to N instead (a static-shape library, N only).
+
+The report's `kernel_graph`: the kernels the library runs as the graph view's nodes, each with the ONNX
+nodes and modules it came from (kernel_graph.py); None, with a note, where they cannot be traced.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
 from qat_kernel.rpc.errors import KernelError, TvmBuildError
@@ -25,6 +28,7 @@ from qat_kernel.runtimes.tvm import dotprod as dotprodmod
 from qat_kernel.runtimes.tvm import failures as failuresmod
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import guard as guardmod
+from qat_kernel.runtimes.tvm import kernel_graph as kernelgraph
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm import schedule as schedulemod
 from qat_kernel.runtimes.tvm import vnni as vnnimod
@@ -242,7 +246,8 @@ def _onnx_ops(model, rows: list) -> list:
 
 def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
-    fused reduction kernels, and a pass that keeps the fused, legalized module for the report. The schedule
+    fused reduction kernels, and passes that keep the fused, legalized module for the report (capture["mod"])
+    and the module FuseOps made (capture["fused"], for the kernel graph). The schedule
     rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
     unfused, guard.fuse_tir) in capture["unfused"]."""
     import importlib
@@ -255,7 +260,15 @@ def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule
     backend = importlib.import_module(f"tvm.relax.backend.{'cuda' if gpu else 'cpu_generic'}.pipeline")
     extra = [cpu_schedule_pass(fallbacks=capture.setdefault("fallbacks", []))] if schedule and not gpu else []
     unfused = capture.setdefault("unfused", [])
-    legalize = [guardmod.fuse_tir(unfused) if p.info.name == "FuseTIR" else p for p in backend.legalize_passes(target)]
+
+    @tvm.transform.module_pass(opt_level=0)
+    def _capture_fused(mod, _ctx):
+        capture["fused"] = mod
+        return mod
+
+    legalize = []
+    for p in backend.legalize_passes(target):
+        legalize += [_capture_fused, guardmod.fuse_tir(unfused)] if p.info.name == "FuseTIR" else [p]
 
     @tvm.transform.module_pass(opt_level=0)
     def _capture(mod, _ctx):
@@ -364,6 +377,32 @@ def _fp32_rows(mod, provenance: dict, reason: str) -> list:
     ]
 
 
+def _kernel_graph(
+    compiled: tvm.IRModule,
+    imported: tvm.IRModule,
+    provenance: dict[Any, str],
+    fold: foldmod.FoldResult | None,
+    capture: dict[str, Any],
+    model: onnx.ModelProto,
+    kernels: list[dict[str, Any]],
+    workspace: str | os.PathLike[str] | None,
+    notes: list[str],
+) -> dict[str, Any] | None:
+    """The kernels of the build as graph nodes (kernel_graph.py) for `compiled`, the module tvm.compile built;
+    None, with a note, where they cannot be traced back to the ONNX nodes."""
+    try:
+        if compiled is imported or fold is None:
+            known = kernelgraph.imported_sources(provenance)
+        else:
+            known = kernelgraph.folded_sources(fold.renamed, fold.bindings)
+        sources, ops = kernelgraph.binding_sources(compiled["main"], known)
+        folder = None if workspace is None else str(workspace)
+        return kernelgraph.kernel_graph(capture["mod"], capture.get("fused"), sources, ops, model, kernels, folder)
+    except Exception as exc:  # noqa: BLE001 - TVM's IR changes between versions: the build stands without it
+        notes.append(f"the kernels' graph was not made ({failuresmod.first_line(exc)})")
+        return None
+
+
 def build_tvm(
     onnx_path,
     target,
@@ -438,6 +477,7 @@ def build_tvm(
     fold_report = None
     rows: list = []
     fold_s = 0.0
+    res = None
     if fold_int8:
         progress("fold", "Folding Q/DQ patterns into int8 arithmetic", 0.2)
         t0 = time.perf_counter()
@@ -548,6 +588,7 @@ def build_tvm(
                 os.environ[k] = v
     compile_s = time.perf_counter() - t0
     kernels, kernel_counts = lowered_kernels(capture.get("mod"))
+    graph = _kernel_graph(candidate, imported, provenance, res, capture, model, kernels, workspace, notes)
     check_cancelled()
 
     progress("export", f"Writing the library into {out_dir}", 0.8)
@@ -595,6 +636,7 @@ def build_tvm(
             "kernels": kernels,
             "kernels_per_precision": kernel_counts,
             "ops": _onnx_ops(model, rows),
+            "kernel_graph": graph,
             "relax_ops": rows,
             "fold": fold_report,
             "dotprod": dotprod_report,

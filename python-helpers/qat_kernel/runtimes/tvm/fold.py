@@ -140,6 +140,7 @@ class FoldResult:
     bindings: list = field(default_factory=list)  # per original binding: dict
     folded: list = field(default_factory=list)  # per folded anchor / pass-through: dict
     notes: list = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # binding of the new main -> the original one it stands for
 
 
 class _Graph:
@@ -591,6 +592,7 @@ def fold_qdq(mod, provenance: dict | None = None) -> FoldResult:
             mapping[old_var] = bb.emit(expr, old_var.name)
         else:
             mapping[old_var] = bb.emit_output(expr, old_var.name)
+        result.renamed[mapping[old_var].name] = old_var.name
 
     bb = relax.BlockBuilder()
     attrs = dict(func.attrs) if func.attrs is not None else {}
