@@ -60,6 +60,21 @@ def test_fused_nodes_name_their_modules_and_export_nodes(written):
     assert all(PRECISION_KEY not in _props(n) for n in by_op["QuantizeLinear"] + by_op["DequantizeLinear"])
 
 
+def test_a_float_model_in_orts_blocked_layout_and_fused_gemm(tmp_path):
+    """The FP32 twin (Q/DQ stripped): ORT names its NCHWc convs after the ReLU output they write (relu_nchwc) and
+    a Gemm fused with its ReLU "fused node_linear"; each still names the modules it came from."""
+    from qat_kernel.runtimes.onnx.fp32_twin import strip_qdq
+
+    fp32 = strip_qdq(DIGITS_QDQ, tmp_path / "fp32.onnx")
+    write_executed_graph(Path(fp32), tmp_path / "fp32.ort.onnx")
+    model = onnx.load(str(tmp_path / "fp32.ort.onnx"))
+    modules = [(n.op_type, json.loads(_props(n).get(MODULES_KEY, "[]"))) for n in model.graph.node]
+    convs = [m for op, m in modules if op == "Conv"]
+    assert convs == [["conv1", "relu1"], ["conv2", "relu2"]], modules
+    assert ("FusedGemm", ["fc1", "relu3"]) in modules and ("Gemm", ["fc2"]) in modules
+    assert all(not m for op, m in modules if op.startswith("Reorder")), "ORT's layout reorders come from no node"
+
+
 def test_every_export_node_is_accounted_for_once(written):
     dest, _, _ = written
     model = onnx.load(str(dest))

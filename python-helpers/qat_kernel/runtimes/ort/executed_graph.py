@@ -5,9 +5,13 @@ the kernel uses), with each node's provenance written into its metadata_props.
 
 ORT keeps no metadata of the export's nodes and renames what it fuses (node_conv2d -> QLinearConv
 node_conv2d_token_1; a ReLU and the Q/DQ around a conv disappear into it). A node of the optimised graph
-comes from the export's node whose name is its own less the `_token_<n>` suffixes; an export node that is
-gone was fused into a neighbour: a DequantizeLinear into the node that reads it, anything else (an
-activation, a QuantizeLinear) into the node it reads from. Each node then gets:
+comes from the export's node its name names, less the `_token_<n>` suffixes ORT adds to keep names unique:
+that node's own name (a QDQ fusion), the same after "fused " (FusedGemm, FusedConv), or for a node of ORT's
+blocked layout (<output>_nchwc) the node that wrote that output. An export node that is gone was fused
+into a neighbour: a DequantizeLinear, or a conv or matmul whose fused node is named after its activation
+(ReLU's output: relu_nchwc), into the nearest node that reads it; anything else (an activation, a
+QuantizeLinear) into the nearest node it reads from; each the other way where that way finds none. Each
+node then gets:
 - `pkg.torch.onnx.name_scopes`: the exporter's scopes of its first node with a module (what the view
   reads as the node's module);
 - `qat_studio.modules`: every module its nodes belong to, a JSON list (QLinearConv: ["conv1", "relu1"]);
@@ -35,6 +39,8 @@ MODULES_KEY = "qat_studio.modules"
 NODES_KEY = "qat_studio.onnx_nodes"
 PRECISION_KEY = "qat_studio.precision"
 STAGE_KEY = "qat_studio.stage"
+# Export nodes ORT folds into the node that reads them when they are gone (see the module's doc).
+_ABSORBED_BY_CONSUMER = {"DequantizeLinear", "Conv", "ConvTranspose", "Gemm", "MatMul"}
 
 
 def write_executed_graph(qdq: Path, dest: Path) -> tuple[int, list[str]]:
@@ -68,10 +74,11 @@ def annotate(model: onnx.ModelProto, source: onnx.ModelProto) -> list[str]:
     """Writes each node's provenance (see the module's doc) into `model`, ORT's optimised graph of `source`;
     returns the modules covered, in graph order."""
     sources = {n.name: n for n in source.graph.node if n.name}
+    writer = {o: n.name for n in source.graph.node for o in n.output if o and n.name}
     origin: dict[str, list[str]] = {}  # export node -> the optimised nodes named after it
     for node in model.graph.node:
-        name = source_node_name(node.name)
-        if name in sources:
+        name = _own_source(node.name, sources, writer)
+        if name is not None:
             origin.setdefault(name, []).append(node.name)
     owner = _fused_into(source, set(origin))
     covers: dict[str, list[str]] = {n.name: [] for n in model.graph.node}
@@ -94,6 +101,19 @@ def annotate(model: onnx.ModelProto, source: onnx.ModelProto) -> list[str]:
     return seen
 
 
+def _own_source(name: str, sources: dict[str, onnx.NodeProto], writer: dict[str, str]) -> str | None:
+    """The export node an optimised node's name names (see the module's doc), or None (a layout helper ORT added:
+    Transpose, ReorderInput/ReorderOutput)."""
+    base = source_node_name(name)
+    while base.startswith("fused "):
+        base = base.removeprefix("fused ")
+    if base in sources:
+        return base
+    if base.endswith("_nchwc"):
+        return writer.get(base.removesuffix("_nchwc"))
+    return None
+
+
 def _fused_into(source: onnx.ModelProto, kept: set[str]) -> dict[str, str]:
     """{export node ORT removed: the kept export node it was fused into}, for those that have one."""
     graph = source.graph
@@ -113,7 +133,7 @@ def _fused_into(source: onnx.ModelProto, kept: set[str]) -> dict[str, str]:
     for n in graph.node:
         if not n.name or n.name in kept:
             continue
-        ways = (down, up) if n.op_type == "DequantizeLinear" else (up, down)
+        ways = (down, up) if n.op_type in _ABSORBED_BY_CONSUMER else (up, down)
         found = next((k for way in ways if (k := _nearest(n, way, kept)) is not None), None)
         if found is not None:
             owner[n.name] = found
