@@ -179,7 +179,20 @@ def test_kernel_graph_without_the_fold_maps_fp32_kernels(fp32_build, validate):
     validate("ModelGraph", graph)
     _edges_connect(graph)
     convs = [n for n in graph["nodes"] if n["op"] == "nn.conv2d"]
-    assert [n["module"] for n in convs] == ["conv1", "conv2"] and {n["precision"] for n in convs} == {"fp32"}
+    assert [n["modules"] for n in convs] == [["conv1", "relu1"], ["conv2", "relu2"]]
+    assert {n["precision"] for n in convs} == {"fp32"}
+
+
+def test_kernel_graph_of_a_float_model_keeps_the_op_that_ends_each_kernel(tmp_path, validate):
+    """The FP32 twin: TVM fuses conv, bias and ReLU with the ReLU last, the binding FuseOps renames; its module
+    is still the kernel's."""
+    fp32 = strip_qdq(DIGITS_QDQ, tmp_path / "fp32.onnx")
+    graph = _kernel_graph_file(build_tvm(fp32, "x86-64", tmp_path / "out"))
+    validate("ModelGraph", graph)
+    _edges_connect(graph)
+    fused = [n for n in graph["nodes"] if n["op"] in ("nn.conv2d", "matmul")]
+    assert [n["modules"] for n in fused] == [["conv1", "relu1"], ["conv2", "relu2"], ["fc1", "relu3"], ["fc2"]]
+    assert all("node_relu" in n["onnx_nodes"] for n in fused[:1])
 
 
 def test_build_cancel_leaves_nothing(tmp_path):

@@ -247,9 +247,9 @@ def _onnx_ops(model, rows: list) -> list:
 def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
     fused reduction kernels, and passes that keep the fused, legalized module for the report (capture["mod"])
-    and the module FuseOps made (capture["fused"], for the kernel graph). The schedule
-    rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
-    unfused, guard.fuse_tir) in capture["unfused"]."""
+    and the modules before and after FuseOps (capture["legalized"], capture["fused"], for the kernel graph).
+    The schedule rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR
+    failed on (left unfused, guard.fuse_tir) in capture["unfused"]."""
     import importlib
 
     import tvm
@@ -261,14 +261,20 @@ def relax_pipeline_for(target, resolved: ResolvedTarget, capture: dict, schedule
     extra = [cpu_schedule_pass(fallbacks=capture.setdefault("fallbacks", []))] if schedule and not gpu else []
     unfused = capture.setdefault("unfused", [])
 
-    @tvm.transform.module_pass(opt_level=0)
-    def _capture_fused(mod, _ctx):
-        capture["fused"] = mod
-        return mod
+    def keep(key: str) -> Any:  # a tvm.transform.Pass (module_pass is typed as returning the function)
+        @tvm.transform.module_pass(opt_level=0, name=f"keep_{key}")
+        def _keep(mod, _ctx):
+            capture[key] = mod
+            return mod
+
+        return _keep
 
     legalize = []
     for p in backend.legalize_passes(target):
-        legalize += [_capture_fused, guardmod.fuse_tir(unfused)] if p.info.name == "FuseTIR" else [p]
+        if p.info.name == "FuseOps":
+            legalize += [keep("legalized"), p]
+        else:
+            legalize += [keep("fused"), guardmod.fuse_tir(unfused)] if p.info.name == "FuseTIR" else [p]
 
     @tvm.transform.module_pass(opt_level=0)
     def _capture(mod, _ctx):
@@ -395,9 +401,12 @@ def _kernel_graph(
             known = kernelgraph.imported_sources(provenance)
         else:
             known = kernelgraph.folded_sources(fold.renamed, fold.bindings)
-        sources, ops = kernelgraph.binding_sources(compiled["main"], known)
+        legalized = capture.get("legalized") or compiled
+        sources = kernelgraph.binding_sources(legalized["main"], known)
+        ops = kernelgraph.binding_ops(compiled["main"])
         folder = None if workspace is None else str(workspace)
-        return kernelgraph.kernel_graph(capture["mod"], capture.get("fused"), sources, ops, model, kernels, folder)
+        fused = capture.get("fused")
+        return kernelgraph.kernel_graph(capture["mod"], fused, legalized, sources, ops, model, kernels, folder)
     except Exception as exc:  # noqa: BLE001 - TVM's IR changes between versions: the build stands without it
         notes.append(f"the kernels' graph was not made ({failuresmod.first_line(exc)})")
         return None

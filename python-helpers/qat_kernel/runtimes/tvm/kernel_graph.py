@@ -6,11 +6,13 @@ it reads and writes, its precision, and the ONNX nodes and modules it came from.
 Where each kernel comes from, by binding names, which the passes keep:
 1. the module given to tvm.compile: each binding's ONNX nodes. The importer's bindings have their node
    (build.import_onnx's provenance); the fold's bindings stand for the original ones (FoldResult.renamed),
-   and one that ends a folded group (an int8 conv and its epilogue) for every node of the group. A binding
-   with none (the fold's epilogue ops, a layout rewrite's) belongs with the next one that has, as they are
-   emitted just before it.
-2. after FuseOps (build.relax_pipeline_for keeps that module): a call of a fused function covers the
-   bindings inside it, which keep their names; a call left alone keeps its own.
+   and one that ends a folded group (an int8 conv and its epilogue) for every node of the group. Read on
+   the module just before FuseOps (build.relax_pipeline_for keeps it), whose bindings keep those names: a
+   binding with none (the fold's epilogue ops, a layout rewrite's, what LegalizeOps adds for one op)
+   belongs with the next one that has, as they are emitted just before it.
+2. after FuseOps (kept too): a call of a fused function covers the bindings inside it, which keep their
+   names but for the last, named gv: that one is the binding before FuseOps that calls the same kernel on
+   the same values; a call left alone keeps its own name.
 3. the compiled main (after FuseTIR) calls each kernel from the same binding (the same variable) as in 2.
 Names in 2 and 3 may repeat (FuseOps names each fused call's variable `lv`): the graph's ids are the names
 made unique as TVM's printer does (lv, lv_1, ...)."""
@@ -62,16 +64,23 @@ def folded_sources(renamed: dict[str, str], rows: list[dict[str, Any]]) -> dict[
     return out
 
 
-def binding_sources(func: Any, known: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Step 1 on the function given to tvm.compile: ({binding name: ONNX nodes}, {binding name: its op})."""
+def binding_ops(func: Any) -> dict[str, str]:
+    """{binding name: its Relax op} of the function given to tvm.compile (nn.conv2d, astype, ...)."""
+    return {
+        b.var.name: short_op(op_name(b.value)) if op_name(b.value) else type(b.value).__name__
+        for block in func.body.blocks
+        for b in block.bindings
+    }
+
+
+def binding_sources(func: Any, known: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Step 1 on the main function before FuseOps: {binding name: ONNX nodes}."""
     sources: dict[str, list[str]] = {}
-    ops: dict[str, str] = {}
     pending: list[str] = []
     last: list[str] = []
     for block in func.body.blocks:
         for b in block.bindings:
             name = b.var.name
-            ops[name] = short_op(op_name(b.value)) if op_name(b.value) else type(b.value).__name__
             if name not in known:
                 pending.append(name)
                 continue
@@ -81,29 +90,39 @@ def binding_sources(func: Any, known: dict[str, list[str]]) -> tuple[dict[str, l
             pending = []
     for p in pending:
         sources[p] = last
-    return sources, ops
+    return sources
+
+
+def _calls(func: Any) -> list[tuple[str, str, set[str]]]:
+    """(binding name, kernel, names of the variables it reads) of each kernel call of `func`."""
+    out = []
+    for block in func.body.blocks:
+        for b in block.bindings:
+            call = _kernel_call(b.value)
+            if call is not None:
+                out.append((b.var.name, call[0], {a.name for a in call[1] if hasattr(a, "name")}))
+    return out
 
 
 def kernel_sources(
-    fused: Any, sources: dict[str, list[str]], ops: dict[str, str]
+    fused: Any, legalized: Any, sources: dict[str, list[str]], ops: dict[str, str]
 ) -> dict[Any, tuple[list[str], list[str]]]:
     """Step 2: {binding variable of the main after FuseOps: (its ONNX nodes, the ops it computes)}."""
     from tvm import relax
 
+    before = _calls(legalized["main"])
     out: dict[Any, tuple[list[str], list[str]]] = {}
     for block in fused["main"].body.blocks:
         for b in block.bindings:
             names = [b.var.name]
             callee = getattr(b.value, "op", None)
             if isinstance(callee, relax.GlobalVar) and isinstance(fused[callee], relax.Function):
-                inner = fused[callee]
-                result = inner.body.body
-                names = [
-                    ib.var.name
-                    for ib_block in inner.body.blocks
-                    for ib in ib_block.bindings
-                    if not ib.var.same_as(result)
-                ] or names
+                inner = [ib for ib_block in fused[callee].body.blocks for ib in ib_block.bindings]
+                names = [ib.var.name for ib in inner[:-1]]
+                last = _kernel_call(inner[-1].value) if inner else None
+                if last is not None:  # the group's last binding, renamed gv: the same call before FuseOps
+                    reads = {a.name for a in last[1] if hasattr(a, "name")} & set(names)
+                    names += [n for n, k, r in before if k == last[0] and reads <= r and n not in names][:1]
             nodes: list[str] = []
             for n in names:
                 nodes += [s for s in sources.get(n, []) if s not in nodes]
@@ -114,6 +133,7 @@ def kernel_sources(
 def kernel_graph(
     compiled: tvm.IRModule,
     fused: tvm.IRModule | None,
+    legalized: tvm.IRModule,
     sources: dict[str, list[str]],
     ops: dict[str, str],
     model: onnx.ModelProto,
@@ -121,11 +141,12 @@ def kernel_graph(
     workspace: str | None = None,
 ) -> dict[str, Any]:
     """{"nodes", "tensors", "modules"} of the graph view's format (protocol ModelGraph) for the compiled main
-    function `compiled` (the module after FuseTIR), `fused` the module after FuseOps, `sources`/`ops` from
-    binding_sources, `kernels` build.lowered_kernels' list, `workspace` the folder whose files are the user's."""
+    function `compiled` (the module after FuseTIR), `fused` and `legalized` the modules after and before FuseOps,
+    `sources` from binding_sources, `ops` from binding_ops, `kernels` build.lowered_kernels' list, `workspace`
+    the folder whose files are the user's."""
     from tvm import relax
 
-    by_kernel = kernel_sources(fused, sources, ops) if fused is not None else {}
+    by_kernel = kernel_sources(fused, legalized, sources, ops) if fused is not None else {}
     onnx_nodes = {n.name or f"{n.op_type}_{i}": (i, n) for i, n in enumerate(model.graph.node)}
     lowered = {k["name"]: k for k in kernels}
     func = compiled["main"]
