@@ -373,8 +373,11 @@ test('what ONNX Runtime and TVM run beside FP32: a fused kernel selects every mo
       baseDir: fixtures,
       layers: [],
       threshold: 0.99,
+      contentKey: file,
     });
     await waitForSent(opened.page, 'rendered', 15_000);
+    // Its layout goes to the host to keep (what the extension-host test waits for).
+    assert.equal((await waitForSent<{ contentKey: string }>(opened.page, 'layoutComputed', 15_000)).contentKey, file);
     const view: View = { stage: file.split('.')[1], ...opened, post: (m) => postToWebview(opened.page, m) };
     sync.join(view, syncKey(path.join(fixtures, file)));
     views.push(view);
