@@ -118,8 +118,9 @@ export type ToWebview =
       layouts?: CachedLayout[];
     }
   | { type: 'error'; message: string }
-  /** Another view of the same model selected a node: select its counterpart (same name, else same module). */
-  | { type: 'selectCounterpart'; name: string; op: string; module?: string };
+  /** Another view of the same model selected a node: select its counterpart (same name, else same module); a
+   * runtime's fused kernel names every module it covers (`modules`), and each one's node is selected. */
+  | { type: 'selectCounterpart'; name: string; op: string; module?: string; modules?: string[] };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -149,8 +150,9 @@ export type FromWebview =
   | { type: 'openStageReport' }
   /** Save an export; `data` is text for svg/html and base64 for png. */
   | { type: 'export'; format: 'svg' | 'png' | 'html'; fileName: string; data: string }
-  /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in. */
-  | { type: 'selected'; name: string; op: string; module?: string };
+  /** The user selected a node (click, search, keyboard); `module` is its module, or the one it was drawn in;
+   * `modules`, for a runtime's fused kernel, every module it covers. */
+  | { type: 'selected'; name: string; op: string; module?: string; modules?: string[] };
 
 /** What the webview puts in `data-vscode-context` on a layer node: the arguments of its context-menu commands. */
 export interface LayerContext {

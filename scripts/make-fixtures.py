@@ -40,4 +40,22 @@ summary = {
     "outputs": [o.name for o in model.graph.output],
 }
 (out / "onnx-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+# The ONNX Runtime and TVM panes of the same export, as graph/export's ort stage and build/tvm write them: ORT's
+# optimised graph (for this machine's CPU) and the x86-64 build's kernels, with the modules of the INT8 graph.
+from qat_kernel.runtimes.ort.executed_graph import write_executed_graph  # noqa: E402
+from qat_kernel.runtimes.tvm.build import build_tvm  # noqa: E402
+
+write_executed_graph(out / "digits.qdq.onnx", out / "digits.ort.onnx")
+with tempfile.TemporaryDirectory() as tmp:
+    kernels = build_tvm(out / "digits.qdq.onnx", "x86-64", Path(tmp) / "tvm")["kernel_graph"]
+converted = json.loads((out / "digits.converted.qatgraph.json").read_text())
+tvm_graph = {
+    **{k: converted[k] for k in ("format", "name", "flow")},
+    "stage": "tvm",
+    "nodes": kernels["nodes"],
+    "tensors": kernels["tensors"],
+    "modules": converted["modules"],
+}
+(out / "digits.tvm.qatgraph.json").write_text(json.dumps(tvm_graph, indent=2) + "\n")
 print(f"wrote {out}")

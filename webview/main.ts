@@ -20,7 +20,7 @@ import { nodeFill } from './graph/nodeLook';
 import { colourResolver } from './view/colours';
 import { createMinimap } from './view/minimap';
 import { sourceOf } from './view/source';
-import { counterpart, selectedOf } from './view/sync';
+import { counterparts, selectedOf } from './view/sync';
 import { isQdq, type GraphNode } from './importers/types';
 import { attachStats } from './importers/onnxTensor';
 import { layoutInWorker } from './worker/client';
@@ -125,7 +125,9 @@ let modelKey = '';
 let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
-let view: { graph: Graph; layout: Layout; select: (id: string) => void; lanes?: StageLanes } | undefined;
+let view:
+  | { graph: Graph; layout: Layout; select: (id: string, also?: string[]) => void; lanes?: StageLanes }
+  | undefined;
 /** Layouts of the model shown, by view options (viewKey): the extension host's from earlier opens of the same
  * content, and the ones made since. */
 let layouts = new Map<string, Boxes>();
@@ -481,7 +483,7 @@ function groupButtons(scopes: string[]): void {
 let following = false;
 
 function follow(sel: Extract<ToWebview, { type: 'selectCounterpart' }>): void {
-  const id = view && counterpart(view.graph, sel);
+  const [id, ...also] = view ? counterparts(view.graph, sel) : [];
   if (!id) {
     const module = typeof sel.module === 'string' ? sel.module : undefined;
     showToast(
@@ -493,7 +495,7 @@ function follow(sel: Extract<ToWebview, { type: 'selectCounterpart' }>): void {
   }
   following = true;
   try {
-    view!.select(id);
+    view!.select(id, also);
   } finally {
     following = false;
   }

@@ -1,7 +1,8 @@
 // QAT: Open Model Graphs Side by Side — a model's FP32, fake-quant and INT8 graph files (what graph/export writes
-// next to each other) open in adjacent editor columns, where selecting a node in one selects it in the others.
+// next to each other), then what ONNX Runtime and TVM run (graph/export's ort stage, build/tvm's kernels), open in
+// adjacent editor columns, where selecting a node in one selects its counterpart in the others.
 import * as vscode from 'vscode';
-import { stageFiles } from '../editors/graphSync';
+import { stageFiles, stageOf } from '../editors/graphSync';
 import { OnnxEditorProvider } from '../editors/onnxEditor';
 
 export function openGraphsSideBySide() {
@@ -9,8 +10,10 @@ export function openGraphsSideBySide() {
     const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
     const target =
       uri ?? (input instanceof vscode.TabInputCustom ? input.uri : vscode.window.activeTextEditor?.document.uri);
-    if (!target || !/\.qatgraph\.json$/i.test(target.path)) {
-      void vscode.window.showWarningMessage('Pick a model graph (*.qatgraph.json): its other stages open beside it.');
+    if (!target || stageOf(target.path.split('/').pop()!) === undefined) {
+      void vscode.window.showWarningMessage(
+        'Pick a model graph (*.qatgraph.json, or *.ort.onnx): its other stages open beside it.',
+      );
       return [];
     }
     const folder = vscode.Uri.joinPath(target, '..');

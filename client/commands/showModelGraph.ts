@@ -1,6 +1,7 @@
 // QAT: Show Model Graph — the kernel exports the model's graph (FP32, QAT-prepared or INT8) as graph JSON
-// with module paths and source lines, and the graph view opens it. The file also gives the language server
-// the model's module names (override completion, QCFG015).
+// with module paths and source lines, or the graph ONNX Runtime runs for its QDQ export (an .onnx file whose fused
+// nodes name their modules), and the graph view opens it. The graph JSON also gives the language server the
+// model's module names (override completion, QCFG015).
 import * as vscode from 'vscode';
 import type { GraphExportParams, GraphExportResult } from '../../protocol/kernel';
 import type { Ctx } from '../ctx';
@@ -16,6 +17,11 @@ const STAGES: Array<{ label: string; description: string; stage: Stage }> = [
     stage: 'prepared',
   },
   { label: 'FP32', description: 'the float model; no training needed', stage: 'fp32' },
+  {
+    label: 'ONNX Runtime (as it runs)',
+    description: "the QDQ export after ONNX Runtime's graph optimisations: its fused int8 kernels",
+    stage: 'ort',
+  },
 ];
 
 export function showModelGraph(ctx: Ctx) {

@@ -153,7 +153,11 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
       }
     }
     this.stageReport = content.stageReport;
-    const onnx = slim ? slim.bytes : content.onnx;
+    // Graph JSON goes as read. The file system API can give a Node Buffer (a remote extension host's, code-server's),
+    // whose toJSON turns it into {type, data} before VS Code's message serializer sees a typed array: the webview got
+    // no bytes. A plain Uint8Array over the same memory travels as one.
+    const raw = content.onnx;
+    const onnx = slim ? slim.bytes : new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
     const key = contentKey(onnx);
     const layouts = layoutCache.get(key);
     const msg: ToWebview = {

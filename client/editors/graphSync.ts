@@ -1,5 +1,6 @@
-// Graph views of one model follow each other's selection: with its FP32, fake-quant and INT8 graphs side by side,
-// selecting a node in one selects its counterpart (same node name, else same module) in the others.
+// Graph views of one model follow each other's selection: with its FP32, fake-quant and INT8 graphs and what ONNX
+// Runtime and TVM run side by side, selecting a node in one selects its counterpart (same node name, else same
+// module; a runtime's fused kernel stands for every module it covers) in the others.
 // Kept free of the vscode module so it can be tested on its own.
 import type { FromWebview, ToWebview } from '../../protocol/webview';
 
@@ -41,6 +42,7 @@ export class SelectionSync {
         name: selected.name,
         op: selected.op,
         ...(selected.module ? { module: selected.module } : {}),
+        ...(selected.modules?.length ? { modules: selected.modules } : {}),
       });
       sent++;
     }
@@ -51,18 +53,25 @@ export class SelectionSync {
 /** One for the extension: every graph view joins it. */
 export const selectionSync = new SelectionSync();
 
-const STAGE_ORDER = ['fp32', 'prepared', 'converted'];
+/** The stages in the order their panes open: PyTorch's FP32, fake-quant and INT8, then what the runtimes run. */
+const STAGE_ORDER = ['fp32', 'prepared', 'converted', 'ort', 'tvm'];
 
-/** The graph files of one model among a folder's file names, in stage order: FP32, fake-quant, INT8. */
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The stage of one of a model's graph files, or undefined for another file: <stem>.<stage>.qatgraph.json
+ * (graph/export's fp32, prepared and converted, build/tvm's tvm) or <stem>.ort.onnx (graph/export's ort: the
+ * graph ONNX Runtime runs). The QDQ export (<stem>.qdq.onnx) is what the runtimes start from, not a stage.
+ */
+export function stageOf(name: string, stem = name.split('.')[0]): string | undefined {
+  const m = new RegExp(`^${escape(stem)}\\.(?:(\\w+)\\.qatgraph\\.json|(ort)\\.onnx)$`, 'i').exec(name);
+  return m ? (m[1] ?? m[2]).toLowerCase() : undefined;
+}
+
+/** The graph files of one model among a folder's file names, in stage order: FP32, fake-quant, INT8, ONNX
+ * Runtime, TVM (other stages after them, by name). */
 export function stageFiles(names: string[], anyOfThem: string): string[] {
   const stem = anyOfThem.split('.')[0];
-  const stageOf = (n: string) =>
-    new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\w+)\\.qatgraph\\.json$`, 'i').exec(n)?.[1];
-  return names
-    .filter((n) => stageOf(n) !== undefined)
-    .sort(
-      (a, b) =>
-        (STAGE_ORDER.indexOf(stageOf(a)!) + 1 || 99) - (STAGE_ORDER.indexOf(stageOf(b)!) + 1 || 99) ||
-        a.localeCompare(b),
-    );
+  const rank = (n: string) => STAGE_ORDER.indexOf(stageOf(n, stem)!) + 1 || 99;
+  return names.filter((n) => stageOf(n, stem) !== undefined).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }

@@ -79,6 +79,19 @@ def test_x86_artifact_and_report_in_out_folder(x86_build):
     assert _leftovers(out.parent, "x86-64") == []
 
 
+def test_x86_kernels_pane_beside_the_graph_files(x86_build, validate):
+    """out/digits.tvm.qatgraph.json: the library's kernels with the modules they came from, and the model's
+    modules with their lines (QAT: Open Model Graphs Side by Side opens it after the PyTorch stages)."""
+    _, _, config = x86_build
+    graph = json.loads((config.parent / "out" / "digits.tvm.qatgraph.json").read_text(encoding="utf-8"))
+    validate("ModelGraph", graph)
+    assert graph["stage"] == "tvm" and graph["config"] == str(config) and graph["name"] == "DigitsNet"
+    kernels = [n for n in graph["nodes"] if n["kind"] == "op" and n.get("precision") == "int8" and "modules" in n]
+    assert {m for n in kernels for m in n["modules"]} >= {"conv1", "relu1", "conv2", "fc1", "fc2"}
+    modules = {m["path"]: m for m in graph["modules"]}
+    assert "bn1" in modules and modules["fc2"]["type"] == "Linear" and modules["fc2"]["source"]["line"] > 0
+
+
 def test_x86_parity_on_real_digits(x86_build):
     _, result, _ = x86_build
     parity = result["parity"]

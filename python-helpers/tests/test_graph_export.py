@@ -78,6 +78,21 @@ def test_prepared_graph_marks_fake_quantized_layers(graphs):
     assert convs and all(c["precision"] == "int8" for c in convs), [c.get("precision") for c in convs]
 
 
+def test_ort_stage_is_the_graph_onnx_runtime_runs_with_modules(kernel, compare_run, validate):
+    """The `ort` pane: ONNX Runtime's optimised graph of the QDQ export (reused: compare/layers wrote it for
+    this model), its fused nodes naming the modules they came from."""
+    onnx = pytest.importorskip("onnx")
+    _, _, config = compare_run
+    result = kernel.request("graph/export", {"config": str(config), "stage": "ort"})
+    validate("GraphExportResult", result)
+    assert Path(result["path"]) == config.parent / "out" / "digits.ort.onnx" and result["stage"] == "ort"
+    model = onnx.load(result["path"])
+    assert result["nodes"] == len(model.graph.node)
+    props = [{p.key: p.value for p in n.metadata_props} for n in model.graph.node if n.op_type == "QLinearConv"]
+    assert [json.loads(p["qat_studio.modules"]) for p in props] == [["conv1", "relu1"], ["conv2", "relu2"]]
+    assert {"conv1", "fc2"} <= {m["path"] for m in result["modules"]}
+
+
 def test_fp32_stage_needs_no_training(kernel, tmp_path, validate):
     """A fresh config: the float graph comes straight from model.entry (no data, no QAT)."""
     config = copy_example(tmp_path / "digits")

@@ -128,6 +128,73 @@ def test_build_report_digits(int8_build, fp32_build):
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
 
 
+def _kernel_graph_file(report: dict) -> dict:
+    """build/tvm's pane file around the report's kernel graph (analysis.model_graph.runtime_graph's fields)."""
+    graph = report["kernel_graph"]
+    return {"format": "qat-studio.graph/1", "name": "DigitsNet", "stage": "tvm", "flow": "pt2e", **graph}
+
+
+def _edges_connect(graph: dict) -> None:
+    """Every value a node reads is written by a node before it, and the output is reached from the input."""
+    made: dict = {}
+    for n in graph["nodes"]:
+        assert all(i in made for i in n["inputs"]), n
+        made.update({o: n for o in n["outputs"]})
+    reached = {n["id"] for n in graph["nodes"] if n["kind"] == "input"}
+    for n in graph["nodes"]:
+        if any(made[i]["id"] in reached for i in n["inputs"]):
+            reached.add(n["id"])
+    assert "output" in reached
+
+
+def test_kernel_graph_int8_kernels_with_their_modules(int8_build, validate):
+    report, _ = int8_build
+    graph = _kernel_graph_file(report)
+    validate("ModelGraph", graph)
+    _edges_connect(graph)
+    ops = [n for n in graph["nodes"] if n["kind"] == "op"]
+    # one node per kernel the library calls: the input quantize, 2 conv and 2 matmul kernels, max_pool2d, reshape
+    assert len(ops) == 7 and {n["name"] for n in ops} <= {k["name"] for k in report["kernels"]}
+    fused = [n for n in ops if n["op"] in ("nn.conv2d", "matmul")]
+    assert [n["modules"] for n in fused] == [["conv1", "relu1"], ["conv2", "relu2"], ["fc1", "relu3"], ["fc2"]]
+    assert [n["module"] for n in fused] == ["conv1", "conv2", "fc1", "fc2"]
+    assert all(n["precision"] == "int8" and n["name"].startswith("fused_") for n in fused)
+    conv1 = fused[0]
+    assert {"node_conv2d", "node_relu", "node_dequantize_per_channel_2"} <= set(conv1["onnx_nodes"])
+    assert conv1["attributes"]["dtypes"].startswith("uint8, int8") and conv1["attributes"]["dtypes"].endswith("uint8")
+    assert graph["tensors"][conv1["outputs"][0]] == {"dtype": "uint8", "dims": [-1, 16, 8, 8]}
+    first = next(n for n in ops if n["inputs"] == ["x"])
+    assert (
+        first["op"] == "quantize"
+        and first["precision"] == "fp32"
+        and first["onnx_nodes"] == ["node_quantize_per_tensor"]
+    )
+    assert [m["path"] for m in graph["modules"]][:2] == ["conv1", "relu1"] and graph["modules"][0]["type"] == "Conv2d"
+    # ids are unique although TVM names several bindings `lv`
+    assert len({n["id"] for n in graph["nodes"]}) == len(graph["nodes"])
+
+
+def test_kernel_graph_without_the_fold_maps_fp32_kernels(fp32_build, validate):
+    graph = _kernel_graph_file(fp32_build)
+    validate("ModelGraph", graph)
+    _edges_connect(graph)
+    convs = [n for n in graph["nodes"] if n["op"] == "nn.conv2d"]
+    assert [n["modules"] for n in convs] == [["conv1", "relu1"], ["conv2", "relu2"]]
+    assert {n["precision"] for n in convs} == {"fp32"}
+
+
+def test_kernel_graph_of_a_float_model_keeps_the_op_that_ends_each_kernel(tmp_path, validate):
+    """The FP32 twin: TVM fuses conv, bias and ReLU with the ReLU last, the binding FuseOps renames; its module
+    is still the kernel's."""
+    fp32 = strip_qdq(DIGITS_QDQ, tmp_path / "fp32.onnx")
+    graph = _kernel_graph_file(build_tvm(fp32, "x86-64", tmp_path / "out"))
+    validate("ModelGraph", graph)
+    _edges_connect(graph)
+    fused = [n for n in graph["nodes"] if n["op"] in ("nn.conv2d", "matmul")]
+    assert [n["modules"] for n in fused] == [["conv1", "relu1"], ["conv2", "relu2"], ["fc1", "relu3"], ["fc2"]]
+    assert all("node_relu" in n["onnx_nodes"] for n in fused[:1])
+
+
 def test_build_cancel_leaves_nothing(tmp_path):
     calls = {"n": 0}
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { SelectionSync, syncKey } from '../../client/editors/graphSync';
 import type { CompareLayersResult } from '../../protocol/kernel';
-import type { ToWebview } from '../../protocol/webview';
+import type { FromWebview, ToWebview } from '../../protocol/webview';
 import { bandOf } from '../../common/bands';
 import { artifactsDir, repoRoot } from '../support/paths';
 import { openWebview, postToWebview, useWebviewHarness, waitForSent } from '../support/webviewPage';
@@ -356,6 +356,77 @@ test('FP32, fake-quant and INT8 graphs side by side: selecting a node selects it
   for (const v of views) {
     assert.deepEqual(v.violations, []);
     await v.page.screenshot({ path: path.join(artifactsDir, `sync-${v.stage}.png`) });
+    await v.page.close();
+  }
+});
+
+test('what ONNX Runtime and TVM run beside FP32: a fused kernel selects every module it covers, and the reverse', async () => {
+  const sync = new SelectionSync();
+  type View = Awaited<ReturnType<typeof openWebview>> & { stage: string; post: (m: ToWebview) => Promise<void> };
+  const views: View[] = [];
+  for (const file of ['digits.fp32.qatgraph.json', 'digits.ort.onnx', 'digits.tvm.qatgraph.json']) {
+    const opened = await openWebview(harness.browser, harness.server.origin, { width: 700, height: 900 });
+    await postToWebview(opened.page, {
+      type: 'showGraph',
+      title: file,
+      onnx: readFileSync(path.join(fixtures, file)),
+      baseDir: fixtures,
+      layers: [],
+      threshold: 0.99,
+      contentKey: file,
+    });
+    await waitForSent(opened.page, 'rendered', 15_000);
+    // Its layout goes to the host to keep (what the extension-host test waits for).
+    assert.equal((await waitForSent<{ contentKey: string }>(opened.page, 'layoutComputed', 15_000)).contentKey, file);
+    const view: View = { stage: file.split('.')[1], ...opened, post: (m) => postToWebview(opened.page, m) };
+    sync.join(view, syncKey(path.join(fixtures, file)));
+    views.push(view);
+  }
+  const [fp32, ort, tvm] = views;
+  const selected = (v: View) =>
+    v.page.locator('svg g.node.selected').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-name')));
+  const relayFrom = async (v: View) => {
+    const msg = await waitForSent<Extract<FromWebview, { type: 'selected' }>>(v.page, 'selected', 5_000);
+    assert.equal(sync.relay(v, msg), 2);
+    return msg;
+  };
+  const waitSelected = (v: View, count: number) =>
+    v.page.waitForFunction((n) => document.querySelectorAll('svg g.node.selected').length === n, count, {
+      timeout: 5_000,
+    });
+
+  // TVM's first conv kernel: conv1, its ReLU and the Q/DQ around them in one int8 kernel.
+  await click(tvm.page.locator('svg g.node[data-name^="fused_conv2d_"]').first());
+  const msg = await relayFrom(tvm);
+  assert.deepEqual(msg.modules, ['conv1', 'relu1']);
+  await waitSelected(fp32, 2);
+  assert.deepEqual((await selected(fp32)).sort(), ['conv2d', 'relu']);
+  assert.equal(await fp32.page.locator('#props dt:text-is("module") + dd').textContent(), 'conv1', 'the conv is shown');
+  await waitSelected(ort, 1);
+  assert.deepEqual(await selected(ort), ['node_conv2d_token_1']);
+  // As ONNX Runtime runs it (the kernel wrote it into the node's metadata): int8, made of these export nodes.
+  assert.equal(await ort.page.locator('#props dt:text-is("precision") + dd').textContent(), 'int8');
+  assert.match((await ort.page.locator('#props dt:text-is("onnx nodes") + dd').textContent()) ?? '', /node_relu/);
+
+  // The reverse: relu1's ReLU selects the kernels that cover it.
+  for (const v of views)
+    await v.page.evaluate(() => {
+      (window as unknown as { __sent: unknown[] }).__sent = [];
+    });
+  await click(fp32.page.locator('svg g.node[data-name="relu"]'));
+  await relayFrom(fp32);
+  await ort.page.waitForFunction(
+    () => document.querySelector('svg g.node.selected')?.getAttribute('data-name') === 'node_conv2d_token_1',
+    null,
+    { timeout: 5_000 },
+  );
+  await waitSelected(tvm, 1);
+  assert.match((await selected(tvm))[0] ?? '', /^fused_conv2d_cast_add_multiply_relu/);
+  assert.deepEqual(await selected(fp32), ['relu'], 'a click selects one node again');
+
+  for (const v of views) {
+    assert.deepEqual(v.violations, []);
+    await v.page.screenshot({ path: path.join(artifactsDir, `sync-runtimes-${v.stage}.png`) });
     await v.page.close();
   }
 });

@@ -1,5 +1,6 @@
 // Runs inside a real VS Code extension host with the example workspace open (see test/e2e/extensionHost.test.ts).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -419,6 +420,68 @@ describe('QAT Studio in the extension host', () => {
     const diags = await waitForDiagnostics(config, (d) => d.some((x) => x.code === 'QCFG015'));
     assert.match(diags.find((x) => x.code === 'QCFG015')!.message, /"conv9" is not a module of the model/);
     await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
+
+  it("QAT: Open Model Graphs Side by Side opens the model's graphs, then what ONNX Runtime and TVM run, in adjacent columns", async () => {
+    const config = vscode.Uri.joinPath(ws(), 'digits.qat.yaml');
+    const out = vscode.Uri.joinPath(ws(), 'out');
+    const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports as {
+      layoutCache: { size: number; get(key: string): unknown[] };
+    };
+    const waitFor = async (what: string, ok: () => boolean, ms = 40_000) => {
+      for (const deadline = Date.now() + ms; !ok();) {
+        assert.ok(Date.now() < deadline, what);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    // The ONNX Runtime pane comes from Show Model Graph; the TVM pane was written by Build for Target above.
+    const before = api.layoutCache.size;
+    const ort = await vscode.commands.executeCommand<{ path: string; stage: string; nodes: number }>(
+      'qatStudio.showModelGraph',
+      config,
+      'ort',
+    );
+    assert.equal(ort?.path, vscode.Uri.joinPath(out, 'digits.ort.onnx').fsPath);
+    assert.ok(ort.nodes > 0);
+    await waitFor('the ONNX Runtime graph was never laid out in the graph view', () => api.layoutCache.size > before);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+
+    const files = await vscode.commands.executeCommand<vscode.Uri[]>(
+      'qatStudio.openGraphsSideBySide',
+      vscode.Uri.joinPath(out, 'digits.converted.qatgraph.json'),
+    );
+    const names = files.map((f) => f.path.split('/').pop());
+    assert.equal(names[0], 'digits.fp32.qatgraph.json', names.join(', '));
+    assert.deepEqual(names.slice(-3), [
+      'digits.converted.qatgraph.json',
+      'digits.ort.onnx',
+      'digits.tvm.qatgraph.json',
+    ]);
+    // Each in the graph view, in its own column, in that order.
+    for (const [i, file] of files.entries()) {
+      const group = vscode.window.tabGroups.all.find((g) => g.viewColumn === i + 1);
+      const input = group?.activeTab?.input;
+      assert.ok(
+        input instanceof vscode.TabInputCustom &&
+          input.viewType === 'qatStudio.onnxViewer' &&
+          input.uri.fsPath === file.fsPath,
+        `column ${i + 1} does not show ${names[i]}`,
+      );
+    }
+    // The TVM pane's graph JSON passed the view's schema check and was drawn: its layout is kept under its bytes.
+    const tvmBytes = fs.readFileSync(files.at(-1)!.fsPath);
+    const key = createHash('sha1').update(tvmBytes).digest('hex');
+    // Four views start at once: on a loaded machine the last one draws a while after the first.
+    await waitFor(
+      'the TVM kernels were never laid out in the graph view',
+      () => api.layoutCache.get(key).length > 0,
+      70_000,
+    );
+    const tvm = JSON.parse(tvmBytes.toString('utf8')) as { stage: string; nodes: Array<{ modules?: string[] }> };
+    assert.equal(tvm.stage, 'tvm');
+    // Whatever precision the config's overrides left each layer in, a kernel computes conv1 and names it.
+    assert.ok(tvm.nodes.some((n) => n.modules?.includes('conv1')));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('Keep This Layer in FP16 and Apply Fix edit only a QAT config inside the workspace, whatever path a view names', async () => {

@@ -1,14 +1,15 @@
-// Side-by-side graphs of one model: which views belong together, the relay of a selection between them, and the
-// counterpart a selection finds in the FP32, fake-quant, INT8 and ONNX graphs of the digits model.
+// Side-by-side graphs of one model: which views belong together and in which order, the relay of a selection
+// between them, and the counterparts a selection finds in the FP32, fake-quant, INT8 and ONNX graphs of the digits
+// model and in what ONNX Runtime and TVM run (fused kernels that cover several modules).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { SelectionSync, stageFiles, syncKey, type SyncPeer } from '../../client/editors/graphSync';
+import { SelectionSync, stageFiles, stageOf, syncKey, type SyncPeer } from '../../client/editors/graphSync';
 import type { ToWebview } from '../../protocol/webview';
 import type { Graph } from '../../webview/importers/types';
 import { groupGraph } from '../../webview/graph/groups';
-import { counterpart, selectedOf } from '../../webview/view/sync';
+import { counterpart, counterparts, selectedOf } from '../../webview/view/sync';
 import { decodeAndLayout } from '../../webview/worker/pipeline';
 import { repoRoot } from '../support/paths';
 
@@ -20,6 +21,8 @@ const graphs = {
   prepared: load('digits.prepared.qatgraph.json'),
   int8: load('digits.converted.qatgraph.json'),
   onnx: load('digits.qdq.onnx'),
+  ort: load('digits.ort.onnx'),
+  tvm: load('digits.tvm.qatgraph.json'),
 };
 const byName = (g: Graph, name: string) => g.nodes.find((n) => n.name === name)!;
 const nameOf = (g: Graph, id: string | undefined) => g.nodes.find((n) => n.id === id)?.name;
@@ -45,6 +48,36 @@ test('files of one model share a key: same folder, same name up to the first dot
   );
 });
 
+test('the panes open in stage order: FP32, fake-quant, INT8, then what ONNX Runtime and TVM run', () => {
+  const names = [
+    'digits.tvm.qatgraph.json',
+    'digits.ort.onnx',
+    'digits.qdq.onnx',
+    'digits.qdq.replaced.onnx',
+    'digits.converted.qatgraph.json',
+    'digits.zz.qatgraph.json',
+    'digits.fp32.qatgraph.json',
+    'digits.prepared.qatgraph.json',
+    'other.ort.onnx',
+    'digits.ort.onnx.tmp',
+  ];
+  const order = [
+    'digits.fp32.qatgraph.json',
+    'digits.prepared.qatgraph.json',
+    'digits.converted.qatgraph.json',
+    'digits.ort.onnx',
+    'digits.tvm.qatgraph.json',
+    'digits.zz.qatgraph.json',
+  ];
+  // Whichever of them the command starts from.
+  for (const from of ['digits.tvm.qatgraph.json', 'digits.ort.onnx', 'digits.fp32.qatgraph.json'])
+    assert.deepEqual(stageFiles(names, from), order);
+  assert.equal(stageOf('digits.ort.onnx'), 'ort');
+  assert.equal(stageOf('digits.tvm.qatgraph.json'), 'tvm');
+  assert.equal(stageOf('digits.qdq.onnx'), undefined);
+  assert.equal(stageOf('digits.qat.yaml'), undefined);
+});
+
 test('a selection goes to the other views of the same model only, never back, and not after a view closes', () => {
   const sync = new SelectionSync();
   const got = new Map<string, ToWebview[]>();
@@ -67,6 +100,21 @@ test('a selection goes to the other views of the same model only, never back, an
   assert.equal(sync.relay(a, { type: 'selected', name: 'x', op: 'Input' }), 1);
   assert.equal(got.get('b')!.length, 1);
   assert.equal(sync.relay(peer('stranger'), { type: 'selected', name: 'x', op: 'Input' }), 0);
+  // A fused kernel's modules go along.
+  sync.relay(c, {
+    type: 'selected',
+    name: 'fused_conv2d',
+    op: 'nn.conv2d',
+    module: 'conv1',
+    modules: ['conv1', 'relu1'],
+  });
+  assert.deepEqual(got.get('a')?.at(-1), {
+    type: 'selectCounterpart',
+    name: 'fused_conv2d',
+    op: 'nn.conv2d',
+    module: 'conv1',
+    modules: ['conv1', 'relu1'],
+  });
 });
 
 test('counterparts across FP32, fake-quant, INT8 and the QDQ ONNX: by name, else by module', () => {
@@ -88,4 +136,44 @@ test('counterparts across FP32, fake-quant, INT8 and the QDQ ONNX: by name, else
   // In a collapsed view, the group that holds the module.
   const grouped = groupGraph(graphs.fp32, new Set(['relu1', 'conv2']));
   assert.equal(counterpart(grouped, conv), 'group:conv1');
+});
+
+test('a fused kernel selects the node of every module it covers, and each of those nodes selects the kernel', () => {
+  const names = (g: Graph, ids: string[]) => ids.map((id) => nameOf(g, id));
+  // TVM: conv1, its ReLU and the Q/DQ around them are one int8 kernel; ONNX Runtime: one QLinearConv.
+  const kernel = graphs.tvm.nodes.find((n) => n.modules?.[0] === 'conv1')!;
+  assert.equal(kernel.precision, 'int8');
+  assert.deepEqual(kernel.modules, ['conv1', 'relu1']);
+  const qconv = graphs.ort.nodes.find((n) => n.op === 'QLinearConv' && n.module === 'conv1')!;
+  assert.deepEqual(qconv.modules, ['conv1', 'relu1']);
+  assert.equal(qconv.precision, 'int8', 'as ONNX Runtime runs it');
+  assert.match(qconv.attributes?.['onnx nodes'] ?? '', /node_conv2d, .*node_relu/);
+  for (const fused of [kernel, qconv]) {
+    const sel = selectedOf(fused);
+    assert.deepEqual(sel.modules, ['conv1', 'relu1']);
+    // The conv first (it is shown), its ReLU with it.
+    assert.deepEqual(names(graphs.fp32, counterparts(graphs.fp32, sel)), ['conv2d', 'relu']);
+    assert.deepEqual(names(graphs.int8, counterparts(graphs.int8, sel)), ['conv2d_4', 'relu']);
+    assert.deepEqual(
+      counterparts(graphs.onnx, sel).map((id) => graphs.onnx.nodes.find((n) => n.id === id)?.op),
+      ['Conv', 'Relu'],
+    );
+  }
+  // Across the runtimes: one kernel for one kernel.
+  assert.deepEqual(counterparts(graphs.ort, selectedOf(kernel)), [qconv.id]);
+  assert.deepEqual(counterparts(graphs.tvm, selectedOf(qconv)), [kernel.id]);
+  // The reverse: conv1's conv and relu1's ReLU each select the kernel that covers them.
+  for (const name of ['conv2d', 'relu']) {
+    const sel = selectedOf(byName(graphs.fp32, name));
+    assert.deepEqual(counterparts(graphs.tvm, sel), [kernel.id], name);
+    assert.deepEqual(counterparts(graphs.ort, sel), [qconv.id], name);
+  }
+  // fc2 stays a float Gemm in ONNX Runtime and a kernel of its own in TVM.
+  const fc2 = selectedOf(byName(graphs.int8, 'linear_1'));
+  assert.equal(graphs.ort.nodes.find((n) => n.id === counterpart(graphs.ort, fc2))?.op, 'Gemm');
+  assert.deepEqual(graphs.tvm.nodes.find((n) => n.id === counterpart(graphs.tvm, fc2))?.modules, ['fc2']);
+  // A node of no module (the input quantize) finds nothing by module.
+  const quantize = graphs.tvm.nodes.find((n) => n.inputs.includes('x'))!;
+  assert.equal(quantize.module, undefined);
+  assert.deepEqual(counterparts(graphs.fp32, selectedOf(quantize)), []);
 });

@@ -7,9 +7,20 @@ import { read as utf8 } from 'protobufjs/src/util/utf8.js';
 import type { onnx } from '../../build/generated/onnx-pb.js';
 import { OnnxWireError, WireReader } from '../../common/wireReader';
 import { dtypeName, readTensor, ValueArena } from './onnxTensor';
-import type { Graph, GraphNode, TensorInfo } from './types';
+import type { Graph, GraphNode, Precision, TensorInfo } from './types';
 
-const SCOPES_KEY = Uint8Array.from('pkg.torch.onnx.name_scopes', (c) => c.charCodeAt(0));
+const bytesOf = (key: string) => Uint8Array.from(key, (c) => c.charCodeAt(0));
+/** Node metadata the view reads: the torch exporter's module scopes; and, in the graph ONNX Runtime runs as the
+ * kernel writes it (graph/export's ort stage), the modules a fused node covers and the export nodes it came from
+ * (JSON lists), and the precision it runs in. */
+const METADATA_KEYS = [
+  bytesOf('pkg.torch.onnx.name_scopes'),
+  bytesOf('qat_studio.modules'),
+  bytesOf('qat_studio.onnx_nodes'),
+  bytesOf('qat_studio.precision'),
+] as const;
+const [SCOPES, MODULES, SOURCE_NODES, PRECISION] = [0, 1, 2, 3];
+const PRECISIONS = new Set<string>(['int8', 'fp16', 'bf16', 'fp32']);
 
 /** The wire reader with the arena where small tensors' values are copied. */
 class Cursor extends WireReader {
@@ -223,9 +234,9 @@ class Names {
   }
 }
 
-/** The value of a StringStringEntryProto at [c.pos, end) when its key is the torch exporter's name scopes. */
-function scopesEntry(c: Cursor, end: number): [number, number] | undefined {
-  let isScopes = false;
+/** A StringStringEntryProto at [c.pos, end) whose key is one of METADATA_KEYS: [which, value start, value end]. */
+function metadataEntry(c: Cursor, end: number): [number, number, number] | undefined {
+  let which = -1;
   let value: [number, number] = [end, end];
   while (c.pos < end) {
     const key = c.key(end);
@@ -234,11 +245,22 @@ function scopesEntry(c: Cursor, end: number): [number, number] | undefined {
     if (wire === 2 && (field === 1 || field === 2)) {
       const e = c.end(end);
       if (field === 2) value = [c.pos, e];
-      else isScopes = e - c.pos === SCOPES_KEY.length && SCOPES_KEY.every((b, k) => c.buf[c.pos + k] === b);
+      else which = METADATA_KEYS.findIndex((k) => e - c.pos === k.length && k.every((b, i) => c.buf[c.pos + i] === b));
       c.pos = e;
     } else c.skip(wire, end);
   }
-  return isScopes ? value : undefined;
+  return which < 0 ? undefined : [which, value[0], value[1]];
+}
+
+/** A JSON list of strings the kernel wrote, or [] when it is not one. */
+function jsonList(c: Cursor, at: [number, number] | undefined): string[] {
+  if (!at) return [];
+  try {
+    const list: unknown = JSON.parse(utf8(c.buf, at[0], at[1]));
+    return Array.isArray(list) ? list.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 /**
@@ -346,6 +368,9 @@ class GraphReader {
     let op = -1;
     let domain = '';
     let scopeList: [number, number] | undefined;
+    let modulesValue: [number, number] | undefined;
+    let sourcesValue: [number, number] | undefined;
+    let precision: string | undefined;
     const attributes: number[] = [];
     while (c.pos < end) {
       const key = c.key(end);
@@ -360,7 +385,13 @@ class GraphReader {
       else if (field === 5 || field === 9) {
         const e = c.end(end);
         if (field === 5) attributes.push(c.pos, e);
-        else if (scopeList === undefined) scopeList = scopesEntry(c, e);
+        else {
+          const entry = metadataEntry(c, e);
+          if (entry?.[0] === SCOPES) scopeList ??= [entry[1], entry[2]];
+          else if (entry?.[0] === MODULES) modulesValue = [entry[1], entry[2]];
+          else if (entry?.[0] === SOURCE_NODES) sourcesValue = [entry[1], entry[2]];
+          else if (entry?.[0] === PRECISION) precision = utf8(c.buf, entry[1], entry[2]);
+        }
         c.pos = e;
       } else c.skip(wire, end);
     }
@@ -397,6 +428,9 @@ class GraphReader {
       // Nodes of one module share the array (nothing changes a node's scopes in place).
       scopes = this.scopes[id] ??= parseScopes(this.scopeLists.strings[id]);
     }
+    const modules = jsonList(c, modulesValue);
+    const sources = jsonList(c, sourcesValue);
+    if (sources.length) entries.push(['onnx nodes', sources.join(', ')]);
     const inputs: string[] = [];
     for (let k = inputStart; k < this.opInputs.length; k++) inputs.push(names.strings[this.opInputs[k]]);
     const outputs: string[] = [];
@@ -411,6 +445,8 @@ class GraphReader {
       outputs,
       module: scopes.at(-1),
       scopes,
+      ...(modules.length ? { modules } : {}),
+      ...(precision && PRECISIONS.has(precision) ? { precision: precision as Precision } : {}),
       kind: 'op',
       attributes: Object.fromEntries(entries),
       // Only ops outside the default domain (com.microsoft's QLinearAdd, ...) carry it.

@@ -1,5 +1,6 @@
 // Importer for the kernel's graph JSON (`graph/export` writes `*.qatgraph.json`): the FX graph of the float,
-// QAT-prepared or converted model with module paths, source lines, quantization parameters and precisions.
+// QAT-prepared or converted model with module paths, source lines, quantization parameters and precisions; and
+// the kernels a TVM build runs (build/tvm's `tvm` stage), each with the modules and ONNX nodes it came from.
 // Checked against the ModelGraph definition of protocol/kernel-rpc.schema.json, the contract the kernel writes to.
 import type { ErrorObject } from 'ajv';
 import type { GraphNodeJson, GraphQParams, ModelGraph } from '../../build/generated/kernel-rpc';
@@ -187,7 +188,11 @@ export function graphFromModel(model: ModelGraph): Graph {
     const scopes = (n.scopes ?? scopesOfPath(n.module)).filter(Boolean);
     const module = n.module || scopes.at(-1);
     const op = n.kind === 'input' ? 'Input' : n.kind === 'output' ? 'Output' : shortOp(n.op);
-    const attributes = { ...(n.kind === 'op' && op !== n.op ? { target: n.op } : {}), ...n.attributes };
+    const attributes = {
+      ...(n.kind === 'op' && op !== n.op ? { target: n.op } : {}),
+      ...n.attributes,
+      ...(n.onnx_nodes?.length ? { 'onnx nodes': n.onnx_nodes.join(', ') } : {}),
+    };
     nodes.push({
       id: `node:${n.id}`,
       name: n.name,
@@ -197,6 +202,7 @@ export function graphFromModel(model: ModelGraph): Graph {
       outputs: n.outputs,
       ...(module ? { module } : {}),
       ...(scopes.length ? { scopes } : {}),
+      ...(n.modules?.length ? { modules: n.modules } : {}),
       ...(Object.keys(attributes).length ? { attributes } : {}),
       ...(n.precision ? { precision: n.precision } : {}),
       ...(n.source ? { source: n.source } : {}),

@@ -27,6 +27,8 @@ export interface GraphNode {
   outputs: string[];
   /** Module path the node belongs to (from the exporter's name scopes), e.g. `conv1`. */
   module?: string;
+  /** Every module a runtime's fused kernel covers (QLinearConv of conv1 and relu1), `module` first. */
+  modules?: string[];
   kind: 'op' | 'input' | 'output' | 'group';
   /** Enclosing module paths, outermost first (the last one is `module`). */
   scopes?: string[];
@@ -84,7 +86,7 @@ export interface Graph {
   modules?: Record<string, ModuleInfo>;
   /** The QAT config the graph was made from (absolute path), when the file records it. */
   config?: string;
-  /** fp32, prepared (fake-quant) or converted (INT8), when the file records it. */
+  /** fp32, prepared (fake-quant), converted (INT8) or tvm (a TVM build's kernels), when the file records it. */
   stage?: string;
 }
 

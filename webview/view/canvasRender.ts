@@ -47,6 +47,7 @@ export function renderCanvas(
 
   let view: View = { x: 0, y: 0, scale: 1 };
   let selected: number | undefined;
+  let also: number[] = [];
   let pending = 0;
 
   function draw(): void {
@@ -56,6 +57,7 @@ export function renderCanvas(
     opts.onView?.({ x: view.x, y: view.y, w: r.width / view.scale, h: r.height / view.scale });
     const shapesDrawn = drawScene(canvas, scene, paint, view, {
       selected,
+      also,
       ...(shapes ? { shapes: shapeLabels } : {}),
     });
     // What the last frame drew, for tests and the benchmark (a canvas has no elements to count).
@@ -115,6 +117,7 @@ export function renderCanvas(
     const i = click ? hit(ev) : undefined;
     if (i === undefined) return;
     selected = i;
+    also = [];
     redraw();
     opts.onSelect?.(nodeAt(i).id);
   });
@@ -138,11 +141,16 @@ export function renderCanvas(
     view = { x: start.x - r.width / (2 * start.scale), y: start.top, scale: start.scale };
     redraw();
   } else fit();
-  const select = (id: string) => {
+  const indexOf = (id: string) => {
     let i = 0;
     while (i < count && nodeAt(i).id !== id) i++;
+    return i;
+  };
+  const select = (id: string, others: string[] = []) => {
+    const i = indexOf(id);
     if (i === count) return;
     selected = i;
+    also = others.map(indexOf).filter((k) => k < count);
     const r = canvas.getBoundingClientRect();
     view = { ...view, x: box[4 * i] - r.width / view.scale / 2, y: box[4 * i + 1] - r.height / view.scale / 2 };
     redraw();

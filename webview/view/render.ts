@@ -175,7 +175,8 @@ export interface Rendered {
   stats: RenderStats;
   /** Shows the whole graph, both dimensions (the Fit button, F). */
   fit: () => void;
-  select: (nodeId: string) => void;
+  /** Selects a node and shows it; `also`: nodes outlined with it (the other modules a fused kernel covers). */
+  select: (nodeId: string, also?: string[]) => void;
   centreOn: (x: number, y: number) => void;
   /** Shows or hides the tensor shapes on edges, without drawing the graph again. */
   showShapes: (on: boolean) => void;
@@ -439,12 +440,13 @@ export function renderGraph(
       report(drag);
     }
   });
-  const select = (id: string) => {
+  const select = (id: string, also: string[] = []) => {
     const node = root.querySelector(`g.node[data-id="${CSS.escape(id)}"]`);
     const p = layout.nodes.get(id);
     if (!node || !p) return;
     root.querySelectorAll('g.node.selected').forEach((e) => e.classList.remove('selected'));
     node.classList.add('selected');
+    for (const other of also) root.querySelector(`g.node[data-id="${CSS.escape(other)}"]`)?.classList.add('selected');
     settle();
     view = { ...view, x: p.x - view.w / 2, y: p.y - view.h / 2 };
     apply();

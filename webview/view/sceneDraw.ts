@@ -62,6 +62,8 @@ export function lowerBound(scene: Scene, v: number): number {
 export interface DrawOptions {
   /** Drawn node (scene order) to outline. */
   selected?: number;
+  /** Drawn nodes outlined with it (the other modules a fused kernel covers). */
+  also?: number[];
   /** Per edge, its shape text and where it goes (the Shapes toggle), made when first needed. */
   shapes?: () => { text: Array<string | undefined>; at: Array<{ x: number; y: number; anchor: 'start' | 'end' }> };
 }
@@ -157,11 +159,10 @@ export function drawScene(canvas: HTMLCanvasElement, scene: Scene, paint: Paint,
   }
   if (showText) drawLanes(ctx, scene, paint, visible, view.scale);
   drawFirstDivergences(ctx, scene, paint, visible, view.scale);
-  const sel = opts.selected;
-  if (sel !== undefined && visible.includes(sel)) {
-    ctx.strokeStyle = paint.focus;
-    ctx.lineWidth = 3 / view.scale;
-    ctx.strokeRect(left(sel), top(sel), box[4 * sel + 2], box[4 * sel + 3]);
+  ctx.strokeStyle = paint.focus;
+  ctx.lineWidth = 3 / view.scale;
+  for (const sel of [...(opts.also ?? []), ...(opts.selected === undefined ? [] : [opts.selected])]) {
+    if (visible.includes(sel)) ctx.strokeRect(left(sel), top(sel), box[4 * sel + 2], box[4 * sel + 3]);
   }
   return shapesDrawn;
 }

@@ -28,7 +28,9 @@ _DEQUANT = ("dequantize_per_tensor", "dequantize_per_channel")
 
 
 def default_path(cfg: Config, stage: str) -> Path:
-    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.qatgraph.json")
+    """out/<config name>.<stage>.qatgraph.json; ONNX Runtime's graph (stage ort) is an .onnx file."""
+    suffix = "onnx" if stage == "ort" else "qatgraph.json"
+    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{stage}.{suffix}")
 
 
 def model_graph(gm: torch.fx.GraphModule, model: torch.nn.Module, cfg: Config, stage: str) -> dict[str, Any]:
@@ -85,6 +87,21 @@ def model_graph(gm: torch.fx.GraphModule, model: torch.nn.Module, cfg: Config, s
         "nodes": nodes,
         "tensors": tensors,
         "modules": modules_of(model, folder),
+    }
+
+
+def runtime_graph(kernels: dict[str, Any], model: torch.nn.Module, cfg: Config, stage: str) -> dict[str, Any]:
+    """What a runtime runs (`kernels`: its nodes and tensors, e.g. runtimes/tvm/kernel_graph.py's) as the graph
+    file of `stage`, with the model's modules, name and config as model_graph writes them."""
+    return {
+        "format": "qat-studio.graph/1",
+        "name": type(model).__name__,
+        "config": str(cfg.path),
+        "stage": stage,
+        "flow": cfg.get("flow", "pt2e"),
+        "nodes": kernels["nodes"],
+        "tensors": kernels["tensors"],
+        "modules": modules_of(model, str(cfg.folder)),
     }
 
 

@@ -16,7 +16,9 @@ into place when the request succeeds, so a cancelled or failed request leaves no
 earlier build untouched). The folder: model.so, build-report.json (build_tvm's report plus parity,
 bench and summary), build-report.md (jobs/reports/tvm.py: the report the client opens, also the result's
 `markdown`), ort/ (ONNX Runtime's optimised graph of the same export, for its precision as executed) and, with
-bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed).
+bench, bench/ (the TVM FP32 builds and the FP32 ONNX twin timed). Beside the other graph files, out/<config
+name>.tvm.qatgraph.json: the library's kernels as a graph (runtimes/tvm/kernel_graph.py), the `tvm` pane of
+QAT: Open Model Graphs Side by Side.
 
 A config target with `rpc: host:port` names a TVM RPC server on the board: the connection is made
 before any training, the library is uploaded there, parity runs on the board's outputs, and `rpc`
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
+from qat_kernel.analysis.model_graph import default_path, runtime_graph
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports.tvm import markdown as report_markdown
 from qat_kernel.jobs.reports.tvm import summary as report_summary
@@ -373,4 +376,7 @@ def build(
             ctx.check_cancelled()
         finally:
             tvm_run.forget_vms(stage)
+    kernels = report.get("kernel_graph")
+    if kernels is not None:  # the tvm pane of QAT: Open Model Graphs Side by Side
+        atomic.write_json(default_path(cfg, "tvm"), runtime_graph(kernels, trained.fp32, cfg, "tvm"))
     return result

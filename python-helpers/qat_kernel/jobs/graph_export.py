@@ -1,7 +1,9 @@
 """graph/export: the model's graph as the graph view's JSON (protocol ModelGraph, *.qatgraph.json).
 
 Stages: fp32 (the float model, exported with torch.export; no training needed), prepared (the QAT
-model with its fake quantizers) and converted (INT8: quantize/dequantize around integer layers).
+model with its fake quantizers) and converted (INT8: quantize/dequantize around integer layers); and ort:
+the graph ONNX Runtime runs for the model's QDQ export (runtimes/ort/executed_graph.py), an .onnx file
+whose fused nodes name the modules they came from.
 Nodes carry the module path from `nn_module_stack`, the user's source line from `stack_trace`, the
 output shape/dtype, Q/DQ parameters and the precision a compute node runs in; `modules` lists the
 model's named modules with the line that assigns each one. The eager flow's prepared and converted
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qat_kernel import atomic
-from qat_kernel.analysis.model_graph import default_path, model_graph
+from qat_kernel.analysis.model_graph import default_path, model_graph, modules_of
 from qat_kernel.jobs import opening
 from qat_kernel.pipeline import runner, session
 from qat_kernel.pipeline.config import Config
@@ -32,6 +34,8 @@ def export_graph(
     """Write the model's graph at one stage as a *.qatgraph.json file."""
     started = time.monotonic()
     stage = stage
+    if stage == "ort":
+        return _ort(ctx, config=config, path=path, steps=steps, started=started)
     if stage == "fp32":
         cfg = opening.load(ctx, config, needs_data=False)
         gm, model = _fp32(cfg, ctx)
@@ -50,6 +54,32 @@ def export_graph(
     atomic.write_json(path, graph)
     ctx.progress("graph", f"{len(graph['nodes'])} nodes -> {path} in {time.monotonic() - started:.1f} s", 1.0)
     return {"path": str(path), "stage": stage, "nodes": len(graph["nodes"]), "modules": graph["modules"]}
+
+
+def _ort(
+    ctx: RequestContext, *, config: str, path: str | Path | None, steps: int | None, started: float
+) -> dict[str, Any]:
+    """ONNX Runtime's optimised graph of the config's QDQ export (reused when this model wrote it), annotated."""
+    from qat_kernel.runtimes.onnx import qdq_export
+    from qat_kernel.runtimes.ort.executed_graph import write_executed_graph
+
+    cfg, trained, _, converted = opening.load_model(
+        ctx, config, steps=steps, pt2e="the ort graph is ONNX Runtime's graph of the QDQ export", convert=True
+    )
+    qdq, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
+    ctx.check_cancelled()
+    ctx.progress("graph", "ONNX Runtime: optimising the QDQ export")
+    out = Path(path) if path else default_path(cfg, "ort")
+    if not out.is_absolute():
+        out = cfg.resolve(str(out))
+    nodes, _ = write_executed_graph(qdq, out)
+    ctx.progress("graph", f"{nodes} nodes -> {out} in {time.monotonic() - started:.1f} s", 1.0)
+    return {
+        "path": str(out),
+        "stage": "ort",
+        "nodes": nodes,
+        "modules": modules_of(trained.fp32, str(cfg.folder)),
+    }
 
 
 def _fp32(cfg: Config, ctx: RequestContext) -> tuple[torch.fx.GraphModule, torch.nn.Module]:

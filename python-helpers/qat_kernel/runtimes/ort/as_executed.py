@@ -120,6 +120,11 @@ _INT8 = {"uint8", "int8"}
 _TOKEN = re.compile(r"(_token_\d+)+$")
 
 
+def source_node_name(name: str) -> str:
+    """The export's node an optimised node comes from, by name: ORT names what it fuses <source>_token_<n>."""
+    return _TOKEN.sub("", name)
+
+
 def _dtype_name(elem_type: int) -> str:
     from onnx import helper
 
@@ -289,7 +294,7 @@ def precision_as_executed(model_path: str | Path, source_model_path: str | Path 
             row["dtypes"] = f"{data} -> {types.get(n.output[0]) if n.output else None}"
             if row["precision"] == "fp32":
                 row["reason"] = _fp32_reason(n, producers, consumers, graph_outputs, inits)
-        source = _TOKEN.sub("", name)
+        source = source_node_name(name)
         if source in sources:
             row["sourceNode"] = source
         ops.append(row)

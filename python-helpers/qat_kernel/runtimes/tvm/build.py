@@ -4,6 +4,9 @@ shared library + build-report.json, written atomically into an output folder.
 Batch: the importer keeps the ONNX model's symbolic batch dim ("batch"), and so does the artifact:
 one library serves batch 1 and batch 16 (TVM generates shape-generic loops; no tuning is done on
 either path). `batch=N` binds the batch dim to N instead (a static-shape library, N only).
+
+The report's `kernel_graph`: the kernels the library runs as the graph view's nodes, each with the ONNX
+nodes and modules it came from (kernel_graph.py); None, with a note, where they cannot be traced.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from qat_kernel.runtimes.tvm import dotprod as dotprodmod
 from qat_kernel.runtimes.tvm import failures as failuresmod
 from qat_kernel.runtimes.tvm import fold as foldmod
 from qat_kernel.runtimes.tvm import guard as guardmod
+from qat_kernel.runtimes.tvm import kernel_graph as kernelgraph
 from qat_kernel.runtimes.tvm import mixed as mixedmod
 from qat_kernel.runtimes.tvm import schedule as schedulemod
 from qat_kernel.runtimes.tvm import vnni as vnnimod
@@ -251,9 +255,10 @@ def _onnx_ops(model: onnx.ModelProto, rows: list[dict[str, Any]]) -> list[dict[s
 
 def relax_pipeline_for(target: tvm.target.Target, resolved: ResolvedTarget, capture: dict[str, Any], schedule: bool):
     """The backend's default Relax pipeline, plus (CPU, schedule=True) our default schedule for
-    fused reduction kernels, and a pass that keeps the fused, legalized module for the report. The schedule
-    rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR failed on (left
-    unfused, guard.fuse_tir) in capture["unfused"]."""
+    fused reduction kernels, and passes that keep the fused, legalized module for the report (capture["mod"])
+    and the modules before and after FuseOps (capture["legalized"], capture["fused"], for the kernel graph).
+    The schedule rules that failed on a kernel (guard.py) land in capture["fallbacks"], the groups FuseTIR
+    failed on (left unfused, guard.fuse_tir) in capture["unfused"]."""
     import importlib
 
     import tvm
@@ -264,7 +269,21 @@ def relax_pipeline_for(target: tvm.target.Target, resolved: ResolvedTarget, capt
     backend = importlib.import_module(f"tvm.relax.backend.{'cuda' if gpu else 'cpu_generic'}.pipeline")
     extra = [cpu_schedule_pass(fallbacks=capture.setdefault("fallbacks", []))] if schedule and not gpu else []
     unfused = capture.setdefault("unfused", [])
-    legalize = [guardmod.fuse_tir(unfused) if p.info.name == "FuseTIR" else p for p in backend.legalize_passes(target)]
+
+    def keep(key: str) -> Any:  # a tvm.transform.Pass (module_pass is typed as returning the function)
+        @tvm.transform.module_pass(opt_level=0, name=f"keep_{key}")
+        def _keep(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+            capture[key] = mod
+            return mod
+
+        return _keep
+
+    legalize = []
+    for p in backend.legalize_passes(target):
+        if p.info.name == "FuseOps":
+            legalize += [keep("legalized"), p]
+        else:
+            legalize += [keep("fused"), guardmod.fuse_tir(unfused)] if p.info.name == "FuseTIR" else [p]
 
     @tvm.transform.module_pass(opt_level=0)
     def _capture(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
@@ -373,6 +392,35 @@ def _fp32_rows(mod: tvm.IRModule, provenance: Provenance, reason: str) -> list[d
     ]
 
 
+def _kernel_graph(
+    compiled: tvm.IRModule,
+    imported: tvm.IRModule,
+    provenance: dict[Any, str],
+    fold: foldmod.FoldResult | None,
+    capture: dict[str, Any],
+    model: onnx.ModelProto,
+    kernels: list[dict[str, Any]],
+    workspace: str | os.PathLike[str] | None,
+    notes: list[str],
+) -> dict[str, Any] | None:
+    """The kernels of the build as graph nodes (kernel_graph.py) for `compiled`, the module tvm.compile built;
+    None, with a note, where they cannot be traced back to the ONNX nodes."""
+    try:
+        if compiled is imported or fold is None:
+            known = kernelgraph.imported_sources(provenance)
+        else:
+            known = kernelgraph.folded_sources(fold.renamed, fold.bindings)
+        legalized = capture.get("legalized") or compiled
+        sources = kernelgraph.binding_sources(legalized["main"], known)
+        ops = kernelgraph.binding_ops(compiled["main"])
+        folder = None if workspace is None else str(workspace)
+        fused = capture.get("fused")
+        return kernelgraph.kernel_graph(capture["mod"], fused, legalized, sources, ops, model, kernels, folder)
+    except Exception as exc:  # noqa: BLE001 - TVM's IR changes between versions: the build stands without it
+        notes.append(f"the kernels' graph was not made ({failuresmod.first_line(exc)})")
+        return None
+
+
 def build_tvm(
     onnx_path: str | Path,
     target: str | dict[str, Any],
@@ -447,6 +495,7 @@ def build_tvm(
     fold_report = None
     rows: list[dict[str, Any]] = []
     fold_s = 0.0
+    res = None
     if fold_int8:
         progress("fold", "Folding Q/DQ patterns into int8 arithmetic", 0.2)
         t0 = time.perf_counter()
@@ -557,6 +606,7 @@ def build_tvm(
                 os.environ[k] = v
     compile_s = time.perf_counter() - t0
     kernels, kernel_counts = lowered_kernels(capture.get("mod"))
+    graph = _kernel_graph(candidate, imported, provenance, res, capture, model, kernels, workspace, notes)
     check_cancelled()
 
     progress("export", f"Writing the library into {out_dir}", 0.8)
@@ -604,6 +654,7 @@ def build_tvm(
             "kernels": kernels,
             "kernels_per_precision": kernel_counts,
             "ops": _onnx_ops(model, rows),
+            "kernel_graph": graph,
             "relax_ops": rows,
             "fold": fold_report,
             "dotprod": dotprod_report,

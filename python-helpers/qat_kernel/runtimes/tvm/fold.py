@@ -142,6 +142,7 @@ class FoldResult:
     bindings: list[dict[str, Any]] = field(default_factory=list)  # per original binding
     folded: list[dict[str, Any]] = field(default_factory=list)  # per folded anchor / pass-through
     notes: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # binding of the new main -> the original one it stands for
 
 
 class _Graph:
@@ -600,6 +601,7 @@ def fold_qdq(mod: tvm.IRModule, provenance: dict[tvm.ir.Var, str] | None = None)
             mapping[old_var] = bb.emit(expr, old_var.name)
         else:
             mapping[old_var] = bb.emit_output(expr, old_var.name)
+        result.renamed[cast(relax.Var, mapping[old_var]).name] = old_var.name
 
     bb = relax.BlockBuilder()
     attrs = dict(func.attrs) if func.attrs is not None else {}
