@@ -183,16 +183,21 @@ class QConfigPlan:
     used: set[int] = field(default_factory=set)
 
     def for_module(self, module: str) -> LayerQConfig:
-        parts = module.split(".") if module else []
-        candidates = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
         for index, pattern, layer in self.overrides:
-            if any(pattern.fullmatch(c) for c in candidates):
+            if matches_module(pattern, module):
                 self.used.add(index)
                 return layer
         return self.default
 
     def unused_overrides(self) -> list[int]:
         return [index for index, _, _ in self.overrides if index not in self.used]
+
+
+def matches_module(pattern: re.Pattern[str], module: str) -> bool:
+    """An override's `match` against a module path: re.fullmatch on the path or on one of its parents'
+    (`layer4` covers `layer4.0.conv1`)."""
+    parts = module.split(".") if module else []
+    return any(pattern.fullmatch(".".join(parts[:i])) for i in range(len(parts), 0, -1))
 
 
 def plan(cfg: Config) -> QConfigPlan:
