@@ -36,4 +36,16 @@ export const VALUE_DOCS: Record<string, string> = {
   pt2e: 'torchao PT2E: torch.export → prepare_qat_pt2e → train → convert_pt2e. The default.',
   eager:
     'Legacy torch.ao eager mode: QuantStub/DeQuantStub, fuse_modules_qat, prepare_qat, convert (deprecated in torch).',
+  torchao:
+    "torchao's quantize_ QAT API: QATConfig(base_config, step='prepare') swaps nn.Linear/nn.Embedding for fake-quantized ones → train → step='convert'. Low-bit grouped weights for language models; options under `torchao`.",
+  '8da4w':
+    'Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4): int8 activations quantized per token at run time, int4 weights with one scale per group (torchao.group_size, default 32).',
+  '8da8w':
+    'Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8): int8 per-token activations, int8 weights (per channel by default).',
+  'int4-weight-only':
+    'IntxWeightOnlyConfig(weight_dtype=torch.int4): int4 grouped weights, activations stay float. (torchao 0.18 converts Int4WeightOnlyConfig only with CUDA kernels.)',
+  'int8-weight-only':
+    'IntxWeightOnlyConfig(weight_dtype=torch.int8): int8 weights (per channel by default), activations stay float.',
+  per_channel: 'One scale per output row of the weight (the whole row is one group).',
+  none: 'Not quantized: the modules stay float.',
 };

@@ -166,14 +166,16 @@ function* budgetedSteps(text: string, model?: ModelKnowledge, uri?: string): Gen
   return findings;
 }
 
-/** A value that fits none of a oneOf's forms gets errors from every branch. The branch that went deepest into the
- * value is the form the user meant (model.example_input given as a map, with a bad dtype inside): only its errors
- * are shown. Where no branch got past the value's type, the type errors become one ("must be array or object").
- * An error reached through a $ref names the definition, not the branch, in its schemaPath. */
+/** A value that fits none of a oneOf's (or anyOf's) forms gets errors from every branch. The branch that went
+ * deepest into the value is the form the user meant (model.example_input given as a map, with a bad dtype inside):
+ * only its errors are shown. Else a branch of the value's type is (torchao.group_size: 0 is a bad integer, not a
+ * bad per_channel): the branches that failed on the type are left out. Where no branch got past the value's type,
+ * the type errors become one ("must be array or object"). An error reached through a $ref names the definition,
+ * not the branch, in its schemaPath. */
 export function oneOfBranchErrors(errors: SchemaError[]): SchemaError[] {
   const depth = (e: SchemaError) => e.instancePath.split('/').length;
   let kept = errors;
-  for (const oneOf of errors.filter((e) => e.keyword === 'oneOf')) {
+  for (const oneOf of errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf')) {
     const at = oneOf.instancePath;
     const branchOf = (e: SchemaError) =>
       e.schemaPath.startsWith(`${oneOf.schemaPath}/`)
@@ -187,6 +189,12 @@ export function oneOfBranchErrors(errors: SchemaError[]): SchemaError[] {
       const other = (e: SchemaError) =>
         branchOf(e) !== undefined && (best ? branchOf(e) !== branchOf(best) : depth(e) < deepest);
       kept = kept.filter((e) => !inside.includes(e) || !other(e));
+      continue;
+    }
+    const branches = new Set(inside.map(branchOf).filter((b) => b !== undefined));
+    const typeFailed = new Set(inside.filter((e) => e.keyword === 'type').map(branchOf));
+    if (typeFailed.size && [...branches].some((b) => !typeFailed.has(b))) {
+      kept = kept.filter((e) => !inside.includes(e) || !typeFailed.has(branchOf(e)));
       continue;
     }
     const types = [...new Set(inside.filter((e) => e.keyword === 'type').map((e) => String(e.params.type)))];
@@ -207,8 +215,8 @@ function schemaFinding(doc: Document.Parsed, text: string, err: SchemaError): Fi
   if (err.keyword === 'required') return missingKey(doc, text, path, err);
   // Observer names get QCFG009, which knows the flow.
   if (err.keyword === 'enum' && segments[segments.length - 1] === 'observer' && segments.length >= 3) return undefined;
-  // oneOf repeats what its branches already said.
-  if (err.keyword === 'oneOf') return undefined;
+  // oneOf and anyOf repeat what their branches already said; so does if (qconfig, unless flow: torchao).
+  if (err.keyword === 'oneOf' || err.keyword === 'anyOf' || err.keyword === 'if') return undefined;
   const node = doc.getIn(path, true) as Node | undefined;
   const range = node?.range ?? doc.contents?.range ?? [0, 1];
   const finding: Finding = {

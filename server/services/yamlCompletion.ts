@@ -122,4 +122,4 @@ function typeLabel(node: SchemaNode | undefined): string | undefined {
   return Array.isArray(node.type) ? node.type.join(' | ') : (node.type ?? (node.properties ? 'object' : undefined));
 }
 
-export const flowOf = (text: string) => /^flow:\s*(eager|pt2e)\b/m.exec(text)?.[1] ?? 'pt2e';
+export const flowOf = (text: string) => /^flow:\s*(eager|pt2e|torchao)\b/m.exec(text)?.[1] ?? 'pt2e';

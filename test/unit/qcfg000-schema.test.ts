@@ -39,3 +39,32 @@ test('the shipped example configs have no errors or warnings', () => {
     assert.deepEqual(loud, [], file);
   }
 });
+
+const torchao = (section: string) => `version: 1\nmodel: {entry: "model.py:make_model"}\nflow: torchao\n${section}`;
+
+test('QCFG000: flow: torchao needs no qconfig, the other flows still do; its values are told one finding each', () => {
+  assert.deepEqual(configFindings(torchao('torchao: {scheme: 8da4w, group_size: 32}\n')), []);
+  const pt2e = 'version: 1\nmodel: {entry: "model.py:make_model"}\nflow: pt2e\n';
+  assert.deepEqual(
+    configFindings(pt2e).map((f) => [f.code, f.message]),
+    [['QCFG003', "the config is missing the required key 'qconfig'."]],
+  );
+  const bad = configFindings(torchao('torchao: {scheme: 4bit, group_size: 0}\n'));
+  assert.deepEqual(
+    bad.map((f) => f.code),
+    ['QCFG000', 'QCFG000'],
+    JSON.stringify(bad),
+  );
+  assert.match(bad[0].message, /^torchao\.scheme must be one of: 8da4w, 8da8w, int4-weight-only, int8-weight-only\./);
+  assert.equal(bad[1].message, 'torchao.group_size must be >= 1.', 'the integer form, not per_channel');
+  const typo = configFindings(torchao('torchao: {group_size: per_chanel}\n'));
+  assert.deepEqual(
+    typo.map((f) => f.message),
+    ["torchao.group_size must be one of: per_channel. Did you mean 'per_channel'?"],
+  );
+});
+
+test('the tinylm example config (flow: torchao) is clean', () => {
+  const text = readFileSync(path.join(repoRoot, 'examples', 'tinylm', 'tinylm.qat.yaml'), 'utf8');
+  assert.deepEqual(configFindings(text), []);
+});

@@ -15,6 +15,19 @@ test('a key shows the schema description', () => {
   assert.match(hover('version: 1\nflow: pt2e\nbackend: x|86\n')!, /\*\*x86\*\*: Intel\/AMD CPUs/);
 });
 
+test('the torchao keys and values show what torchao does with them', () => {
+  assert.match(hover('flow: torch|ao\n')!, /\*\*torchao\*\*: torchao's quantize_ QAT API/);
+  const group = hover('flow: torchao\ntorchao:\n  group_si|ze: 32\n')!;
+  assert.match(group, /\*\*group_size\*\*: Weights per scale along a row \(in_features\): it must divide/);
+  const scheme = hover('flow: torchao\ntorchao:\n  scheme: 8da|4w\n')!;
+  assert.match(scheme, /\*\*8da4w\*\*: Int8DynamicActivationIntxWeightConfig\(weight_dtype=torch\.int4\)/);
+  assert.match(scheme, /Default: `"8da4w"`/);
+  assert.match(
+    hover('overrides:\n  - {match: fc, sch|eme: 8da8w}\n')!,
+    /\*\*scheme\*\*: flow: torchao: the scheme of matching/,
+  );
+});
+
 test("an observer spec resolves its range and shows torch's scale and zero_point formulas", () => {
   const affine = hover(
     'qconfig:\n  acti|vation: {observer: MovingAverageMinMaxObserver, dtype: quint8, quant_min: 0, quant_max: 255}\n',
