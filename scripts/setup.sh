@@ -54,12 +54,12 @@ python_venv_dir() {
 setup_python() {
   local venv; venv=$(python_venv_dir)
   if [ ! -f "$venv/.complete" ]; then
-    log "creating Python environment $venv (pinned torch 2.13.0 CPU, torchao, onnx, onnxruntime, apache-tvm)"
+    log "creating Python environment $venv (pinned torch 2.13.0 CPU, torchao, onnx, onnxruntime, apache-tvm, transformers)"
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT/python-helpers/requirements-dev.txt" 2>&1 \
       | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
-    "$venv/bin/python" -c "import torch, torchao, onnx, onnxruntime, sklearn, yaml, jsonschema, pytest" 2>/dev/null \
+    "$venv/bin/python" -c "import torch, torchao, onnx, onnxruntime, sklearn, yaml, jsonschema, transformers, tokenizers, pytest" 2>/dev/null \
       && [ -x "$venv/bin/ruff" ] \
       || { log "Python environment incomplete"; exit 1; }
     touch "$venv/.complete"
