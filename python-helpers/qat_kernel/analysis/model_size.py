@@ -13,6 +13,10 @@ if TYPE_CHECKING:
 def _tensor_bytes(obj: Any, seen: set[tuple[int, int]]) -> int:
     import torch
 
+    if isinstance(obj, torch.Tensor) and hasattr(obj, "__tensor_flatten__"):
+        # a tensor subclass (torchao's quantized weights): the tensors it holds, not its logical float size
+        names, _ = obj.__tensor_flatten__()  # pyright: ignore[reportAttributeAccessIssue] - a traceable tensor subclass
+        return sum(_tensor_bytes(getattr(obj, name), seen) for name in names)
     if isinstance(obj, torch.Tensor):
         key = (
             (obj.untyped_storage().data_ptr(), obj.untyped_storage().nbytes()) if not obj.is_quantized else (id(obj), 0)

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 if TYPE_CHECKING:
     from qat_kernel.pipeline.eager_flow import EagerQat
     from qat_kernel.pipeline.pt2e_flow import Pt2eQat
+    from qat_kernel.pipeline.torchao_flow import TorchaoQat
 
-# The QAT model of either flow (pt2e_flow.Pt2eQat, eager_flow.EagerQat): the same switches on both.
-QatFlow: TypeAlias = "Pt2eQat | EagerQat"
+# The QAT model of any flow (pt2e_flow.Pt2eQat, eager_flow.EagerQat, torchao_flow.TorchaoQat): the same switches on
+# each (torchao's has no torch.ao-style fake quantizers, so no observers to plot).
+QatFlow: TypeAlias = "Pt2eQat | EagerQat | TorchaoQat"
 
 
 class Drifted(Protocol):

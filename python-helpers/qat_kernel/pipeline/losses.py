@@ -81,6 +81,22 @@ class Loss:
         logits, labels = pair
         return F.cross_entropy(logits.float(), labels.long(), ignore_index=IGNORE_INDEX)
 
+    def token_nll(self, pred: torch.Tensor, target: Any) -> tuple[float, int]:
+        """(summed cross-entropy, positions counted) of one batch, the positions the loss averages over (-100
+        skipped): what a perplexity is the exp of the mean of."""
+        import torch.nn.functional as F
+
+        pair = self.aligned_pair(pred, target)
+        if pair is None:
+            raise ConfigInvalid(
+                f"train.loss: a perplexity needs token scores and integer targets that line up; the prediction "
+                f"has shape {list(pred.shape)}, the target {_shape(target)}",
+                path="train.loss",
+            )
+        logits, labels = pair
+        total = F.cross_entropy(logits.float(), labels.long(), ignore_index=IGNORE_INDEX, reduction="sum")
+        return float(total), int((labels != IGNORE_INDEX).sum())
+
     def target_of(self, inputs: Inputs) -> Any:
         """The target of a batch that has none: a language model's own token ids (next_token), else None."""
         return inputs.values[0] if self.kind == "next_token" else None

@@ -1,6 +1,7 @@
 """The QAT pipeline: load config -> build model and data (user code) -> FP32 weights (load or train) ->
-prepare QAT (pt2e or eager, qconfig and overrides from the YAML) -> QAT with the config's optimizer,
-scheduler, freeze_bn_after and freeze_observer_after -> a Trained model (pipeline.trained_model)."""
+prepare QAT (pt2e or eager with the YAML's qconfig and overrides; torchao with its `torchao` section and
+overrides) -> QAT with the config's optimizer, scheduler, freeze_bn_after and freeze_observer_after -> a
+Trained model (pipeline.trained_model)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
     import torch
 
-    from qat_kernel.pipeline.drift import QatFlow
     from qat_kernel.pipeline.losses import Loss
     from qat_kernel.pipeline.qconfig import QConfigPlan
 
@@ -143,7 +143,7 @@ def _check_fp32(cfg: Config, model: torch.nn.Module, adopted: dict[str, Any] | N
     health.check_state(model, source, advice)
 
 
-def _kept_float(qat: QatFlow, qplan: QConfigPlan, reference: torch.nn.Module) -> list[dict[str, Any]]:
+def _kept_float(qplan: QConfigPlan, reference: torch.nn.Module) -> list[dict[str, Any]]:
     """Conv/linear layers an override keeps float, with the precision asked for."""
     kept = []
     for name, module in reference.named_modules():
@@ -186,11 +186,12 @@ def run_pipeline(
     importlib.import_module("torch")
     importlib.import_module("torchao")
 
-    from qat_kernel.pipeline import qconfig, usercode
+    from qat_kernel.pipeline import qconfig, torchao_flow, usercode
     from qat_kernel.pipeline.training import accuracy, make_optimizer, make_scheduler, train_steps
 
     flow = cfg.get("flow", "pt2e")
     qplan = qconfig.plan(cfg)  # config errors before any user code runs
+    tplan = torchao_flow.plan(cfg) if flow == "torchao" else None
     if flow == "eager":
         for index, _, layer in qplan.overrides:
             if not layer.quantized:
@@ -233,6 +234,11 @@ def run_pipeline(
                     "recipe here (the XNNPACK quantizer lives in executorch)"
                 )
             qat = pt2e_flow.Pt2eQat(model, example, qplan, notes)
+        elif tplan is not None:
+            ctx.progress("prepare", 'quantize_(model, QATConfig(base_config, step="prepare"))')
+            notes.extend(tplan.ignored)
+            qat = torchao_flow.TorchaoQat(model, example, tplan, notes)
+            ctx.progress("prepare", qat.summary())
         else:
             from qat_kernel.pipeline import eager_flow
 
@@ -248,7 +254,7 @@ def run_pipeline(
             )
             health.eager_exact_fold(qat.model, notes)
         ctx.check_cancelled()
-        for index in qplan.unused_overrides():
+        for index in (tplan or qplan).unused_overrides():
             notes.append(f"overrides.{index}.match matches no layer of the model")
 
         if DIST is not None:
@@ -274,7 +280,7 @@ def run_pipeline(
             steps=steps,
             epochs=epochs,
             qplan=qplan,
-            kept_float=_kept_float(qat, qplan, reference),
+            kept_float=qat.kept_float() if isinstance(qat, torchao_flow.TorchaoQat) else _kept_float(qplan, reference),
             warnings=notes,
         )
         freeze_bn = cfg.get("train.freeze_bn_after")

@@ -137,7 +137,8 @@ def get(
 def convert(trained: Trained, ctx: RequestContext):
     """The INT8 model, converting on first use (with progress)."""
     if not trained.is_converted:
-        ctx.progress("convert", "convert_pt2e" if trained.flow == "pt2e" else "convert (eager)")
+        how = {"pt2e": "convert_pt2e", "torchao": 'quantize_(model, QATConfig(base_config, step="convert"))'}
+        ctx.progress("convert", how.get(trained.flow, "convert (eager)"))
         trained.converted  # noqa: B018
         ctx.check_cancelled()
     return trained.converted

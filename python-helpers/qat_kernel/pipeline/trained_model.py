@@ -1,4 +1,5 @@
-"""A trained QAT model with what is derived from it on first use: the INT8 conversion, the FP32 graph, accuracies."""
+"""A trained QAT model with what is derived from it on first use: the conversion, the PTQ baseline, the FP32 graph,
+accuracies and (language models) perplexities."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from qat_kernel.pipeline import drift
 from qat_kernel.pipeline.config import Config
 from qat_kernel.pipeline.drift import QatFlow
+from qat_kernel.pipeline.torchao_flow import TorchaoQat
 from qat_kernel.rpc.context import RequestContext
 
 PTQ_CALIBRATION_SAMPLES = 512
@@ -51,7 +53,10 @@ class Trained:
     exports: dict[str, Any] = field(default_factory=dict)
     _converted: Any = None
     _fp32_graph: Any = None
+    _ptq: Any = None
     _accuracy: dict[str, Any] = field(default_factory=dict)
+    _perplexity: dict[str, float] = field(default_factory=dict)
+    _tokens: int = 0  # validation tokens the perplexities are over
 
     @property
     def is_converted(self) -> bool:
@@ -85,32 +90,83 @@ class Trained:
             fields["warnings"] = list(self.warnings)
         return fields
 
+    def ptq_model(self, ctx: RequestContext) -> Any:
+        """The FP32 model post-training quantized with the same recipe (no QAT), made on first use: pt2e
+        calibrates on the first training samples; torchao applies its base configs (nothing to calibrate)."""
+        if self._ptq is None:
+            if isinstance(self.qat, TorchaoQat):
+                from qat_kernel.pipeline import torchao_flow
+
+                self._ptq = torchao_flow.ptq(self.fp32, self.qat.choices)
+            else:
+                from qat_kernel.pipeline import pt2e_flow
+                from qat_kernel.pipeline.training import first_inputs
+
+                calibration = first_inputs(self.train, PTQ_CALIBRATION_SAMPLES)
+                self._ptq = pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx)
+        return self._ptq
+
     def accuracy(self, kind: str, ctx: RequestContext) -> float:
-        """fp32 | qatFloat | fakeQuant | int8 | ptq top-1 accuracy on the whole validation set."""
-        from qat_kernel.pipeline.training import accuracy, first_inputs
+        """fp32 | qatFloat | fakeQuant | int8 | ptq top-1 accuracy on the whole validation set (int8: the
+        converted model, whatever its precision)."""
+        from qat_kernel.pipeline.training import accuracy
 
         if kind == "fp32":
             return self.fp32_accuracy
         if kind not in self._accuracy:
-            if kind == "int8":
-                value, _ = accuracy(self.converted, self.val, ctx, self.loss)
-            elif kind == "ptq":
-                from qat_kernel.pipeline import pt2e_flow
-
-                calibration = first_inputs(self.train, PTQ_CALIBRATION_SAMPLES)
-                ptq = pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx)
-                value, _ = accuracy(ptq, self.val, ctx, self.loss)
+            if kind in ("int8", "ptq"):
+                model = self.converted if kind == "int8" else self.ptq_model(ctx)
+                value, _ = accuracy(model, self.val, ctx, self.loss)
             else:
                 with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
                     value, _ = accuracy(self.qat.model, self.val, ctx, self.loss)
             self._accuracy[kind] = value
         return self._accuracy[kind]
 
+    @property
+    def is_language_model(self) -> bool:
+        """Trained on next-token prediction: its results carry perplexities."""
+        return getattr(self.loss, "kind", None) == "next_token"
+
+    def perplexity(self, kind: str, ctx: RequestContext) -> float:
+        """fp32 | ptq | qatFloat | fakeQuant | converted perplexity on the validation set: exp of the mean
+        next-token cross-entropy over every token the loss counts."""
+        from qat_kernel.pipeline.training import perplexity
+
+        if kind not in self._perplexity:
+            if kind in ("qatFloat", "fakeQuant"):
+                with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
+                    value, self._tokens = perplexity(self.qat.model, self.val, ctx, self.loss)
+            else:
+                if kind == "converted":
+                    model = self.converted
+                elif kind == "ptq":
+                    model = self.ptq_model(ctx)
+                else:
+                    model = self.fp32
+                value, self._tokens = perplexity(model, self.val, ctx, self.loss)
+            self._perplexity[kind] = value
+        return self._perplexity[kind]
+
+    def perplexities(self, kinds: tuple[str, ...], ctx: RequestContext) -> dict[str, Any] | None:
+        """{kind: perplexity, ..., tokens: how many the mean is over} of a language model, None for any other."""
+        if not self.is_language_model:
+            return None
+        found: dict[str, Any] = {kind: self.perplexity(kind, ctx) for kind in kinds}
+        found["tokens"] = self._tokens
+        return found
+
 
 @contextlib.contextmanager
 def evaluating(qat: QatFlow, fake_quant: bool | dict[str, Any] = True):
     """The QAT model in eval mode with observers off (an eval pass must not move scales) and fake
-    quantization on, off, or per module ({name: bool}); every flag restored afterwards."""
+    quantization on, off, or per module ({name: bool}); every flag restored afterwards. The torchao flow's
+    quantizers have no observers (their qparams come from each forward): its switch takes module paths."""
+    if isinstance(qat, TorchaoQat):
+        with qat.switched(fake_quant):
+            qat.eval_mode()
+            yield qat.model
+        return
     fqs = qat.fake_quants()
     saved = {name: (m.fake_quant_enabled.clone(), m.observer_enabled.clone()) for name, m in fqs.items()}
     try:

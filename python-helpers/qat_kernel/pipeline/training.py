@@ -151,6 +151,24 @@ def accuracy(
     return (correct / counted if counted else 0.0), samples
 
 
+def perplexity(
+    model: Callable[..., torch.Tensor], val: Iterable[Any], ctx: RequestContext, loss_fn: Loss
+) -> tuple[float, int]:
+    """(perplexity, tokens) of a language model on the validation batches: exp of the mean next-token
+    cross-entropy over every token the loss counts (batches of any length weigh by their tokens)."""
+    import math
+
+    import torch
+
+    total, tokens = 0.0, 0
+    with torch.no_grad():
+        for x, y in val:
+            ctx.check_cancelled()
+            nll, n = loss_fn.token_nll(model(*x), y)
+            total, tokens = total + nll, tokens + n
+    return (math.exp(total / tokens) if tokens else float("nan")), tokens
+
+
 def first_inputs(val: Iterable[Any], count: int) -> list[Any]:
     """The first `count` validation inputs, as batches of the loader's size (model_io.Inputs)."""
     chunks: list[Any] = []
