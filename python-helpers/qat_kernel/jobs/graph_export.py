@@ -37,7 +37,7 @@ def export_graph(
     if stage == "ort":
         return _ort(ctx, config=config, path=path, steps=steps, started=started)
     if stage == "fp32":
-        cfg = opening.load(ctx, config, needs_data=False)
+        cfg = opening.load(ctx, config, needs_data=False, torchao=True)
         gm, model = _fp32(cfg, ctx)
     else:
         cfg, trained, _, converted = opening.load_model(ctx, config, steps=steps, convert=stage == "converted")

@@ -22,18 +22,32 @@ class Opened(NamedTuple):
     converted: Any  # the INT8 model when asked for, else None
 
 
+# The methods that take the torchao flow (flow: torchao); the others ask for pt2e or eager models (FX graphs,
+# torch.ao fake quantizers, the QDQ ONNX export). graph/export takes it for its fp32 stage.
+TORCHAO_METHODS = ("qat/train", "qat/convert", "eval/accuracy")
+
+
 def require_pt2e(cfg: Config, why: str) -> None:
     """ConfigInvalid on `flow` (why: what needs the PT2E flow) when the config uses the eager flow."""
     if cfg.get("flow", "pt2e") != "pt2e":
         raise ConfigInvalid(f"flow: {why}", path="flow")
 
 
-def load(ctx: RequestContext, config: str, *, pt2e: str | None = None, needs_data: bool = True) -> Config:
+def load(
+    ctx: RequestContext, config: str, *, pt2e: str | None = None, needs_data: bool = True, torchao: bool = False
+) -> Config:
     """The config at path `config`, checked; with `pt2e` (what needs the PT2E flow) an eager config is
-    ConfigInvalid. needs_data=False: a job that builds the model alone (graph/export's fp32 stage)."""
+    ConfigInvalid, and so is a torchao one unless the job takes it (`torchao`). needs_data=False: a job that
+    builds the model alone (graph/export's fp32 stage)."""
     cfg = session.load(config, ctx, needs_data=needs_data)
     if pt2e is not None:
         require_pt2e(cfg, pt2e)
+    elif cfg.get("flow") == "torchao" and not torchao:
+        raise ConfigInvalid(
+            f"flow: {ctx.method} does not take the torchao flow yet ({', '.join(TORCHAO_METHODS)} do); "
+            "use flow: pt2e for it",
+            path="flow",
+        )
     return cfg
 
 
@@ -55,6 +69,8 @@ def load_model(
     pt2e: str | None = None,
     convert: bool = False,
     model_id: str | None = None,
+    torchao: bool = False,
 ) -> Opened:
     """`load` then `model`."""
-    return model(load(ctx, config, pt2e=pt2e), ctx, steps=steps, convert=convert, model_id=model_id)
+    cfg = load(ctx, config, pt2e=pt2e, torchao=torchao)
+    return model(cfg, ctx, steps=steps, convert=convert, model_id=model_id)

@@ -4,7 +4,12 @@ PT2E: the converted graph re-exported and written with torch.export.save (`out/<
 with torch.export.load(path).module(), no pickled code, after `import torch.ao.quantization.fx._decomposed`,
 which registers the quantize/dequantize ops the graph calls). Eager: the converted model's state_dict
 (`out/<name>.int8.pt`): torch.save of the whole module loads but fails in forward, and a state_dict loads
-with torch.load(weights_only=True) into the same prepare + convert of the model."""
+with torch.load(weights_only=True) into the same prepare + convert of the model. torchao: the converted model's
+state_dict (`out/<name>.<scheme>.pt`), its quantized weights torchao tensor subclasses (IntxUnpackedToInt8Tensor),
+which torch.load(weights_only=True) reads once torchao.quantization is imported (it registers them as safe
+globals); load it into the model after quantize_ with the same base configs (load_state_dict(..., assign=True)).
+A language model's result also has its perplexities: FP32, PTQ (the same recipe without QAT), QAT float (the
+QAT-trained weights, fake quantization off: what the same training gives in float), QAT fake-quant and converted."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from qat_kernel.analysis.model_size import model_bytes
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline.config import Config
+from qat_kernel.pipeline.torchao_flow import TorchaoQat
 from qat_kernel.rpc.context import RequestContext
 
 if TYPE_CHECKING:
@@ -24,7 +30,8 @@ if TYPE_CHECKING:
 
 
 def default_path(cfg: Config, flow: str) -> Path:
-    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.int8.{'pt2' if flow == 'pt2e' else 'pt'}")
+    tag = cfg.get("torchao.scheme", "8da4w") if flow == "torchao" else "int8"
+    return cfg.resolve(f"out/{cfg.path.name.split('.')[0]}.{tag}.{'pt2' if flow == 'pt2e' else 'pt'}")
 
 
 def save_int8(
@@ -34,7 +41,9 @@ def save_int8(
     import torch
 
     started = time.monotonic()
-    cfg, trained, reused, converted = opening.load_model(ctx, config, steps=steps, convert=True, model_id=model)
+    cfg, trained, reused, converted = opening.load_model(
+        ctx, config, steps=steps, convert=True, model_id=model, torchao=True
+    )
     path = Path(path) if path else default_path(cfg, trained.flow)
     if not path.is_absolute():
         path = cfg.resolve(str(path))
@@ -70,6 +79,11 @@ def save_int8(
         },
         "seconds": round(time.monotonic() - started, 2),
     }
+    if isinstance(trained.qat, TorchaoQat):
+        result["recipe"] = trained.qat.summary()
+    perplexity = trained.perplexities(("fp32", "ptq", "qatFloat", "fakeQuant", "converted"), ctx)
+    if perplexity is not None:
+        result["perplexity"] = perplexity
     result["summary"] = report.convert(result)
     return result
 

@@ -29,6 +29,7 @@ from qat_kernel.pipeline import distributed, drift, runner, session, trained_mod
 from qat_kernel.pipeline.config import Config
 from qat_kernel.pipeline.trained_model import Trained
 from qat_kernel.rpc.context import RequestContext
+from qat_kernel.rpc.errors import ConfigInvalid
 
 WORKER = "qat_kernel.jobs.qat_train_worker"  # what torchrun starts in each process
 
@@ -43,8 +44,13 @@ def train(
     processes: int | None,
 ) -> dict[str, Any]:
     """QAT of the config, always anew; `processes` (else the config's train.distributed) > 1 runs torchrun."""
-    cfg = opening.load(ctx, config)
+    cfg = opening.load(ctx, config, torchao=True)
     processes, backend = distributed.settings(cfg, processes)
+    if processes > 1 and cfg.get("flow") == "torchao":
+        raise ConfigInvalid(
+            "train.distributed: the torchao flow trains in the kernel's own process for now; set nproc_per_node: 1",
+            path="train.distributed",
+        )
     if processes > 1 and runner.DIST is None:
         result = _run_distributed(ctx, cfg, processes, backend, steps, epochs, checkpoint)
     else:
@@ -105,7 +111,7 @@ def train_here(
         with trained_model.evaluating(trained.qat, fake_quant=True) as model:
             from qat_kernel.pipeline.training import accuracy
 
-            row["accuracy"], _ = accuracy(model, trained.val, ctx)
+            row["accuracy"], _ = accuracy(model, trained.val, ctx, trained.loss)
         observers = drift.observer_state(trained.qat)
         if events is not None:
             events.add_scalars(row["step"], epoch_scalars(trained, row))
@@ -160,10 +166,13 @@ def train_here(
         },
         "observers": drift.observer_state(trained.qat),
         "checkpoint": str(checkpoint) if checkpoint is not None and saved else None,
+        "perplexity": trained.perplexities(("fp32", "fakeQuant"), ctx),
         "tensorboard": str(events.logdir) if events is not None else None,
         "seconds": round(time.monotonic() - started, 2),
         "model": trained.id,
     }
+    if result["perplexity"] is None:
+        del result["perplexity"]
     result.update(trained.report_fields())
     return result
 

@@ -18,6 +18,23 @@ def _p3(v: float) -> str:
     return f"{v:#.3g}"
 
 
+_PERPLEXITY_LABELS = {
+    "fp32": "FP32",
+    "ptq": "PTQ",
+    "qatFloat": "QAT float",
+    "fakeQuant": "QAT fake-quant",
+    "converted": "converted",
+}
+
+
+def perplexity_lines(perplexity: dict[str, Any] | None) -> list[str]:
+    """A language model's validation perplexities, in the order FP32, PTQ, QAT float, QAT fake-quant, converted."""
+    if not perplexity:
+        return []
+    parts = [f"{label} {perplexity[k]:.2f}" for k, label in _PERPLEXITY_LABELS.items() if k in perplexity]
+    return [f"perplexity {' · '.join(parts)} on {perplexity['tokens']} validation tokens (lower is better)"]
+
+
 def drift_lines(drift: dict[str, Any] | None, top: int = 3) -> list[str]:
     """The layers whose observer scale moved most during QAT (first to last sampled step), largest first."""
     if not drift:
@@ -47,6 +64,7 @@ def train(r: dict[str, Any]) -> list[str]:
     return [
         head,
         f"accuracy FP32 {_pct(a['fp32'])} · fake-quant {_pct(a['fakeQuant'])} on {a['samples']} samples",
+        *perplexity_lines(r.get("perplexity")),
         *drift_lines(r.get("drift")),
         f"checkpoint: {r['checkpoint']}" if r.get("checkpoint") else "no checkpoint written",
         *[f"warning: {w}" for w in r.get("warnings") or []],
@@ -60,7 +78,7 @@ def evaluate(r: dict[str, Any]) -> list[str]:
     )
     if r.get("ptq") is not None:
         text += f" · PTQ INT8 {_pct(r['ptq'])}"
-    return [text]
+    return [text, *perplexity_lines(r.get("perplexity"))]
 
 
 def convert(r: dict[str, Any]) -> list[str]:
@@ -70,10 +88,13 @@ def convert(r: dict[str, Any]) -> list[str]:
         else "state_dict (torch.load weights_only)"
     )
     a, s = r["accuracy"], r["size"]
+    name = "converted" if r.get("recipe") else "INT8"
     return [
-        f"INT8 {kind}: {r['path']}",
-        f"accuracy FP32 {_pct(a['fp32'])} -> INT8 {_pct(a['int8'])} on {a['samples']} samples; tensors "
+        f"{name} {kind}: {r['path']}",
+        *([r["recipe"]] if r.get("recipe") else []),
+        f"accuracy FP32 {_pct(a['fp32'])} -> {name} {_pct(a['int8'])} on {a['samples']} samples; tensors "
         f"{kib(s['fp32Bytes'])} -> {kib(s['int8Bytes'])} ({s['ratio']:.2f}x smaller), file {kib(s['fileBytes'])}",
+        *perplexity_lines(r.get("perplexity")),
     ]
 
 
