@@ -7,6 +7,8 @@ export interface KnownModule {
   path: string;
   type: string;
   source?: { file: string; line: number };
+  /** A Linear's in_features, what a weight group size must divide. */
+  inFeatures?: number;
 }
 
 export interface GraphSummary {
@@ -33,6 +35,7 @@ export function readGraphSummary(file: string, maxBytes = LIMITS.graph): GraphSu
       type: typeof m.type === 'string' ? m.type : '',
       source:
         typeof src?.file === 'string' && typeof src.line === 'number' ? { file: src.file, line: src.line } : undefined,
+      inFeatures: Number.isInteger(m.inFeatures) && (m.inFeatures as number) > 0 ? (m.inFeatures as number) : undefined,
     });
   }
   return {

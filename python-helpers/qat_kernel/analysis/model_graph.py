@@ -261,6 +261,9 @@ def modules_of(model: torch.nn.Module, folder: str) -> list[dict[str, Any]]:
         if not path:
             continue
         row: dict[str, Any] = {"path": path, "type": type(module).__name__}
+        width = getattr(module, "in_features", None)  # what a Linear's weight groups run along (group sizes)
+        if isinstance(width, int):
+            row["inFeatures"] = width
         parent_path, _, attr = path.rpartition(".")
         source = _assignment_line(type(owners.get(parent_path, model)), attr, folder, userpaths)
         if source:

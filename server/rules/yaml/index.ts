@@ -13,6 +13,7 @@ import { qschemeObserver } from './qschemeObserver';
 import { quantRange } from './quantRange';
 import { reduceRange } from './reduceRange';
 import { symmetricUnsigned } from './symmetricUnsigned';
+import { torchaoGroupSize } from './torchaoGroupSize';
 import type { Finding } from '../types';
 
 /**
@@ -37,4 +38,5 @@ export const yamlRules: YamlRule[] = [
   overrideShadowed,
   overrideUnmatched,
   pathOutside,
+  torchaoGroupSize,
 ];
