@@ -84,8 +84,11 @@ def drift_series(trained: Drifted) -> dict[str, Any] | None:
             series["scaleMax"].append(hi)
             series["zeroPoint"].append(row["zeroPoint"])
     count = len(trained.drift)
+    kept = [v for v in layers.values() if len(v["scaleMean"]) == count]
+    if not kept:  # no observers to follow (the torchao flow's qparams come from each forward)
+        return None
     return {
         "steps": [s["step"] for s in trained.drift],
         "epochs": [s["epoch"] for s in trained.drift],
-        "layers": [v for v in layers.values() if len(v["scaleMean"]) == count],
+        "layers": kept,
     }
