@@ -69,6 +69,9 @@ def test_fp32_graph_has_no_quantization_and_points_at_the_source(graphs, compare
     modules = {m["path"]: m for m in graph["modules"]}
     assert {"conv1", "bn1", "fc1", "fc2"} <= set(modules) and modules["fc2"]["type"] == "Linear"
     assert model_py[modules["fc2"]["source"]["line"] - 1].strip().startswith("self.fc2 = nn.Linear(")
+    # a Linear's in_features, what the language server checks a torchao group size against (QCFG017)
+    assert (modules["fc1"]["inFeatures"], modules["fc2"]["inFeatures"]) == (512, 64)
+    assert "inFeatures" not in modules["conv1"]
     assert graph["tensors"][conv1["outputs"][0]]["dims"][1:] == [16, 8, 8]
 
 
