@@ -9,7 +9,7 @@ state_dict (`out/<name>.<scheme>.pt`), its quantized weights torchao tensor subc
 which torch.load(weights_only=True) reads once torchao.quantization is imported (it registers them as safe
 globals); load it into the model after quantize_ with the same base configs (load_state_dict(..., assign=True)).
 A language model's result also has its perplexities: FP32, PTQ (the same recipe without QAT), QAT float (the
-QAT-trained weights, fake quantization off: what the same training gives in float), QAT fake-quant and converted."""
+QAT-trained weights, fake quantization off), QAT fake-quant and converted."""
 
 from __future__ import annotations
 
