@@ -1,8 +1,8 @@
 // Find Where INT8 Diverges in the graph view, in Debian Chromium: the digits QDQ export with the kernel's
 // compare/stages result (conv2 planted six output steps apart in ONNX Runtime, fc2 left out of TVM's stage): a
-// lane of badges per layer node, the first divergence
-// marked and selected on open, the stage table's column groups, sorting, a row click selecting its node, the
-// report button, the HTML export's stage table, and the same lanes drawn on canvas.
+// lane of badges per layer node, the first divergence marked and selected on open, the stage table's column
+// groups, sorting, a row click selecting its node, the report button, the HTML export's stage table, and the same
+// lanes drawn on canvas.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
