@@ -126,8 +126,7 @@ let collapse = false;
 /** Open module groups; undefined until the first layout of a model decides (flat or grouped). */
 let expanded: Set<string> | null | undefined;
 let view:
-  | { graph: Graph; layout: Layout; select: (id: string, also?: string[]) => void; lanes?: StageLanes }
-  | undefined;
+  { graph: Graph; layout: Layout; select: (id: string, also?: string[]) => void; lanes?: StageLanes } | undefined;
 /** Layouts of the model shown, by view options (viewKey): the extension host's from earlier opens of the same
  * content, and the ones made since. */
 let layouts = new Map<string, Boxes>();

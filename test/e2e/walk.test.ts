@@ -360,7 +360,8 @@ test(
     const asked = page.locator('.quick-input-widget', { hasText: 'Which QAT config?' });
     await page.locator('.tabs-container .tab', { hasText: 'Stages: digits.qat.yaml' }).waitFor({ timeout: 240_000 });
     assert.equal(await asked.isVisible(), false, 'the command asked which config although one was in view');
-    await findFrame('svg g.node[data-stage-layer="conv2"] .stage-lane', 60_000);
+    // Any quantized layer's lane: the walk's earlier steps may have kept some layers float in this config.
+    await findFrame('svg g.node[data-stage-layer] .stage-lane', 60_000);
     await shot('11-divergence');
   },
 );

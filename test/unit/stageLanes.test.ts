@@ -1,6 +1,6 @@
 // Find Where INT8 Diverges in the graph view, without the DOM: the level of a stage pair's error, which drawn node
 // of the digits QDQ export carries which layer's lane (by ONNX node names, else module), the fused marks, the
-// fill from the worst bisected pair, the first divergent node, a stage id the kernel adds later (tvm), and the
+// fill from the worst bisected pair, the first divergent node, a stage id the kernel adds later, and the
 // canvas scene's lanes; on the kernel's compare/stages fixture over the real ONNX file it names.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -85,12 +85,20 @@ test("each stage's badge compares it with the stage before it that should agree;
       ['int8', 'fakeQuant:int8'],
       ['ort', 'int8:ort'],
       ['c', 'int8:c'],
+      ['tvm', 'int8:tvm'],
     ],
   );
-  assert.deepEqual(layerLevels(r, r.layers[0]), ['reference', 'reference', 'agrees', 'agrees', 'agrees']);
+  assert.deepEqual(layerLevels(r, r.layers[0]), ['reference', 'reference', 'agrees', 'agrees', 'agrees', 'agrees']);
   assert.equal(worstLevel(r, r.layers[0]), 'agrees');
   const bad = diverging();
-  assert.deepEqual(layerLevels(bad, bad.layers[1]), ['reference', 'reference', 'agrees', 'diverges', 'agrees']);
+  assert.deepEqual(layerLevels(bad, bad.layers[1]), [
+    'reference',
+    'reference',
+    'agrees',
+    'diverges',
+    'agrees',
+    'agrees',
+  ]);
   assert.equal(worstLevel(bad, bad.layers[1]), 'diverges');
   assert.equal(pairLabel(r, 'int8:ort'), 'PyTorch INT8 → ONNX Runtime');
 });
@@ -101,13 +109,13 @@ test("the lane with the figures sits on the node that writes the layer's output;
   const out = lanes.laneOf(node(digits, 'node_quantize_per_tensor_1'))!;
   assert.equal(out.layer, 0);
   assert.equal(out.output, true);
-  assert.deepEqual(out.levels, ['reference', 'reference', 'agrees', 'agrees', 'agrees']);
-  // Inside conv1 (its Conv, the ReLU in module relu1, the input Q): ONNX Runtime and the C runner fused them away.
+  assert.deepEqual(out.levels, ['reference', 'reference', 'agrees', 'agrees', 'agrees', 'agrees']);
+  // Inside conv1 (its Conv, the ReLU in module relu1, the input Q): ONNX Runtime, the C runner and TVM fused them away.
   for (const name of ['node_conv2d', 'node_relu', 'node_quantize_per_tensor', 'node_dequantize_per_tensor']) {
     const lane = lanes.laneOf(node(digits, name))!;
     assert.equal(lane.layer, 0, name);
     assert.equal(lane.output, false, name);
-    assert.deepEqual(lane.levels, ['reference', 'reference', 'agrees', 'fused', 'fused'], name);
+    assert.deepEqual(lane.levels, ['reference', 'reference', 'agrees', 'fused', 'fused', 'fused'], name);
   }
   // fc2 ends in a float Gemm: the Gemm writes the tapped tensor.
   assert.equal(lanes.laneOf(node(digits, 'node_linear_1'))!.output, true);
@@ -141,14 +149,14 @@ test('a node is filled by its layer worst bisected pair; Q/DQ keep theirs; the f
 
 test('a stage the kernel adds later gets its badge from the result; a layer it lacks is grey', () => {
   const r = clone();
-  r.stages.push({ id: 'tvm', label: 'TVM' });
-  r.pairs.push('int8:tvm');
-  r.bisected.push('int8:tvm');
+  r.stages.push({ id: 'npu', label: 'NPU' });
+  r.pairs.push('int8:npu');
+  r.bisected.push('int8:npu');
   for (const l of r.layers) {
-    l.stages.tvm = l.module !== 'fc2';
-    if (l.module !== 'fc2') l.pairs['int8:tvm'] = { ...l.pairs['int8:ort'], localSteps: 9 };
+    l.stages.npu = l.module !== 'fc2';
+    if (l.module !== 'fc2') l.pairs['int8:npu'] = { ...l.pairs['int8:ort'], localSteps: 9 };
   }
-  r.accuracy.tvm = 0.5;
+  (r.accuracy as Record<string, number | null>).npu = 0.5;
   const lanes = stageLanes(r, digits);
   assert.deepEqual(lanes.laneOf(node(digits, 'node_quantize_per_tensor_1'))!.levels, [
     'reference',
@@ -156,18 +164,19 @@ test('a stage the kernel adds later gets its badge from the result; a layer it l
     'agrees',
     'agrees',
     'agrees',
+    'agrees',
     'diverges',
   ]);
-  assert.equal(lanes.laneOf(node(digits, 'node_conv2d'))!.levels[5], 'fused');
-  assert.equal(lanes.laneOf(node(digits, 'node_linear_1'))!.levels[5], 'absent');
+  assert.equal(lanes.laneOf(node(digits, 'node_conv2d'))!.levels[6], 'fused');
+  assert.equal(lanes.laneOf(node(digits, 'node_linear_1'))!.levels[6], 'absent');
   // Inside fc2 too: a stage without the layer is grey, not fused.
-  assert.equal(lanes.laneOf(node(digits, 'node_dequantize_per_tensor_5'))!.levels[5], 'absent');
+  assert.equal(lanes.laneOf(node(digits, 'node_dequantize_per_tensor_5'))!.levels[6], 'absent');
   assert.equal(lanes.laneOf(node(digits, 'node_dequantize_per_tensor_5'))!.levels[3], 'fused');
   assert.deepEqual(
     stageAccuracies(r).map((a) => a.text),
-    ['97.04 %', '97.78 %', '97.78 %', '97.78 %', '97.78 %', '50.00 %'],
+    ['97.04 %', '97.78 %', '97.78 %', '97.78 %', '97.78 %', '97.78 %', '50.00 %'],
   );
-  assert.equal(pairVerdicts(r).length, 4);
+  assert.equal(pairVerdicts(r).length, 5);
 });
 
 test('with Q/DQ collapsed the last node of the layer still drawn carries its figures', () => {
@@ -205,13 +214,20 @@ test("the canvas scene carries each drawn node's lane and the first divergence",
   const scene = sceneOf(graph, layout, [], 0, undefined, lanes);
   const at = (name: string) => scene.node.indexOf(graph.nodes.findIndex((n) => n.name === name));
   const s = scene.lanes!;
-  assert.equal(s.stages, 5);
+  assert.equal(s.stages, 6);
   const levels = (name: string) => {
     const j = at(name);
     return s.at[j] < 0 ? undefined : [...s.levels.subarray(s.at[j], s.at[j] + s.stages)].map((k) => LEVELS[k]);
   };
-  assert.deepEqual(levels('node_quantize_per_tensor_2'), ['reference', 'reference', 'agrees', 'diverges', 'agrees']);
-  assert.deepEqual(levels('node_conv2d_1'), ['reference', 'reference', 'agrees', 'fused', 'fused']);
+  assert.deepEqual(levels('node_quantize_per_tensor_2'), [
+    'reference',
+    'reference',
+    'agrees',
+    'diverges',
+    'agrees',
+    'agrees',
+  ]);
+  assert.deepEqual(levels('node_conv2d_1'), ['reference', 'reference', 'agrees', 'fused', 'fused', 'fused']);
   assert.equal(levels('node_max_pool2d'), undefined);
   assert.equal(s.first[at('node_conv2d_1')], 1);
   assert.equal(s.first[at('node_conv2d')], 0);

@@ -78,21 +78,12 @@ def model_graph(gm: torch.fx.GraphModule, model: torch.nn.Module, cfg: Config, s
         elif node.op in ("call_function", "call_module", "call_method"):
             precision[node] = entry["precision"] = _precision(gm, node, stage, precision)
         nodes.append(entry)
-    return {
-        "format": "qat-studio.graph/1",
-        "name": type(model).__name__,
-        "config": str(cfg.path),
-        "stage": stage,
-        "flow": cfg.get("flow", "pt2e"),
-        "nodes": nodes,
-        "tensors": tensors,
-        "modules": modules_of(model, folder),
-    }
+    return runtime_graph({"nodes": nodes, "tensors": tensors}, model, cfg, stage)
 
 
 def runtime_graph(kernels: dict[str, Any], model: torch.nn.Module, cfg: Config, stage: str) -> dict[str, Any]:
-    """What a runtime runs (`kernels`: its nodes and tensors, e.g. runtimes/tvm/kernel_graph.py's) as the graph
-    file of `stage`, with the model's modules, name and config as model_graph writes them."""
+    """A graph file of `stage`: `kernels`' nodes and tensors (model_graph's, or what a runtime runs, e.g.
+    runtimes/tvm/kernel_graph.py's) with the model's name, modules and config."""
     return {
         "format": "qat-studio.graph/1",
         "name": type(model).__name__,

@@ -632,8 +632,8 @@ def fold_qdq(mod: tvm.IRModule, provenance: dict[tvm.ir.Var, str] | None = None)
                         bind(var, _rebuild_call(inner, [remap(q)] + [remap(a) for a in list(inner.args)[1:]]))
                 elif isinstance(b, relax.MatchCast):
                     expr = _rebuild_call(value, [remap(a) for a in value.args]) if op_name(value) else remap(value)
-                    cast = bb.match_cast(expr, b.ty, var.name)
-                    mapping[var] = cast if isinstance(var, relax.DataflowVar) else bb.emit_output(cast)
+                    matched = bb.match_cast(expr, b.ty, var.name)
+                    mapping[var] = matched if isinstance(var, relax.DataflowVar) else bb.emit_output(matched)
                 elif isinstance(value, tvm.ir.Call):
                     bind(var, _rebuild_call(value, [remap(a) for a in value.args]))
                 else:
