@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from qat_kernel.pipeline import fused_groups
@@ -278,17 +279,31 @@ def _assignment_line(cls: type, attr: str, folder: str, userpaths: ModuleType) -
 
 
 def _find_assignment(klass: type, attr: str, folder: str, userpaths: ModuleType) -> SourceLocation | None:
+    """The first `self.<attr> = ...` in the methods written in the class's body, in source order. Read from the
+    methods' own code: a class's file is looked up through sys.modules, which no longer holds a user module that a
+    later request re-imported (a cached model outlives it), and TVM's patched inspect.getfile raises KeyError there."""
     import re
 
-    try:
-        file = inspect.getsourcefile(klass)
-        lines, start = inspect.getsourcelines(klass)
-    except (OSError, TypeError):
-        return None
-    if not file or not userpaths.is_user_file(file, folder):
-        return None
     pattern = re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]*)?=(?!=)")
-    for offset, line in enumerate(lines):
-        if pattern.search(line):
-            return {"file": file, "line": start + offset}
+    for method in _own_methods(klass):
+        try:
+            file = inspect.getsourcefile(method)
+            lines, start = inspect.getsourcelines(method)
+        except (OSError, TypeError):
+            continue
+        if not file or not userpaths.is_user_file(file, folder):
+            continue
+        for offset, line in enumerate(lines):
+            if pattern.search(line):
+                return {"file": file, "line": start + offset}
     return None
+
+
+def _own_methods(klass: type) -> list[FunctionType]:
+    """The functions defined in the class's body (not assigned from elsewhere), in source order."""
+    own = [
+        f
+        for f in (getattr(m, "__func__", m) for m in vars(klass).values())
+        if isinstance(f, FunctionType) and f.__qualname__.startswith(f"{klass.__qualname__}.")
+    ]
+    return sorted(own, key=lambda f: f.__code__.co_firstlineno)
