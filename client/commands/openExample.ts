@@ -1,6 +1,7 @@
 // QAT: Open an Example — the walkthrough's example step: a copy of one of the examples shipped with the extension
 // (examples/digits: a small CNN that quantizes cleanly; examples/cifar: ResNet-18 and MobileNetV2 on 32×32×3,
-// whose 4-bit per-tensor config loses accuracy) in a folder the user picks, then opened with its config in an
+// whose 4-bit per-tensor config loses accuracy; examples/tinylm: a Llama-style language model with torchao's QAT
+// API) in a folder the user picks, then opened with its config in an
 // editor and the walkthrough beside it. A workspace that already is that example opens its config instead.
 import { cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import * as vscode from 'vscode';
 import { expectExample } from '../onboarding/walkthrough';
 
 export interface Example {
-  name: 'digits' | 'cifar';
+  name: 'digits' | 'cifar' | 'tinylm';
   label: string;
   detail: string;
   /** The config the example opens on. */
@@ -28,6 +29,13 @@ export const EXAMPLES: Example[] = [
     detail:
       'Real-size models; 4-bit per-tensor weights break MobileNetV2 (depthwise convs): compare, apply the fix, get the accuracy back.',
     config: 'mobilenetv2.qat.yaml',
+  },
+  {
+    name: 'tinylm',
+    label: "tinylm: a Llama-style language model with torchao's QAT API",
+    detail:
+      'Trained from scratch on Python’s documentation topics in a few minutes; int8 activations and int4 grouped weights (8da4w), perplexity FP32 vs PTQ vs QAT.',
+    config: 'tinylm.qat.yaml',
   },
 ];
 

@@ -90,7 +90,7 @@ describe('QAT Studio in the extension host', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
-  it('QAT: Open an Example copies the cifar example (without its out/) into the folder given; digits is this workspace', async () => {
+  it('QAT: Open an Example copies the cifar and tinylm examples (without their out/) into the folder given; digits is this workspace', async () => {
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'qat-ext-example-'));
     const dest = await vscode.commands.executeCommand<string>('qatStudio.openExample', {
       name: 'cifar',
@@ -109,6 +109,13 @@ describe('QAT Studio in the extension host', () => {
       open: false,
     });
     assert.equal(again, path.join(parent, 'qat-example-cifar-2'));
+    // The language model: its code and config, the text it trains on comes with Python.
+    const lm = await vscode.commands.executeCommand<string>('qatStudio.openExample', {
+      name: 'tinylm',
+      parent,
+      open: false,
+    });
+    assert.deepEqual(fs.readdirSync(lm).sort(), ['README.md', 'data.py', 'model.py', 'tinylm.qat.yaml']);
     assert.equal(
       await vscode.commands.executeCommand<string>('qatStudio.openExample', { name: 'digits', parent, open: false }),
       ws().fsPath,
