@@ -114,6 +114,8 @@ def test_saved_model_loads_into_the_recipe_and_gives_the_reported_perplexity(
 
     config, _, convert = tinylm
     sys.path.insert(0, str(config.parent))
+    for name in ("model", "data", "tiny"):  # an earlier test's example modules of the same names
+        sys.modules.pop(name, None)
     try:
         import model as example_model
         from tiny import tiny_data
