@@ -17,9 +17,13 @@ rule as every latency table: qat_kernel.runtimes.bench.stats).
   each, extract_results_from_loggers, compare_results. Its models are prepared and converted here with
   the same quantizer, since the handles must exist before prepare; the comparison is what is timed;
 - stage forwards: one forward of each stage compare/stages runs (FP32, fake-quant, PyTorch INT8, the QDQ
-  export in ONNX Runtime), the baseline of
-- stages: compare/stages' capture (every layer in the four stages, propagated and local, the metrics), without
-  training, export and the accuracies."""
+  export in ONNX Runtime, TVM's whole-model library, one plain run of the compiled C runner), the baseline of
+- stages: compare/stages' capture (every layer in every stage, propagated and local, the metrics), without
+  training, export, the builds and the accuracies.
+The stages are built once per process before any round (compare_stages.build: TVM's two libraries, the C runner,
+ORT's sessions), its seconds reported apart (buildSeconds, in no ratio). A stage that cannot be built here (no C
+compiler, TVM cannot build the model) is left out of both the capture and its baseline; "stages" names those
+timed."""
 
 from __future__ import annotations
 
@@ -51,6 +55,7 @@ def _interleaved(fns: dict, repeats: int) -> dict:
 def main(argv: list[str]) -> int:
     import torch
 
+    from qat_kernel.jobs import compare_stages
     from qat_kernel.pipeline import session
     from qat_kernel.pipeline.training import first_inputs
     from qat_kernel.rpc.context import RequestContext
@@ -65,14 +70,26 @@ def main(argv: list[str]) -> int:
     converted = session.convert(trained, ctx)
     folder = str(cfg.folder)
     onnx_model = _qdq_model(trained, converted, ctx)
-    debugger = None
-    for samples in counts:
-        inputs = first_inputs(trained.val, samples)
-        if debugger is None:
-            debugger = _numeric_debugger_models(trained, inputs)
-        row = _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repeats)
-        print(json.dumps(row), flush=True)
+    built = compare_stages.build(trained, onnx_model, folder, ctx)
+    try:
+        debugger = None
+        for samples in counts:
+            inputs = first_inputs(trained.val, samples)
+            if debugger is None:
+                debugger = _numeric_debugger_models(trained, inputs)
+            row = _measure(trained, converted, debugger, onnx_model, built, inputs, folder, ctx, repeats)
+            print(json.dumps(row), flush=True)
+    finally:
+        built.close()
     return 0
+
+
+def _timed_stages(built) -> list[str]:
+    """The stages compare/stages runs here (those built), in its order."""
+    from qat_kernel.analysis import divergence
+
+    missing = {"c": built.c.missing, "tvm": built.tvm.missing}
+    return [st for st in divergence.STAGES if missing.get(st) is None]
 
 
 def _qdq_model(trained, converted, ctx):
@@ -89,7 +106,7 @@ def _qdq_model(trained, converted, ctx):
         return onnx.load(str(path))
 
 
-def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repeats) -> dict:
+def _measure(trained, converted, debugger, onnx_model, built, inputs, folder, ctx, repeats) -> dict:
     import torch
     from torchao.quantization.pt2e import (
         compare_results,
@@ -97,7 +114,7 @@ def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repe
         prepare_for_propagation_comparison,
     )
 
-    from qat_kernel.analysis import comparison
+    from qat_kernel.analysis import comparison, divergence
     from qat_kernel.jobs import compare_stages
     from qat_kernel.pipeline.trained_model import evaluating
     from qat_kernel.runtimes.ort import sessions
@@ -124,6 +141,8 @@ def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repe
         compare_results(extract_results_from_loggers(ref_logged), extract_results_from_loggers(q_logged))
 
     ort = sessions.session(onnx_model.SerializeToString())
+    timed_stages = _timed_stages(built)
+    c_input, c_out = _c_batch(trained, converted, inputs) if "c" in timed_stages else (None, 0)
 
     def stage_forwards():
         with torch.no_grad(), evaluating(trained.qat, fake_quant=True):
@@ -132,11 +151,13 @@ def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repe
                 trained.qat.model(*x)
                 converted(*x)
                 ort.run(None, sessions.feed(ort, x))
+                if "tvm" in timed_stages:
+                    built.tvm.forward(x)
+        if c_input is not None:  # the runner reads every sample in one call, as the capture runs it
+            built.c.run(c_input, c_out)
 
     def stages():
-        *_, c, tvm = compare_stages.capture(trained, onnx_model, inputs, folder, ctx)
-        c.close()
-        tvm.close()
+        compare_stages.capture(trained, onnx_model, inputs, folder, ctx, built)
 
     timed = _interleaved(
         {
@@ -149,6 +170,8 @@ def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repe
         },
         repeats,
     )
+    if _timed_stages(built) != timed_stages:  # a stage failed running: its baseline and capture would differ
+        raise RuntimeError(f"stages {timed_stages} built, {_timed_stages(built)} left after running them")
     timings = {k: v["medianMs"] / 1e3 for k, v in timed.items()}
     base = timings["twoForwards"]
     return {
@@ -160,10 +183,28 @@ def _measure(trained, converted, debugger, onnx_model, inputs, folder, ctx, repe
         "seconds": timings,
         "ratios": {k: v / base for k, v in timings.items()},
         "stagesRatio": timings["stages"] / timings["stageForwards"],
+        "stages": timed_stages,  # the stages in both the capture and its baseline
+        "stageLabels": [divergence.LABELS[st] for st in timed_stages],
+        # once per process, before the rounds (in no ratio): everything built, and TVM's and the C runner's parts
+        "buildSeconds": built.seconds,
+        "builds": {st: s.seconds for st, s in (("tvm", built.tvm), ("c", built.c)) if st in timed_stages},
         "noisy": [k for k, v in timed.items() if v["noisy"]],
         # the process's peak so far: training, both graphs and every method timed up to this row
         "peakRssMb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def _c_batch(trained, converted, inputs):
+    """(every sample as one float array, the output size): what the C runner reads in one call."""
+    import numpy as np
+    import torch
+
+    from qat_kernel.pipeline.model_io import Inputs, as_inputs
+
+    joined = Inputs.concat([as_inputs(x, trained.io.names) for x in inputs]).numpy()
+    with torch.no_grad():
+        out = converted(*inputs[0])
+    return joined.values[0], int(np.prod(out.shape[1:]))
 
 
 def _numeric_debugger_models(trained, inputs) -> dict:

@@ -333,6 +333,7 @@ def activations_int8():
 
 
 def test_the_c_stage_reads_every_traced_layer_and_agrees_with_pytorch_int8_locally(activations_int8):
+    """Built once (generated and compiled), then traced on the samples, and again on others."""
     import torch
 
     from qat_kernel.runtimes.c import stage
@@ -340,8 +341,10 @@ def test_the_c_stage_reads_every_traced_layer_and_agrees_with_pytorch_int8_local
     converted, x = activations_int8
     samples = x[:16].numpy()
     out_size = int(converted(x[:1]).shape[-1])
-    c = stage.c_stage(converted, x[:2], samples, out_size, ".")
+    c = stage.build(converted, x[:2], ".")
     try:
+        assert c.missing is None and c.binary is not None and c.logits is None and c.seconds > 0
+        c.trace(converted, samples, out_size)
         assert c.missing is None and c.logits is not None and c.logits.shape == (16, out_size)
         assert c.layers, "no traced layer"
         nodes = {n.name for n in converted.graph.nodes}
@@ -353,6 +356,10 @@ def test_the_c_stage_reads_every_traced_layer_and_agrees_with_pytorch_int8_local
         with torch.no_grad():
             reference = converted(torch.from_numpy(samples)).numpy()
         assert (c.run(samples, out_size).argmax(-1) == reference.argmax(-1)).all()
+        first = c.logits
+        c.trace(converted, samples[:4], out_size)  # built once, run again on other samples
+        assert c.logits is not None and c.logits.shape == (4, out_size) and np.array_equal(c.logits, first[:4])
+        assert all(run.reference.shape[0] == 4 for run in c.layers.values())
     finally:
         c.close()
 
@@ -365,9 +372,11 @@ def test_the_c_stage_is_left_out_with_its_reason(activations_int8, monkeypatch):
 
     converted, x = activations_int8
     monkeypatch.setattr(stage, "WEIGHT_BYTES", 16)
-    big = stage.c_stage(converted, x[:2], x[:4].numpy(), 10, ".")
-    assert big.missing is not None and "MB of int8 weights" in big.missing and big.logits is None
+    big = stage.build(converted, x[:2], ".")
+    assert big.missing is not None and "MB of int8 weights" in big.missing and big.binary is None
+    big.trace(converted, x[:4].numpy(), 10)  # a missing stage runs nothing
+    assert big.logits is None and big.layers == {}
     unsupported, ux = _int8(c_op_models.Unsupported())
-    refused = stage.c_stage(unsupported, ux[:2], ux[:4].numpy(), 10, ".")
+    refused = stage.build(unsupported, ux[:2], ".")
     assert refused.missing is not None and refused.missing.startswith("the C runner cannot run this model: ")
     assert "\n" not in refused.missing

@@ -70,13 +70,14 @@ def compare_stages(
     from qat_kernel.pipeline.training import first_inputs
 
     inputs = first_inputs(trained.val, count)
-    ctx.progress("capture", f"running every stage on {sum(len(x) for x in inputs)} validation samples")
-    rows, facts, outputs, c, tvm = capture(trained, model, inputs, str(cfg.folder), ctx)
-
-    found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}
-    worst = {divergence.pair_key(*p): divergence.worst(rows, p) for p in divergence.PAIRS}
-    ctx.progress("report", "accuracy of each stage on the validation set")
+    built = build(trained, model, str(cfg.folder), ctx)
+    c, tvm = built.c, built.tvm
     try:
+        ctx.progress("capture", f"running every stage on {sum(len(x) for x in inputs)} validation samples")
+        rows, facts, outputs = capture(trained, model, inputs, str(cfg.folder), ctx, built)
+        found = {divergence.pair_key(*p): divergence.bisect(rows, facts, p) for p in divergence.PAIRS}
+        worst = {divergence.pair_key(*p): divergence.worst(rows, p) for p in divergence.PAIRS}
+        ctx.progress("report", "accuracy of each stage on the validation set")
         accuracy = {
             "fp32": trained.fp32_accuracy,
             "fakeQuant": trained.accuracy("fakeQuant", ctx),
@@ -87,8 +88,7 @@ def compare_stages(
             "samples": trained.val_samples,
         }
     finally:
-        c.close()
-        tvm.close()
+        built.close()
     missing = {st: why for st, why in (("c", c.missing), ("tvm", tvm.missing)) if why is not None}
     here = [st for st in divergence.STAGES if st not in missing]
     result: dict[str, Any] = {
@@ -198,26 +198,66 @@ def _before_fake_quant(gm: torch.fx.GraphModule, node: torch.fx.Node) -> torch.f
 # --- capture and compare -------------------------------------------------------------------------------
 
 
-def capture(
-    trained: Trained, model: onnx.ModelProto, inputs: list[Inputs], folder: str, ctx: RequestContext
-) -> tuple[
-    list[dict[str, Any]],
-    dict[str, divergence.LayerFacts],
-    dict[str, dict[str, Any]],
-    c_stage.CStage,
-    tvm_stage.TvmStage,
-]:
-    """(rows, {module: LayerFacts}, final-output comparisons, the C runner's and TVM's stages: close them) over
-    every batch of `inputs`: what compare/stages computes beyond training, the export and the accuracies (what
-    `npm run bench compare` times)."""
-    import torch
+@dataclass
+class Built:
+    """What compare/stages builds once for a model before running it on samples: its layers matched across the
+    stages, ONNX Runtime's sessions (the model tapped at those layers; each layer alone, made on first use), TVM's
+    libraries and the compiled C runner (close() removes the last two)."""
 
+    layers: list[Layer]
+    taps: intermediates.Taps
+    local_ort: intermediates.LocalRun
+    tvm: tvm_stage.TvmStage
+    c: c_stage.CStage
+    seconds: float  # spent building
+
+    def close(self) -> None:
+        self.c.close()
+        self.tvm.close()
+
+
+def build(trained: Trained, model: onnx.ModelProto, folder: str, ctx: RequestContext) -> Built:
+    """Every stage of `model` made ready to run: the ORT sessions, TVM's two libraries and the C runner, each
+    missing with its reason where it cannot be built here (the other stages still answer)."""
+    started = time.perf_counter()
     layers = _layers(trained, model)
+    mapped = [layer.onnx for layer in layers if layer.onnx is not None]
+    taps = intermediates.Taps(model, mapped)
+    ctx.progress("capture", "TVM: building the model and its layers alone for this CPU")
+    tvm = tvm_stage.tvm_stage(model, mapped, folder, ctx.check_cancelled, mixed.fp16_matcher(trained.cfg))
+    try:
+        c = _c_build(trained, folder, ctx)
+    except BaseException:
+        tvm.close()
+        raise
+    return Built(layers, taps, intermediates.LocalRun(model), tvm, c, time.perf_counter() - started)
+
+
+def capture(
+    trained: Trained,
+    model: onnx.ModelProto,
+    inputs: list[Inputs],
+    folder: str,
+    ctx: RequestContext,
+    built: Built | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, divergence.LayerFacts], dict[str, dict[str, Any]]]:
+    """(rows, {module: LayerFacts}, final-output comparisons) over every batch of `inputs`: what compare/stages
+    computes beyond training, the export, the builds and the accuracies (what `npm run bench compare` times).
+    `built`: the stages built once (build(); the caller closes it), else they are built for this call and
+    removed after it. A stage that fails running on the samples is left missing in `built`."""
+    if built is None:
+        built = build(trained, model, folder, ctx)
+        try:
+            return capture(trained, model, inputs, folder, ctx, built)
+        finally:
+            built.close()
+    import torch
 
     from qat_kernel import userpaths
     from qat_kernel.pipeline import fused_groups
     from qat_kernel.pipeline.trained_model import evaluating
 
+    layers, taps, local_ort, tvm, c = built.layers, built.taps, built.local_ort, built.tvm, built.c
     fp32_gm, int8_gm, qat_gm = trained.fp32_graph, trained.converted, trained.qat.model
     # Each stage's taps end with its graph's output: the final outputs come from the same forward.
     ends = {s: fused_groups.graph_output(gm) for s, gm in (("fp32", fp32_gm), ("fakeQuant", qat_gm), ("int8", int8_gm))}
@@ -228,11 +268,6 @@ def capture(
     int8_nodes = list(dict.fromkeys([*int8_nodes, ends["int8"]]))
     int8_tapped = fused_groups.tapped(int8_gm, int8_nodes)
     interpreter = torch.fx.Interpreter(int8_gm)
-    mapped = [layer.onnx for layer in layers if layer.onnx is not None]
-    local_ort = intermediates.LocalRun(model)
-    taps = intermediates.Taps(model, mapped)
-    ctx.progress("capture", "TVM: building the model and its layers alone for this CPU")
-    tvm = tvm_stage.tvm_stage(model, mapped, folder, ctx.check_cancelled, mixed.fp16_matcher(trained.cfg))
 
     sums: dict[tuple[int, str, str, str], metrics.Accumulator] = {}
 
@@ -280,7 +315,7 @@ def capture(
         sums = {k: v for k, v in sums.items() if "tvm" not in k[1:3]}
         final["tvm"] = []
     joined = {s: torch.cat(v) for s, v in final.items() if v}
-    c = _c_stage(trained, inputs, joined["int8"], folder, ctx)
+    _c_trace(trained, c, inputs, joined["int8"], ctx)
     if c.logits is not None:
         joined["c"] = torch.from_numpy(c.logits).reshape(joined["int8"].shape).float()
     last = ends["int8"]
@@ -331,7 +366,7 @@ def capture(
     for a, b in (*divergence.PROPAGATED_ONLY, *divergence.PAIRS):
         if a in joined and b in joined:
             outputs[divergence.pair_key(a, b)] = _final(joined[a], joined[b])
-    return rows, facts, outputs, c, tvm
+    return rows, facts, outputs
 
 
 def _quantize_node(group: Group) -> str:
@@ -344,23 +379,33 @@ def _quantize_node(group: Group) -> str:
     return node.name
 
 
-def _c_stage(
-    trained: Trained, inputs: list[Inputs], int8_out: torch.Tensor, folder: str, ctx: RequestContext
-) -> c_stage.CStage:
-    """The C runner on the samples, or a stage with `missing` set (a model of several or non-float inputs, ops the
-    runner does not compute, no C compiler)."""
+def _c_build(trained: Trained, folder: str, ctx: RequestContext) -> c_stage.CStage:
+    """The C runner compiled for this machine, or a stage with `missing` set (a model of several or non-float
+    inputs, ops the runner does not compute, no C compiler)."""
+    import torch
+
+    example = trained.example
+    if len(example) != 1 or not (isinstance(example[0], torch.Tensor) and example[0].is_floating_point()):
+        return c_stage.CStage(
+            missing=f"the C runner reads one float32 input tensor; this model takes {len(example)} input(s)"
+        )
+    ctx.progress("capture", "the C runner: generating it from the INT8 model and compiling it for this machine")
+    return c_stage.build(trained.converted, example[0], folder)
+
+
+def _c_trace(
+    trained: Trained, c: c_stage.CStage, inputs: list[Inputs], int8_out: torch.Tensor, ctx: RequestContext
+) -> None:
+    """The built C runner on the samples, traced and replayed (nothing where it is missing)."""
     import numpy as np
 
     from qat_kernel.pipeline.model_io import Inputs, as_inputs
 
-    joined = Inputs.concat([as_inputs(x, trained.io.names) for x in inputs]).numpy()
-    if len(joined.values) != 1 or joined.values[0].dtype.kind != "f":
-        return c_stage.CStage(
-            missing=f"the C runner reads one float32 input tensor; this model takes {len(joined.values)} input(s)"
-        )
+    if c.missing is not None:
+        return
     ctx.progress("capture", "the C runner, compiled for this machine, on the same samples")
-    out_size = int(np.prod(int8_out.shape[1:]))
-    return c_stage.c_stage(trained.converted, trained.example[0], joined.values[0], out_size, folder)
+    joined = Inputs.concat([as_inputs(x, trained.io.names) for x in inputs]).numpy()
+    c.trace(trained.converted, joined.values[0], int(np.prod(int8_out.shape[1:])))
 
 
 def _c_accuracy(trained: Trained, c: c_stage.CStage, ctx: RequestContext) -> float | None:
