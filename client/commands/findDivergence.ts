@@ -54,7 +54,7 @@ export function stageResults(r: CompareStagesResult): StageResults {
 }
 
 /** The graph the kernel ran in ONNX Runtime, with the stage results over it, in a new graph view. */
-async function showStages(ctx: Ctx, config: vscode.Uri, result: CompareStagesResult): Promise<void> {
+async function showStages(ctx: Ctx, config: vscode.Uri, result: CompareStagesResult): Promise<GraphPanel> {
   const title = `Stages: ${path.basename(config.fsPath)}`;
   const panel = ctx.track(GraphPanel.create(ctx.extensionUri, title, ctx.log));
   const file = path.resolve(path.dirname(config.fsPath), result.onnx);
@@ -63,7 +63,7 @@ async function showStages(ctx: Ctx, config: vscode.Uri, result: CompareStagesRes
     onnx = await readFile(file);
   } catch (err) {
     await panel.showError(`Cannot read the ONNX file the stages ran, ${file}: ${(err as Error).message}`);
-    return;
+    return panel;
   }
   await panel.show({
     title,
@@ -75,10 +75,14 @@ async function showStages(ctx: Ctx, config: vscode.Uri, result: CompareStagesRes
     stages: stageResults(result),
     stageReport: result.markdownPath,
   });
+  return panel;
 }
 
+/** The kernel's result and, when shown, the graph view showing it. */
+export type FindDivergenceResult = CompareStagesResult & { view?: GraphPanel };
+
 export function findDivergence(ctx: Ctx) {
-  return async (uri?: vscode.Uri, optionsArg?: FindDivergenceOptions): Promise<CompareStagesResult | undefined> => {
+  return async (uri?: vscode.Uri, optionsArg?: FindDivergenceOptions): Promise<FindDivergenceResult | undefined> => {
     const options: FindDivergenceOptions = commandOptions<FindDivergenceOptions>(optionsArg);
     const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
@@ -108,7 +112,7 @@ export function findDivergence(ctx: Ctx) {
     }
     for (const line of result.summary) ctx.log.info(line);
     if (options.show === false) return result;
-    await showStages(ctx, config, result);
+    const view = await showStages(ctx, config, result);
     const source = result.bisected.map((key) => result.divergence[key]).find((d) => d?.source)?.source;
     const message = divergenceMessage(result);
     const report = 'Open Report';
@@ -126,6 +130,6 @@ export function findDivergence(ctx: Ctx) {
         });
       }
     });
-    return result;
+    return { ...result, view };
   };
 }

@@ -43,6 +43,8 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
   private disposables: vscode.Disposable[] = [];
   private readonly rendered = new vscode.EventEmitter<Extract<FromWebview, { type: 'rendered' }>>();
   readonly onDidRender = this.rendered.event;
+  /** What the page last drew (its 'rendered' message): undefined before its first graph. */
+  lastRender: Extract<FromWebview, { type: 'rendered' }> | undefined;
   /** Settles the wait for the page's next draw: true when it drew, false when it failed or the panel closed. */
   private drawWaiters: Array<(drew: boolean) => void> = [];
   /** The Markdown report of the stages shown: the only file the page's "Open Markdown Report" opens. */
@@ -75,6 +77,7 @@ export class GraphPanel implements vscode.Disposable, SyncPeer, ContentPanel<Gra
         if (m.type === 'ready') this.life.pageReady();
         else if (m.type === 'rendered') {
           this.log.info(`graph rendered: ${m.nodes} nodes, ${m.qdq} Q/DQ, ${m.coloured} coloured`);
+          this.lastRender = m;
           this.rendered.fire(m);
           this.settleDraw(true);
         } else if (m.type === 'layoutComputed') {

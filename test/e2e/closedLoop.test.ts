@@ -21,7 +21,7 @@ test(
     });
     const points = lines.find((l) => l.includes('CLOSED-LOOP '));
     if (points) t.diagnostic(points.slice(points.indexOf('CLOSED-LOOP ')));
-    assert.equal(tests.length, 3, `expected the 3 closed-loop tests, got ${tests.map((r) => r.title).join('; ')}`);
+    assert.equal(tests.length, 4, `expected the 4 closed-loop tests, got ${tests.map((r) => r.title).join('; ')}`);
     for (const r of tests) await t.test(r.title, () => assert.equal(r.state, 'passed', r.error));
     assert.equal(code, 0);
   },

@@ -1,7 +1,9 @@
 // The closed loop on examples/cifar in a real VS Code extension host with a real kernel (see
 // test/e2e/closedLoop.test.ts): Compare Layers shows the broken layers of the 4-bit per-tensor MobileNetV2,
 // Apply Fix writes the per-channel override (undo restores the config), retrains, compares again, and the
-// run comparison shows the accuracy back. The editor saves by itself (files.autoSave afterDelay, code-server's
+// run comparison shows the accuracy back; Find Where INT8 Diverges then runs the fixed model in every stage and
+// runtime, opens the stage view, and the graphs open side by side down to what ONNX Runtime and TVM run. The editor
+// saves by itself (files.autoSave afterDelay, code-server's
 // default): the fix is on disk before the loop runs, and the "before" must still be the model before the fix.
 // It prints `CLOSED-LOOP {json}` with the measured points.
 import assert from 'node:assert/strict';
@@ -36,6 +38,19 @@ interface Loop {
   after: Measured;
   compare: { accuracy: { fp32: number; int8: number }; layers: Layer[] };
   panel: vscode.WebviewPanel;
+}
+interface StagesResult {
+  stages: Array<{ id: string }>;
+  layers: Array<{
+    module: string;
+    stages: Record<string, boolean>;
+    pairs: Record<string, { localSteps?: number; propagatedSteps?: number }>;
+  }>;
+  missing?: Record<string, string>;
+  accuracy: Record<string, number | null>;
+  markdownPath: string;
+  /** The graph view showing it; lastRender: what its page last drew. */
+  view?: { lastRender?: { nodes: number; coloured: number } };
 }
 interface FixResult {
   suggestion: { kind: string; modules: string[]; reason: string };
@@ -239,5 +254,73 @@ describe('the closed loop on examples/cifar', () => {
     assert.match(html, /<th scope="row">INT8 size<\/th><td>[\d.]+ KiB<\/td><td>[\d.]+ KiB<\/td>/);
     assert.ok(html.includes(`<tr><th scope="row">${worst.module}</th>`), 'no layer row for the worst layer');
     assert.match(html, /<th>change dB<\/th>/);
+  });
+  it('Find Where INT8 Diverges on the fixed model: every layer in every runtime, the stage view, then the ONNX Runtime and TVM panes', async () => {
+    const result = await vscode.commands.executeCommand<StagesResult>('qatStudio.findDivergence', config());
+    assert.ok(result, 'Find Where INT8 Diverges returned nothing');
+    // The QDQ export in ONNX Runtime, the fold TVM builds for this CPU and the portable C runner: each a stage.
+    assert.deepEqual(result.missing ?? {}, {}, JSON.stringify(result.missing));
+    assert.deepEqual(
+      result.stages.map((s) => s.id),
+      ['fp32', 'fakeQuant', 'int8', 'ort', 'c', 'tvm'],
+    );
+    assert.ok(result.layers.length >= 40, `${result.layers.length} layers`);
+    for (const layer of result.layers)
+      for (const stage of ['fp32', 'int8', 'ort', 'tvm'])
+        assert.ok(layer.stages[stage], `${layer.module} is not measured in ${stage}`);
+    // TVM and the C runner compute PyTorch INT8's integers: each layer alone agrees to a step (ONNX Runtime's
+    // int32 bias may part by a few: a cause the bisect names).
+    for (const pair of ['int8:tvm', 'int8:c'])
+      for (const layer of result.layers) {
+        const steps = layer.pairs[pair]?.localSteps;
+        // (steps are |difference| / scale in float: one step may read 1.000004)
+        if (steps !== undefined) assert.ok(steps < 1.001, `${layer.module} ${pair}: ${steps} steps`);
+      }
+    assert.ok(result.layers.filter((l) => l.pairs['int8:c']?.localSteps !== undefined).length >= 40);
+    for (const k of ['int8', 'ort', 'c', 'tvm']) assert.equal(typeof result.accuracy[k], 'number', k);
+    // The stage view is open on the QDQ graph and drew it, its quantized nodes filled by their stages.
+    const tab = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.label === 'Stages: mobilenetv2.qat.yaml');
+    assert.ok(tab && result.view, 'no stage view');
+    for (const deadline = Date.now() + 120_000; !result.view.lastRender;) {
+      assert.ok(Date.now() < deadline, 'the stage view never drew its graph');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const drawn = result.view.lastRender;
+    assert.ok(drawn.coloured > 0 && drawn.coloured < drawn.nodes, JSON.stringify(drawn));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+
+    // What ONNX Runtime runs (graph/export) and what TVM runs (Build for Target) beside PyTorch's graphs.
+    for (const stage of ['fp32', 'converted', 'ort'])
+      assert.ok(await vscode.commands.executeCommand('qatStudio.showModelGraph', config(), stage), stage);
+    assert.equal(await vscode.commands.executeCommand<number>('qatStudio.buildForTarget', config(), 'x86-64'), 0);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const out = vscode.Uri.joinPath(config(), '..', 'out');
+    const files = await vscode.commands.executeCommand<vscode.Uri[]>(
+      'qatStudio.openGraphsSideBySide',
+      vscode.Uri.joinPath(out, 'mobilenetv2.converted.qatgraph.json'),
+    );
+    const names = files.map((f) => f.path.split('/').pop());
+    assert.deepEqual(names, [
+      'mobilenetv2.fp32.qatgraph.json',
+      'mobilenetv2.converted.qatgraph.json',
+      'mobilenetv2.ort.onnx',
+      'mobilenetv2.tvm.qatgraph.json',
+    ]);
+    for (const [i, file] of files.entries()) {
+      const input = vscode.window.tabGroups.all.find((g) => g.viewColumn === i + 1)?.activeTab?.input;
+      assert.ok(
+        input instanceof vscode.TabInputCustom && input.uri.fsPath === file.fsPath,
+        `column ${i + 1} does not show ${names[i]}`,
+      );
+    }
+    const tvm = JSON.parse(await read(files[3])) as { stage: string; nodes: Array<{ modules?: string[] }> };
+    assert.equal(tvm.stage, 'tvm');
+    assert.ok(
+      tvm.nodes.some((n) => n.modules?.some((m) => m.startsWith('features.1.conv.0'))),
+      'no TVM kernel names the first depthwise conv',
+    );
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 });
