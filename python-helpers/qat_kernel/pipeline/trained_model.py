@@ -106,6 +106,20 @@ class Trained:
                 self._ptq = pt2e_flow.ptq(self.fp32, self.example, self.qplan, calibration, ctx)
         return self._ptq
 
+    @contextlib.contextmanager
+    def _model(self, kind: str, ctx: RequestContext):
+        """The model a figure of `kind` is measured on: qatFloat and fakeQuant the QAT model in eval (fake
+        quantization off or on); int8 or converted the conversion; ptq the PTQ baseline; fp32 the FP32 model."""
+        if kind in ("qatFloat", "fakeQuant"):
+            with evaluating(self.qat, fake_quant=(kind == "fakeQuant")) as model:
+                yield model
+        elif kind in ("int8", "converted"):
+            yield self.converted
+        elif kind == "ptq":
+            yield self.ptq_model(ctx)
+        else:
+            yield self.fp32
+
     def accuracy(self, kind: str, ctx: RequestContext) -> float:
         """fp32 | qatFloat | fakeQuant | int8 | ptq top-1 accuracy on the whole validation set (int8: the
         converted model, whatever its precision)."""
@@ -114,12 +128,8 @@ class Trained:
         if kind == "fp32":
             return self.fp32_accuracy
         if kind not in self._accuracy:
-            if kind in ("int8", "ptq"):
-                model = self.converted if kind == "int8" else self.ptq_model(ctx)
+            with self._model(kind, ctx) as model:
                 value, _ = accuracy(model, self.val, ctx, self.loss)
-            else:
-                with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
-                    value, _ = accuracy(self.qat.model, self.val, ctx, self.loss)
             self._accuracy[kind] = value
         return self._accuracy[kind]
 
@@ -134,16 +144,7 @@ class Trained:
         from qat_kernel.pipeline.training import perplexity
 
         if kind not in self._perplexity:
-            if kind in ("qatFloat", "fakeQuant"):
-                with evaluating(self.qat, fake_quant=(kind == "fakeQuant")):
-                    value, self._tokens = perplexity(self.qat.model, self.val, ctx, self.loss)
-            else:
-                if kind == "converted":
-                    model = self.converted
-                elif kind == "ptq":
-                    model = self.ptq_model(ctx)
-                else:
-                    model = self.fp32
+            with self._model(kind, ctx) as model:
                 value, self._tokens = perplexity(model, self.val, ctx, self.loss)
             self._perplexity[kind] = value
         return self._perplexity[kind]

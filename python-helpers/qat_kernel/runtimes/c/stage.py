@@ -47,7 +47,6 @@ class CStage:
     missing: str | None = None  # why the runner could not be a stage here
     binary: Path | None = None
     network: layers_mod.Network | None = None  # the layers compiled into it
-    input_q: layers_mod.QParams | None = None  # its input quantization
     arch: str | None = None
     seconds: float = 0.0  # spent generating and compiling it
     work: tempfile.TemporaryDirectory[str] | None = None
@@ -97,7 +96,7 @@ def build(converted: torch.fx.GraphModule, example: torch.Tensor, workspace: str
             missing=f"{weights / 2**20:.0f} MB of int8 weights, over the {WEIGHT_BYTES / 2**20:.0f} MB this comparison "
             "compiles into a runner (deploy/c-artifact builds such a runner on its own)"
         )
-    stage = CStage(network=network, input_q=input_q, arch=arch, work=tempfile.TemporaryDirectory(prefix="qat-stage-c-"))
+    stage = CStage(network=network, arch=arch, work=tempfile.TemporaryDirectory(prefix="qat-stage-c-"))
     work = Path(stage.work.name)  # pyright: ignore[reportOptionalMemberAccess] - made just above
     stem = "stage"
     try:
