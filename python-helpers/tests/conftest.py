@@ -47,6 +47,56 @@ def kernel():
     assert client.close(timeout=60) == 0, "".join(client.stderr_lines[-40:])
 
 
+TINYLM = REPO / "examples" / "tinylm"
+TINYLM_WIDTH, TINYLM_BLOCK, TINYLM_BATCH, TINYLM_TRAIN_BATCHES, TINYLM_VAL_BATCHES = 32, 32, 8, 300, 6
+
+# examples/tinylm's own model and data, smaller: what the config's entries name.
+TINYLM_SCRIPT = f"""
+import torch
+from data import loaders
+from model import build, pretrain
+
+
+def tiny_data():
+    train, val = loaders(batch_size={TINYLM_BATCH}, block={TINYLM_BLOCK})
+    return train[:{TINYLM_TRAIN_BATCHES}], val[:{TINYLM_VAL_BATCHES}]
+
+
+def tiny_model():
+    model = build(hidden={TINYLM_WIDTH}, layers=1, heads=2, block={TINYLM_BLOCK})
+    return pretrain(model, tiny_data()[0], epochs=2, lr=5e-3)
+"""
+
+
+def copy_tinylm(dest: Path, script: str = TINYLM_SCRIPT) -> Path:
+    """examples/tinylm copied to dest/tinylm with its config's entries on `script` (tiny.py: tiny_model, tiny_data)
+    and 100 QAT steps; the example's cached tokenizer is copied along when an earlier run trained it."""
+    folder = dest / "tinylm"
+    shutil.copytree(TINYLM, folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
+    cached = TINYLM / "out"
+    for tokenizer in cached.glob("tokenizer-*.json") if cached.is_dir() else []:
+        (folder / "out").mkdir(exist_ok=True)
+        shutil.copy(tokenizer, folder / "out" / tokenizer.name)
+    (folder / "tiny.py").write_text(script, encoding="utf-8")
+    config = folder / "tinylm.qat.yaml"
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["model"]["entry"] = "tiny.py:tiny_model"
+    data["data"]["entry"] = "tiny.py:tiny_data"
+    data["train"].update(steps=100, lr=5e-4)
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return config
+
+
+@pytest.fixture(scope="session")
+def tinylm(kernel, tmp_path_factory):
+    """(config, qat/train result, qat/convert result) of one torchao run on the tiny copy of examples/tinylm; later
+    requests on the config reuse the kernel's model."""
+    config = copy_tinylm(tmp_path_factory.mktemp("tinylm"))
+    train = kernel.request("qat/train", {"config": str(config)}, timeout=900)
+    convert = kernel.request("qat/convert", {"config": str(config)}, timeout=900)
+    return config, train, convert
+
+
 def copy_cifar_pretrained(dest: Path, epochs: int) -> Path:
     """A copy of examples/cifar (without outputs) at `dest` whose MobileNetV2 is pre-trained in FP32 for `epochs`
     into the copy's out/, as the example does on first use; returns `dest`."""

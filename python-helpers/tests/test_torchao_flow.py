@@ -1,62 +1,22 @@
-"""flow: torchao through the kernel: qat/train then qat/convert on a copy of examples/tinylm made tiny (one layer of
-width 32, sequences of 32 tokens, 300 training batches), and what they give: the converted weights are torchao's
-int4 group-quantized tensors, the saved state_dict loads without pickle into the same recipe and computes the
+"""flow: torchao through the kernel: qat/train then qat/convert on a copy of examples/tinylm made tiny (conftest's
+`tinylm`: one layer of width 32, sequences of 32 tokens, 300 training batches), and what they give: the converted
+weights are torchao's int4 group-quantized tensors, the saved state_dict loads without pickle into the same recipe and computes the
 perplexity the result reports, and QAT wins back part of the perplexity that PTQ loses at int4."""
 
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-import yaml
-from conftest import REPO
+from conftest import TINYLM_BATCH as BATCH
+from conftest import TINYLM_BLOCK as BLOCK
+from conftest import TINYLM_VAL_BATCHES as VAL_BATCHES
+from conftest import TINYLM_WIDTH as WIDTH
 from rpc_client import RpcError
-
-EXAMPLE = REPO / "examples" / "tinylm"
-WIDTH, BLOCK, BATCH, TRAIN_BATCHES, VAL_BATCHES = 32, 32, 8, 300, 6
-
-# The example's own model and data, smaller: what the config's entries name.
-TINY = f"""
-import torch
-from data import loaders
-from model import build, pretrain
-
-
-def tiny_data():
-    train, val = loaders(batch_size={BATCH}, block={BLOCK})
-    return train[:{TRAIN_BATCHES}], val[:{VAL_BATCHES}]
-
-
-def tiny_model():
-    model = build(hidden={WIDTH}, layers=1, heads=2, block={BLOCK})
-    return pretrain(model, tiny_data()[0], epochs=2, lr=5e-3)
-"""
-
-
-@pytest.fixture(scope="module")
-def tinylm(kernel: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """(config, qat/train result, qat/convert result) of one run."""
-    folder = tmp_path_factory.mktemp("tinylm") / "tinylm"
-    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
-    cached = EXAMPLE / "out"  # the example's tokenizer, when an earlier run trained it (it takes seconds)
-    for tokenizer in cached.glob("tokenizer-*.json") if cached.is_dir() else []:
-        (folder / "out").mkdir(exist_ok=True)
-        shutil.copy(tokenizer, folder / "out" / tokenizer.name)
-    (folder / "tiny.py").write_text(TINY, encoding="utf-8")
-    config = folder / "tinylm.qat.yaml"
-    data = yaml.safe_load(config.read_text(encoding="utf-8"))
-    data["model"]["entry"] = "tiny.py:tiny_model"
-    data["data"]["entry"] = "tiny.py:tiny_data"
-    data["train"].update(steps=100, lr=5e-4)
-    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    train = kernel.request("qat/train", {"config": str(config)}, timeout=900)
-    convert = kernel.request("qat/convert", {"config": str(config)}, timeout=900)
-    return config, train, convert
 
 
 def test_train_and_convert_results(tinylm: tuple[Path, dict[str, Any], dict[str, Any]], validate: Any):
@@ -164,6 +124,6 @@ def test_eval_accuracy_reuses_the_model_and_other_methods_refuse_the_flow(
     assert result["perplexity"] == {**convert["perplexity"]}, (result["perplexity"], convert["perplexity"])
     assert result["fp32"] > result["ptq"] - 0.05 and 0 < result["int8"] < 1
     with pytest.raises(RpcError) as err:
-        kernel.request("compare/layers", {"config": str(config)})
+        kernel.request("compare/stages", {"config": str(config)})
     assert err.value.data["kind"] == "configInvalid" and err.value.data["path"] == "flow"
-    assert "compare/layers does not take the torchao flow yet" in err.value.message
+    assert "compare/stages does not take the torchao flow yet" in err.value.message

@@ -9,6 +9,12 @@ Output SQNR compares the logits with those of the same model, fake quantization 
 QAT-float model), so it is the quantization error alone. Layers are ranked by quantizedAlone SQNR,
 lowest (most sensitive) first.
 
+The torchao flow's layers are its quantized nn.Linear / nn.Embedding modules (weights and, for 8da*, the
+per-token input quantization switched together). Repeated blocks (the children of an nn.ModuleList: a
+transformer's `model.layers.N`; analysis/sensitivity.blocks) are measured the same way as a whole, ranked
+in `blocks` (the torchao flow only, so far). A language model's
+measurements also carry the perplexity.
+
 The suggestion keeps layers float, most helpful first (largest keptFloat accuracy gain, then SQNR
 gain), until fake-quant accuracy is within `budget` points of the FP32 model's accuracy (of the QAT-float
 model's when that is lower still: no float layers get above it), and returns them as YAML overrides
@@ -20,7 +26,7 @@ import re
 import time
 from typing import Any
 
-from qat_kernel.analysis.sensitivity import measure, suggest, target_for
+from qat_kernel.analysis.sensitivity import Unit, blocks, measure, suggest, target_for, units
 from qat_kernel.jobs import opening
 from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import session, trained_model
@@ -35,15 +41,15 @@ def analyze(
 ) -> dict[str, Any]:
     """Rank the quantized layers by the accuracy their quantization costs; suggest the fewest to keep float."""
     started = time.monotonic()
-    cfg = opening.load(ctx, config)
+    cfg = opening.load(ctx, config, torchao=True)
     limit = samples
     _, trained, reused, _ = opening.model(cfg, ctx, steps=steps)
 
     from qat_kernel.pipeline.training import predict
 
-    layers = trained.qat.layers()
-    names = list(trained.qat.fake_quants())
-    total = 2 * len(layers) + 2
+    layers, names = units(trained)
+    groups = blocks(trained.qat.model, layers) if trained.flow == "torchao" else []
+    total = 2 * (len(layers) + len(groups)) + 2
     done = 0
 
     def step(message: str) -> None:
@@ -58,27 +64,34 @@ def analyze(
     everything = measure(trained, dict.fromkeys(names, True), reference, targets, ctx, limit)
     step("all layers quantized")
 
-    rows = []
-    for layer, fqs in layers:
+    def measured(unit: Unit) -> dict[str, Any]:
         alone = dict.fromkeys(names, False)
-        alone.update(dict.fromkeys(fqs.all, True))
+        alone.update(dict.fromkeys(unit.switches, True))
         quantized_alone = measure(trained, alone, reference, targets, ctx, limit)
-        step(f"{layer.module} quantized alone")
+        step(f"{unit.module} quantized alone")
         # Quantizers no layer owns (e.g. an eager QuantStub's) stay on: part of "all quantized".
-        rest = {n: n not in fqs.all for n in names}
-        kept_float = measure(trained, rest, reference, targets, ctx, limit)
-        step(f"{layer.module} kept float")
+        kept_float = measure(trained, {n: n not in unit.switches for n in names}, reference, targets, ctx, limit)
+        step(f"{unit.module} kept float")
         row = {
-            "module": layer.module,
-            "op": layer.op,
+            "module": unit.module,
+            "op": unit.op,
             "quantizedAlone": quantized_alone,
             "keptFloat": kept_float,
-            "fakeQuants": list(fqs.all),
+            "fakeQuants": list(unit.switches),
         }
-        source = session.layer_source(trained, layer)
+        source = session.layer_source(trained, unit.layer) if unit.layer is not None else None
         if source:
             row["source"] = source
-        rows.append(row)
+        return row
+
+    rows = [measured(unit) for unit in layers]
+    block_rows = [measured(unit) for unit in groups]
+    for block, unit in zip(block_rows, groups, strict=True):
+        block["layers"] = len(unit.switches)
+        del block["fakeQuants"]
+    block_rows.sort(key=lambda r: (r["quantizedAlone"]["sqnr"], r["quantizedAlone"]["accuracy"]))
+    for rank, row in enumerate(block_rows, start=1):
+        row["rank"] = rank
     rows.sort(key=lambda r: (r["quantizedAlone"]["sqnr"], r["quantizedAlone"]["accuracy"]))
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
@@ -104,8 +117,10 @@ def analyze(
             "qatFloat": qat_float_accuracy,
             "fakeQuant": everything["accuracy"],
             "fakeQuantSqnr": everything["sqnr"],
+            **({"fakeQuantPerplexity": everything["perplexity"]} if "perplexity" in everything else {}),
         },
         "layers": rows,
+        **({"blocks": block_rows} if block_rows else {}),
         "suggestion": {
             "overrides": [{"match": re.escape(r["module"]), "precision": precision} for r in chosen],
             "accuracy": current["accuracy"],

@@ -1,7 +1,9 @@
-"""compare/layers: QAT the user's model (pt2e or eager flow, or reuse the model this kernel trained
+"""compare/layers: QAT the user's model (pt2e, eager or torchao flow, or reuse the model this kernel trained
 for the same config), then compare every quantized layer's fused-group output, FP32 vs INT8, on real
 validation samples (propagated and local, against the FP32 and the QAT-float reference; see
-layer_compare); export the INT8 model to QDQ ONNX (pt2e).
+analysis/comparison; the torchao flow's nn.Linear / nn.Embedding modules with their group-wise weight error:
+analysis/linear_compare); export the INT8 model to QDQ ONNX (pt2e). A language model's result also has the
+FP32 and converted perplexities.
 
 Stages (the `stage` of each $/progress): load, fp32, export, qat, convert, compare, onnx."""
 
@@ -20,6 +22,8 @@ from qat_kernel.rpc.context import RequestContext
 from qat_kernel.runtimes.onnx import qdq_export
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import torch
 
 log = logging.getLogger("qat_kernel")
@@ -55,10 +59,19 @@ def _export_onnx(cfg: Config, trained: Trained, converted: torch.fx.GraphModule,
         return {"path": None, "error": error}
 
 
+def _compare(trained: Trained) -> Callable[..., list[dict[str, Any]]]:
+    """The per-layer comparison of the model's flow."""
+    from qat_kernel.analysis import comparison, linear_compare
+
+    if trained.flow == "torchao":
+        return linear_compare.compare_torchao
+    return comparison.compare_pt2e if trained.flow == "pt2e" else comparison.compare_eager
+
+
 def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, steps: int | None) -> dict[str, Any]:
     """Compare every quantized layer of the config's model, FP32 vs INT8."""
     started = time.monotonic()
-    cfg = opening.load(ctx, config)
+    cfg = opening.load(ctx, config, torchao=True)
     count: int = samples or cfg.get("compare.samples", DEFAULT_SAMPLES)
     _, trained, reused, converted = opening.model(cfg, ctx, steps=steps, convert=True)
 
@@ -71,12 +84,17 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
     ctx.progress("compare", f"comparing layers on {count} validation samples")
     inputs = first_inputs(trained.val, count)
     compared = sum(len(x) for x in inputs)
-    compare = comparison.compare_pt2e if trained.flow == "pt2e" else comparison.compare_eager
-    layers = compare(trained, inputs, str(cfg.folder), ctx)
+    layers = _compare(trained)(trained, inputs, str(cfg.folder), ctx)
     ctx.check_cancelled()
 
     if trained.flow == "pt2e":
         onnx = _export_onnx(cfg, trained, converted, ctx)
+    elif trained.flow == "torchao":
+        onnx = {
+            "path": None,
+            "error": "flow: torchao models are not exported to QDQ ONNX (torchao's quantized weight tensors have "
+            "no ONNX export); the layers were compared in PyTorch",
+        }
     else:
         onnx = {
             "path": None,
@@ -101,6 +119,9 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
         "reused": reused,
         "model": trained.id,
     }
+    perplexity = trained.perplexities(("fp32", "converted"), ctx)
+    if perplexity is not None:
+        result["perplexity"] = perplexity
     if cfg.get("compare.threshold.sqnr") is not None:
         result["sqnrThreshold"] = cfg.get("compare.threshold.sqnr")
     result.update(trained.report_fields())

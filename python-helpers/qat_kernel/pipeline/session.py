@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from qat_kernel.pipeline.eager_flow import Layer
     from qat_kernel.pipeline.fused_groups import Group
+    from qat_kernel.pipeline.torchao_flow import Choice
     from qat_kernel.userpaths import SourceLocation
 
 log = logging.getLogger("qat_kernel")
@@ -166,8 +167,9 @@ def out_path(cfg: Config, name: str) -> Path:
     return path
 
 
-def layer_source(trained: Trained, layer: Group | Layer) -> SourceLocation | None:
-    """{file, line} where the user's forward calls the layer (a Group in pt2e, a Layer in eager)."""
+def layer_source(trained: Trained, layer: Group | Layer | Choice) -> SourceLocation | None:
+    """{file, line} where the user's forward calls the layer (a Group in pt2e, a Layer in eager, a Choice in
+    torchao)."""
     from qat_kernel import userpaths
 
     folder = str(trained.cfg.folder)

@@ -142,12 +142,34 @@ def compare(r: dict[str, Any]) -> list[str]:
         f"FP32 {_pct(a['fp32'])} · INT8 {_pct(a['int8'])} on {a['samples']} samples · {seconds} s",
         "layer            cosine    SQNR dB   MSE",
     ]
+    grouped = any("weightError" in layer for layer in r["layers"])
+    if grouped:
+        lines[1] += "        weight SQNR dB (worst group)   scheme"
     for layer in sorted(r["layers"], key=lambda layer: layer["cosine"]):
         below = "  < threshold" if layer["cosine"] < r["threshold"] else ""
-        lines.append(f"{layer['module']:<16} {layer['cosine']:.5f}  {layer['sqnr']:>7.2f}   {layer['mse']:.2e}{below}")
+        line = f"{layer['module']:<16} {layer['cosine']:.5f}  {layer['sqnr']:>7.2f}   {layer['mse']:.2e}"
+        if grouped and "weightError" in layer:
+            line += f"  {_weight_error(layer['weightError']):<30} {layer.get('scheme', '')}"
+        lines.append(line + below)
+    lines.extend(perplexity_lines(r.get("perplexity")))
     onnx = r["onnx"]
-    lines.append(f"QDQ ONNX: {onnx['path']}" if onnx.get("path") else f"ONNX export failed: {onnx.get('error')}")
+    if onnx.get("path"):
+        lines.append(f"QDQ ONNX: {onnx['path']}")
+    elif r["flow"] == "torchao":
+        lines.append(f"no QDQ ONNX: {onnx.get('error')}")
+    else:
+        lines.append(f"ONNX export failed: {onnx.get('error')}")
     return lines
+
+
+def _db(v: float | None) -> str:
+    return "exact" if v is None else f"{v:.1f}"
+
+
+def _weight_error(w: dict[str, Any]) -> str:
+    """`whole (worst at row r, group g)` of a torchao module's weightError."""
+    worst = w["worst"]
+    return f"{_db(w['sqnr'])} ({_db(worst['sqnr'])} at row {worst['row']}, group {worst['group']})"
 
 
 def sensitivity(r: dict[str, Any]) -> list[str]:
@@ -156,12 +178,12 @@ def sensitivity(r: dict[str, Any]) -> list[str]:
         f"fake-quant {_pct(a['fakeQuant'])} vs QAT float {_pct(a['qatFloat'])}; budget {r['budget']} points",
         "rank layer            quantized alone      kept float",
     ]
-    for layer in r["layers"]:
-        q, k = layer["quantizedAlone"], layer["keptFloat"]
-        lines.append(
-            f"{layer['rank']:>4} {layer['module']:<16} {_pct(q['accuracy']):>8} {q['sqnr']:>6.1f} dB   "
-            f"{_pct(k['accuracy']):>8} {k['sqnr']:>6.1f} dB"
-        )
+    if "fakeQuantPerplexity" in a:
+        lines[0] += f"; perplexity with every layer fake-quantized {a['fakeQuantPerplexity']:.2f}"
+    lines.extend(_sensitivity_rows(r["layers"]))
+    if r.get("blocks"):
+        lines.append("rank block            quantized alone      kept float")
+        lines.extend(_sensitivity_rows(r["blocks"]))
     s = r["suggestion"]
     if s["overrides"]:
         keep = ", ".join(f"{o['match']} {o['precision']}" for o in s["overrides"])
@@ -170,6 +192,18 @@ def sensitivity(r: dict[str, Any]) -> list[str]:
     else:
         lines.append("no override needed within the budget")
     return lines
+
+
+def _measured(m: dict[str, Any]) -> str:
+    text = f"{_pct(m['accuracy']):>8} {m['sqnr']:>6.1f} dB"
+    return text + (f" ppl {m['perplexity']:>7.2f}" if "perplexity" in m else "")
+
+
+def _sensitivity_rows(rows: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{row['rank']:>4} {row['module']:<16} {_measured(row['quantizedAlone'])}   {_measured(row['keptFloat'])}"
+        for row in rows
+    ]
 
 
 def kernel_info(r: dict[str, Any]) -> list[str]:
