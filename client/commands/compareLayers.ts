@@ -123,6 +123,18 @@ export function compareLayers(ctx: Ctx) {
           accuracy: result.accuracy,
         });
         if (focus) await results.post({ type: 'selectCounterpart', name: '', op: '', module: focus });
+      } else if (result.flow === 'torchao' && result.graph) {
+        // torchao's quantized modules have no QDQ ONNX export: the layers are shown on the FP32 model's graph,
+        // whose nodes carry the same module paths.
+        await results.show({
+          title: `${title} (${path.basename(result.graph)})`,
+          onnx: await readFile(result.graph),
+          layers: result.layers,
+          threshold: result.threshold,
+          config: config.fsPath,
+          accuracy: result.accuracy,
+        });
+        if (focus) await results.post({ type: 'selectCounterpart', name: '', op: '', module: focus });
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
       }

@@ -124,6 +124,6 @@ def test_eval_accuracy_reuses_the_model_and_other_methods_refuse_the_flow(
     assert result["perplexity"] == {**convert["perplexity"]}, (result["perplexity"], convert["perplexity"])
     assert result["fp32"] > result["ptq"] - 0.05 and 0 < result["int8"] < 1
     with pytest.raises(RpcError) as err:
-        kernel.request("compare/stages", {"config": str(config)})
+        kernel.request("analyze/histograms", {"config": str(config)})
     assert err.value.data["kind"] == "configInvalid" and err.value.data["path"] == "flow"
-    assert "compare/stages does not take the torchao flow yet" in err.value.message
+    assert "analyze/histograms does not take the torchao flow yet" in err.value.message

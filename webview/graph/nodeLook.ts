@@ -33,5 +33,17 @@ export function subLabel(n: GraphNode, layer: LayerResult | undefined, width: nu
   if (!n.module) return undefined;
   if (!layer) return middleEllipsis(n.module, Math.max(room, 8));
   const cos = layer.cosine.toFixed(4);
-  return [`${n.module}  cos ${cos}`, `${n.module} ${cos}`].find((t) => t.length <= room) ?? `cos ${cos}`;
+  const badge = schemeBadge(layer.scheme);
+  const texts = [`${n.module}  cos ${cos}`, `${n.module} ${cos}`];
+  if (badge) texts.unshift(`${n.module}  ${badge}  cos ${cos}`, `${badge}  cos ${cos}`);
+  return texts.find((t) => t.length <= room) ?? `cos ${cos}`;
+}
+
+/** A torchao layer's recipe, short: `8da4w (group 32)` -> `8da4w g32`, `int8-weight-only (per channel)` ->
+ * `int8-weight-only pc`. */
+export function schemeBadge(scheme: string | undefined): string | undefined {
+  if (!scheme) return undefined;
+  const m = /^(\S+) \((?:group (\d+)|(per channel))/.exec(scheme);
+  if (!m) return scheme;
+  return `${m[1]} ${m[2] ? `g${m[2]}` : 'pc'}`;
 }

@@ -34,6 +34,8 @@ export interface GraphNode {
   scopes?: string[];
   /** For a collapsed group: how many nodes it stands for. */
   size?: number;
+  /** For a fold of repeated blocks (graph/groups.ts): the block scopes it stands for, e.g. `model.layers.1`. */
+  folded?: string[];
   attributes?: Record<string, string>;
   /** Precision the op runs in: from the file when it says, else from the QDQ structure around it (graph/qdq.ts). */
   precision?: Precision;

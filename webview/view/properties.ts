@@ -1,8 +1,9 @@
 // The properties panel of the selected node: op, module, metrics, attributes, tensors and, for Q/DQ,
 // the quantization parameters with the formula that maps stored integers back to real values.
-import type { Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
+import type { GroupWeightError, Histogram, LayerHistograms, LayerResult } from '../../protocol/kernel';
 import { driftSection, type LayerDrift } from './drift';
 import { histogramSvg } from './histogram';
+import { weightHeatSvg } from './weightHeat';
 import { executedRows } from '../graph/executed';
 import { dimsText, isQdq, type Graph, type GraphNode, type TensorInfo } from '../importers/types';
 import type { WeightStats } from '../../protocol/webview';
@@ -116,6 +117,22 @@ function layerHistogramSection(title: string, h: Histogram): HTMLElement {
   return sec;
 }
 
+const db = (v: number | null) => (v === null ? 'exact' : `${v.toFixed(1)} dB`);
+
+/** A torchao layer's weight as stored against its QAT-float weight, per quantization group, with the heat map. */
+function weightErrorSection(w: GroupWeightError, scheme: string | undefined): HTMLElement {
+  const sec = section('Weight error per group', [
+    ...(scheme ? [['scheme', scheme] as [string, string]] : []),
+    ['groups', `${w.rows} rows × ${w.groups} of ${w.groupSize}`],
+    ['weight SQNR', db(w.sqnr)],
+    ['median group', db(w.median)],
+    ['worst group', `${db(w.worst.sqnr)} at row ${w.worst.row}, group ${w.worst.group}`],
+  ]);
+  sec.classList.add('weight-error');
+  sec.append(weightHeatSvg(w));
+  return sec;
+}
+
 export function showProperties(
   host: HTMLElement,
   node: GraphNode,
@@ -150,6 +167,7 @@ export function showProperties(
       ]),
     );
   }
+  if (layer?.weightError) parts.push(weightErrorSection(layer.weightError, layer.scheme));
   if (histograms?.weight) parts.push(layerHistogramSection('Weight (QAT)', histograms.weight));
   if (histograms?.activation) parts.push(layerHistogramSection('Input activation', histograms.activation));
   if (drift) parts.push(driftSection(drift));

@@ -4,7 +4,7 @@
 import { openModel } from '../importers';
 import type { Graph } from '../importers/types';
 import { fastLayout } from '../graph/fastLayout';
-import { groupGraph, inheritScopes, topScopes } from '../graph/groups';
+import { firstBlockOpen, groupGraph, inheritScopes, repeatedBlocks, topScopes } from '../graph/groups';
 import { DAGRE_LIMIT, SVG_LIMIT, dagreLayout, type Layout } from '../graph/layout';
 import { collapseQdq, precisionOf, producerMap } from '../graph/qdq';
 import { layoutFromBoxes, openGroupLayout } from '../graph/layoutReuse';
@@ -55,8 +55,13 @@ export function decodeAndLayout(
   const full = decode(key, bytes, fileName, options.maxNodes);
   let graph = options.collapseQdq ? collapseQdq(full) : full;
   let expanded = options.expanded;
-  if (expanded === undefined) expanded = graph.nodes.length > DAGRE_LIMIT && topScopes(graph).length > 1 ? [] : null;
-  if (expanded) graph = groupGraph(graph, new Set(expanded));
+  // A stack of repeated blocks opens with its first block open and the others folded; any other large graph with
+  // its top-level modules collapsed.
+  const folds = repeatedBlocks(graph);
+  if (expanded === undefined)
+    expanded =
+      firstBlockOpen(graph, folds) ?? (graph.nodes.length > DAGRE_LIMIT && topScopes(graph).length > 1 ? [] : null);
+  if (expanded) graph = groupGraph(graph, new Set(expanded), folds);
   const t1 = performance.now();
   const renderer = options.renderer ?? 'auto';
   // The linear-time layered layout at every size (about 20 ms at 1k nodes where dagre took seconds); dagre only

@@ -32,16 +32,20 @@ DEFAULT_SAMPLES = 32
 DEFAULT_THRESHOLD = 0.99
 
 
-def _write_fp32_graph(cfg: Config, trained: Trained) -> None:
+def _write_fp32_graph(cfg: Config, trained: Trained) -> str | None:
     """The float model's graph beside the config (out/<name>.fp32.qatgraph.json): once the kernel has run,
-    the language server knows the model's module names (override completion, QCFG015)."""
+    the language server knows the model's module names (override completion, QCFG015), and a torchao model's
+    layers are shown on it. Its path, or None when it could not be written."""
     from qat_kernel.analysis import model_graph
 
     try:
         graph = model_graph.model_graph(trained.fp32_graph, trained.fp32, cfg, "fp32")
-        atomic.write_json(model_graph.default_path(cfg, "fp32"), graph)
+        path = model_graph.default_path(cfg, "fp32")
+        atomic.write_json(path, graph)
+        return str(path)
     except Exception as exc:  # noqa: BLE001 - the comparison is what was asked for
         log.warning("could not write the fp32 graph: %s: %s", type(exc).__name__, exc)
+        return None
 
 
 def _export_onnx(cfg: Config, trained: Trained, converted: torch.fx.GraphModule, ctx: RequestContext) -> dict[str, Any]:
@@ -102,7 +106,7 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
             "exporter cannot flatten packed params); use flow: pt2e",
         }
 
-    _write_fp32_graph(cfg, trained)
+    graph = _write_fp32_graph(cfg, trained)
 
     result = {
         "flow": trained.flow,
@@ -113,6 +117,7 @@ def compare_layers(ctx: RequestContext, *, config: str, samples: int | None, ste
         "layers": layers,
         "accuracy": {"fp32": trained.fp32_accuracy, "int8": int8_accuracy, "samples": trained.val_samples},
         "onnx": onnx,
+        **({"graph": graph} if graph else {}),
         "seconds": round(time.monotonic() - started, 2),
         "references": list(comparison.REFERENCES),
         "modes": list(comparison.MODES),
