@@ -14,6 +14,9 @@ export interface OverrideEntry {
   precision?: FloatPrecision | 'int8';
   weight?: Record<string, string | number>;
   activation?: Record<string, string | number>;
+  /** The torchao flow's recipe for the module (`8da8w`, `int8-weight-only`, ...), and its group size. */
+  scheme?: string;
+  group_size?: number | 'per_channel';
 }
 
 /** Module path as a regex that matches exactly that module (overrides use re.fullmatch). */
@@ -35,6 +38,8 @@ export function overrideText(entry: OverrideEntry): string {
   if (entry.precision) parts.push(`precision: ${entry.precision}`);
   if (entry.activation) parts.push(`activation: ${flowMap(entry.activation)}`);
   if (entry.weight) parts.push(`weight: ${flowMap(entry.weight)}`);
+  if (entry.scheme) parts.push(`scheme: ${scalar(entry.scheme)}`);
+  if (entry.group_size !== undefined) parts.push(`group_size: ${scalar(entry.group_size)}`);
   return `{${parts.join(', ')}}`;
 }
 

@@ -1,10 +1,11 @@
 // What to change for a layer that loses accuracy, from the config and the layer comparison: per-channel weights
-// where the layer's weights are quantized per tensor, else keep the layer float. Free of the vscode module.
+// where the layer's weights are quantized per tensor; in the torchao flow, 8-bit weights where they are 4-bit; else
+// keep the layer float. Free of the vscode module.
 import { isMap, isSeq, parseDocument } from 'yaml';
 import type { LayerResult } from '../../protocol/kernel';
 import { exactMatchAny, type FloatPrecision, type OverrideEntry } from '../config/overrides';
 
-export type FixKind = 'perChannelWeights' | 'keepFloat';
+export type FixKind = 'perChannelWeights' | 'int8Weights' | 'keepFloat';
 
 export interface FixSuggestion {
   kind: FixKind;
@@ -79,9 +80,39 @@ export function perTensorWeights(spec: Spec): boolean {
   return typeof spec.observer === 'string' && PER_TENSOR_OBSERVERS.has(spec.observer);
 }
 
-/** Precision that keeps a layer float and runs here (fp16 where the flow and backend have it, else fp32). */
+/** Precision that keeps a layer float and runs here (fp16 where the flow and backend have it, else fp32; the torchao
+ * flow keeps float layers in fp32). */
 export function floatPrecision(facts: ConfigFacts): FloatPrecision {
-  return facts.flow === 'eager' || facts.backend === 'qnnpack' ? 'fp32' : 'fp16';
+  return facts.flow === 'eager' || facts.flow === 'torchao' || facts.backend === 'qnnpack' ? 'fp32' : 'fp16';
+}
+
+// torchao's 4-bit schemes and the 8-bit one that keeps the same activations (int8 per token, or none).
+const EIGHT_BIT: Record<string, string> = { '8da4w': '8da8w', 'int4-weight-only': 'int8-weight-only' };
+
+/** The torchao flow's fix: 8-bit weights (per channel) for a layer whose weights are 4-bit, else none. */
+function torchaoFix(layer: LayerResult, layers: LayerResult[], culprit: string): FixSuggestion | undefined {
+  const name = layer.scheme?.split(' ')[0] ?? '';
+  const scheme = EIGHT_BIT[name];
+  if (!scheme) return undefined;
+  const others = [...layers]
+    .sort((a, b) => localSqnr(a) - localSqnr(b))
+    .filter((l) => l.module !== culprit && EIGHT_BIT[l.scheme?.split(' ')[0] ?? ''])
+    .map((l) => l.module);
+  const w = layer.weightError;
+  const weight = w
+    ? ` (weight SQNR ${w.sqnr === null ? 'exact' : db(w.sqnr)}, worst group ${w.worst.sqnr === null ? 'exact' : db(w.worst.sqnr)} at row ${w.worst.row})`
+    : '';
+  return {
+    kind: 'int8Weights',
+    culprit,
+    modules: [culprit],
+    others,
+    fields: { scheme },
+    label: `${scheme} (int8 weights)`,
+    reason:
+      `${culprit}'s weights are 4-bit, ${layer.scheme}${weight}; its own error is ${db(localSqnr(layer))} local ` +
+      `SQNR. As ${scheme} they are 8-bit with one scale per output row: 16 times the levels, twice the bytes.`,
+  };
 }
 
 const localSqnr = (l: LayerResult) => l.local?.sqnr ?? l.sqnr;
@@ -100,6 +131,10 @@ export function suggestFix(text: string, layers: LayerResult[], culprit: string)
   const layer = layers.find((l) => l.module === culprit);
   if (!layer) throw new Error(`${culprit} is not a quantized layer of the last comparison; compare the layers again.`);
   const byLocal = [...layers].sort((a, b) => localSqnr(a) - localSqnr(b));
+  if (facts.flow === 'torchao') {
+    const fix = torchaoFix(layer, layers, culprit);
+    if (fix) return fix;
+  }
   const spec = weightSpec(facts, layer);
   if (WEIGHTED_OPS.test(layer.op) && perTensorWeights(spec)) {
     const cut = localSqnr(layer) + SAME_CAUSE_DB;
@@ -143,8 +178,9 @@ export function suggestFix(text: string, layers: LayerResult[], culprit: string)
     fields: { precision },
     label: precision.toUpperCase(),
     reason:
-      `${culprit}'s weights are already per channel; its own error is ${db(localSqnr(layer))} local SQNR ` +
-      `(${db(layer.sqnr)} with the error of earlier layers). Kept in ${precision.toUpperCase()}, it is not quantized.`,
+      `${culprit}'s weights are already ${facts.flow === 'torchao' ? '8-bit' : 'per channel'}; its own error is ` +
+      `${db(localSqnr(layer))} local SQNR (${db(layer.sqnr)} with the error of earlier layers). Kept in ` +
+      `${precision.toUpperCase()}, it is not quantized.`,
   };
 }
 

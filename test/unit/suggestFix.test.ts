@@ -1,11 +1,12 @@
-// Apply Fix's suggestion: per-channel weights for per-tensor layers that lose as much as the culprit, else keep
-// the culprit float; the override it writes parses, matches exactly those layers, and keeps the other keys.
+// Apply Fix's suggestion: per-channel weights for per-tensor layers that lose as much as the culprit, 8-bit weights
+// for a torchao layer with 4-bit ones, else keep the culprit float; the override it writes parses, matches exactly those layers, and keeps the other keys.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import Ajv from 'ajv';
 import { parse } from 'yaml';
-import type { LayerResult } from '../../protocol/kernel';
+import type { CompareLayersResult, LayerResult } from '../../protocol/kernel';
 import { addOverride } from '../../client/config/overrides';
 import { fixEntry, suggestFix } from '../../client/fix/suggestFix';
 import { repoRoot } from '../support/paths';
@@ -97,4 +98,32 @@ test('a layer missing from the comparison is a clear error', () => {
     () => suggestFix('version: 1\n', LAYERS, 'nope'),
     /nope is not a quantized layer of the last comparison/,
   );
+});
+
+test('torchao: a 4-bit Linear gets 8-bit weights (8da8w), an override the config schema accepts', () => {
+  const text = readFileSync(path.join(repoRoot, 'examples', 'tinylm', 'tinylm.qat.yaml'), 'utf8');
+  // compare/layers on a 4-layer Llama of examples/tinylm's build (8da4w, group 32)
+  const result = JSON.parse(
+    readFileSync(path.join(repoRoot, 'test', 'fixtures', 'tinylm', 'compare-layers.json'), 'utf8'),
+  ) as CompareLayersResult;
+  const worst = [...result.layers].sort((a, b) => a.cosine - b.cosine)[0];
+  const s = suggestFix(text, result.layers, worst.module);
+  assert.equal(s.kind, 'int8Weights');
+  assert.deepEqual(s.modules, [worst.module]);
+  assert.equal(s.others.length, result.layers.length - 1);
+  assert.deepEqual(s.fields, { scheme: '8da8w' });
+  assert.match(s.reason, /4-bit, 8da4w \(group 32\) \(weight SQNR [\d.]+ dB, worst group [\d.]+ dB at row \d+\)/);
+  const out = parse(insert(text, fixEntry(s)));
+  assert.deepEqual(out.overrides, [{ match: worst.module.replace(/\./g, '\\.'), scheme: '8da8w' }]);
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const schema = JSON.parse(readFileSync(path.join(repoRoot, 'protocol', 'qat-config.schema.json'), 'utf8'));
+  assert.ok(ajv.validate(schema, out), JSON.stringify(ajv.errors));
+  // weight-only int4 goes to weight-only int8; a layer already 8-bit is kept float, in fp32 (what the flow runs)
+  const weightOnly = result.layers.map((l) => ({ ...l, scheme: 'int4-weight-only (group 32)' }));
+  assert.deepEqual(suggestFix(text, weightOnly, worst.module).fields, { scheme: 'int8-weight-only' });
+  const eight = result.layers.map((l) => ({ ...l, scheme: '8da8w (per channel)' }));
+  const kept = suggestFix(text, eight, worst.module);
+  assert.equal(kept.kind, 'keepFloat');
+  assert.deepEqual(kept.fields, { precision: 'fp32' });
+  assert.match(kept.reason, /already 8-bit/);
 });
