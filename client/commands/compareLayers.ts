@@ -41,8 +41,11 @@ export function compareLayer(ctx: Ctx) {
  * command with more arguments than the file (the explorer adds the selected URIs, the editor title its group):
  * anything but a string is not a focus.
  */
+/** The kernel's result and the graph view showing it (its lastRender: what the page last drew). */
+export type CompareLayersShown = CompareLayersResult & { view?: GraphPanel };
+
 export function compareLayers(ctx: Ctx) {
-  return async (uri?: vscode.Uri, focusArg?: unknown): Promise<CompareLayersResult | undefined> => {
+  return async (uri?: vscode.Uri, focusArg?: unknown): Promise<CompareLayersShown | undefined> => {
     const focus = typeof focusArg === 'string' && focusArg ? focusArg : undefined;
     const config = await configFor(uri instanceof vscode.Uri ? uri : undefined);
     if (!config) {
@@ -127,7 +130,8 @@ export function compareLayers(ctx: Ctx) {
         // torchao's quantized modules have no QDQ ONNX export: the layers are shown on the FP32 model's graph,
         // whose nodes carry the same module paths.
         await results.show({
-          title: `${title} (${path.basename(result.graph)})`,
+          // the file's name: graph JSON goes to the view as it is (an .onnx would be slimmed first)
+          title: path.basename(result.graph),
           onnx: await readFile(result.graph),
           layers: result.layers,
           threshold: result.threshold,
@@ -138,7 +142,7 @@ export function compareLayers(ctx: Ctx) {
       } else {
         await panel.showError(`The INT8 model could not be exported to ONNX: ${result.onnx.error ?? 'unknown reason'}`);
       }
-      return result;
+      return { ...result, view: panel };
     } catch (err) {
       await reportKernelError(err, 'Compare Layers', ctx.log);
       return undefined;

@@ -94,8 +94,11 @@ function torchaoFix(layer: LayerResult, layers: LayerResult[], culprit: string):
   const name = layer.scheme?.split(' ')[0] ?? '';
   const scheme = EIGHT_BIT[name];
   if (!scheme) return undefined;
+  // the quantization error alone (against the QAT-float layer, fed its input): QAT also moves the weights away from
+  // the FP32 ones, which the local SQNR against FP32 counts too
+  const own = (l: LayerResult) => l.vsQatFloatLocal?.sqnr ?? localSqnr(l);
   const others = [...layers]
-    .sort((a, b) => localSqnr(a) - localSqnr(b))
+    .sort((a, b) => own(a) - own(b))
     .filter((l) => l.module !== culprit && EIGHT_BIT[l.scheme?.split(' ')[0] ?? ''])
     .map((l) => l.module);
   const w = layer.weightError;
@@ -110,7 +113,7 @@ function torchaoFix(layer: LayerResult, layers: LayerResult[], culprit: string):
     fields: { scheme },
     label: `${scheme} (int8 weights)`,
     reason:
-      `${culprit}'s weights are 4-bit, ${layer.scheme}${weight}; its own error is ${db(localSqnr(layer))} local ` +
+      `${culprit}'s weights are 4-bit, ${layer.scheme}${weight}; its own quantization error is ${db(own(layer))} ` +
       `SQNR. As ${scheme} they are 8-bit with one scale per output row: 16 times the levels, twice the bytes.`,
   };
 }

@@ -111,6 +111,7 @@ export function firstBlockOpen(graph: Graph, folds: Map<string, string> = repeat
 
 const foldName = (base: string, members: string[]) => {
   const indices = members.map((m) => Number(NUMBERED.exec(m)![2])).sort((a, b) => a - b);
+  if (indices.length === 1) return `${base}.${indices[0]}`;
   const run = indices[indices.length - 1] - indices[0] + 1 === indices.length;
   return run ? `${base}.${indices[0]}–${indices[indices.length - 1]} ×${indices.length}` : `${base} ×${indices.length}`;
 };
