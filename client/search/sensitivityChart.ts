@@ -25,7 +25,12 @@ const VALUE_W = 56;
 export const fitName = (name: string, max: number) => (name.length <= max ? name : `…${name.slice(-(max - 1))}`);
 
 /** One horizontal bar chart: a row per layer, most sensitive first; the suggested layers marked. */
-export function barsSvg(result: SensitivityResult, metric: SensitivityMetric, suggested: Set<string>): string {
+export function barsSvg(
+  result: SensitivityResult,
+  metric: SensitivityMetric,
+  suggested: Set<string>,
+  rowClass = 'row',
+): string {
   const m = METRICS.find((x) => x.id === metric)!;
   const rows = ranked(result, metric);
   const values = rows.map((r) => r.value).filter(Number.isFinite);
@@ -54,7 +59,7 @@ export function barsSvg(result: SensitivityResult, metric: SensitivityMetric, su
     const value = Number.isFinite(r.value) ? r.value.toFixed(metric === 'sqnr' ? 1 : 2) : '∞';
     const tip = `#${i + 1} ${r.module}: ${value} ${m.unit}${suggested.has(r.module) ? ' (suggested float)' : ''}`;
     parts.push(
-      `<g class="row" data-module="${esc(r.module)}" tabindex="0" role="button" aria-label="${esc(tip)}"><title>${esc(tip)}</title>`,
+      `<g class="${rowClass}" data-module="${esc(r.module)}" tabindex="0" role="button" aria-label="${esc(tip)}"><title>${esc(tip)}</title>`,
       `<text class="name" x="${LABEL_W}" y="${y + ROW * 0.68}" text-anchor="end">${esc(fitName(r.module, maxChars))}</text>`,
       `<rect class="${cls}" x="${f(x0)}" y="${y + 3}" width="${f(Math.max(1, x1 - x0))}" height="${ROW - 6}"/>`,
       `<text class="value" x="${f(right + 4)}" y="${y + ROW * 0.68}">${value}</text></g>`,
@@ -86,6 +91,15 @@ export function sensitivityHtml(result: SensitivityResult, o: { nonce: string; t
     (m, i) =>
       `<button class="metric" role="tab" data-metric="${m.id}" aria-selected="${i === 0}">${esc(m.label)}</button>`,
   ).join('');
+  // Repeated blocks (a transformer's layers), each measured as a whole: a chart of their own, not selectable for a fix.
+  const blocks = result.blocks?.length
+    ? `<h3>Blocks</h3><p>${result.blocks.length} repeated blocks, each block's layers quantized alone: output SQNR, most sensitive first.</p>` +
+      `<div class="block-chart">${barsSvg({ ...result, layers: result.blocks }, 'sqnr', new Set(), 'block-row')}</div>`
+    : '';
+  const perplexity =
+    a.fakeQuantPerplexity !== undefined
+      ? `<div><span class="label">perplexity, fake-quant (emulated)</span><span class="value" data-baseline="perplexity">${a.fakeQuantPerplexity.toFixed(2)}</span></div>`
+      : '';
   const charts = METRICS.map(
     (m, i) => `<div class="chart" data-metric="${m.id}"${i ? ' hidden' : ''}>${barsSvg(result, m.id, suggested)}</div>`,
   ).join('');
@@ -125,6 +139,7 @@ button.metric[aria-selected=true] { border-bottom-color: var(--vscode-focusBorde
 <div><span class="label">FP32</span><span class="value" data-baseline="fp32">${pct(a.fp32)}</span></div>
 <div><span class="label">QAT float (quantizers off)</span><span class="value" data-baseline="qatFloat">${pct(a.qatFloat)}</span></div>
 <div><span class="label">INT8, fake-quant (emulated)</span><span class="value" data-baseline="fakeQuant">${pct(a.fakeQuant)}</span></div>
+${perplexity}
 ${s.modules.length ? `<div><span class="label">suggested, fake-quant (emulated)</span><span class="value" data-baseline="suggested">${pct(s.accuracy)}</span></div>` : ''}
 </div>
 <section id="suggestion"><p>${esc(verdict)}</p>${list}
@@ -133,6 +148,7 @@ ${s.modules.length ? `<button id="write">Write ${s.modules.length} override${s.m
 <p>${result.samples} validation samples, measured by switching the QAT model's fake quantizers (no retraining): emulated, not run on a runtime. Most sensitive first; the suggested layers in blue. Click a layer to select it.</p>
 <div role="tablist">${tabs}</div>
 ${charts}
+${blocks}
 <p id="status" role="status"></p>
 <script nonce="${o.nonce}">
 (() => {

@@ -181,6 +181,33 @@ test('the sensitivity page: baselines, the ranked bars, a short suggestion and n
   assert.equal((svg.match(/<rect class="bar suggested"/g) ?? []).length, 8);
 });
 
+test("a language model's sensitivity page: its fake-quant perplexity and a chart of its repeated blocks", () => {
+  const r = cifarSensitivity();
+  const ppl = (v: number) => ({ accuracy: 0.5, sqnr: v, perplexity: 30 + v });
+  const blocks = [0, 1, 2].map((i) => ({
+    module: `model.layers.${i}`,
+    op: 'block' as const,
+    rank: i + 1,
+    layers: 7,
+    quantizedAlone: ppl(10 + i),
+    keptFloat: ppl(5),
+  }));
+  const lm = { ...r, accuracy: { ...r.accuracy, fakeQuantPerplexity: 42.5 }, blocks };
+  const html = sensitivityHtml(lm, { nonce: 'N0nce', title: 'Sensitivity' });
+  assert.match(html, /data-baseline="perplexity">42\.50</);
+  assert.match(html, /<h3>Blocks<\/h3><p>3 repeated blocks/);
+  const chart = /<div class="block-chart">([\s\S]*?)<\/div>/.exec(html)![1];
+  // most sensitive (lowest SQNR) first, rows that select no layer for a fix
+  assert.deepEqual(
+    [...chart.matchAll(/class="block-row" data-module="([^"]+)"/g)].map((m) => m[1]),
+    ['model.layers.0', 'model.layers.1', 'model.layers.2'],
+  );
+  assert.ok(!chart.includes('class="row"'));
+  // a model without blocks gets neither
+  const plain = sensitivityHtml(r, { nonce: 'N0nce', title: 'Sensitivity' });
+  assert.ok(!plain.includes('block-chart') && !plain.includes('data-baseline="perplexity"'));
+});
+
 test('the Runs view figures say the suggestion in brief and the measured accuracy of the search', () => {
   const f = new Map(sensitivityFigures(cifarSensitivity()).figures);
   assert.match(f.get('suggested')!, /^8 fp16: [\w.]+, [\w.]+ \+6 more$/);
