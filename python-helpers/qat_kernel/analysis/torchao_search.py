@@ -128,7 +128,7 @@ def search(
     paths_full = plan_paths(modules, uppers, 10**6)
     ends_count = len(precisions)
     path_room = max(0, budget["candidates"] - ends_count)
-    planned_count = ends_count + len(modules) + min(path_room, len(paths_full))
+    planned_count = ends_count + len(modules) + len(plan_paths(modules, uppers, path_room))
     total = max(1, planned_count)
 
     ends: dict[str, str] = {}
