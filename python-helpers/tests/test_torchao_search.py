@@ -197,6 +197,16 @@ def test_pt2e_config_asking_int4_is_refused(kernel: Any, searched: tuple[Path, d
     assert "int4" in err.value.message
 
 
+def test_cancel_ends_the_search_typed(kernel: Any, searched: tuple[Path, dict[str, Any]]):
+    config, r = searched
+    # the session's model again (reused), cancelled at its first probe
+    request_id = kernel.request_async("search/mixed-precision", {"config": str(config)})
+    kernel.wait_progress(request_id, timeout=300, where=lambda p: p["stage"] == "probe")
+    kernel.notify("$/cancelRequest", {"id": request_id})
+    response = kernel.wait_response(request_id, timeout=120)
+    assert response["error"]["data"]["kind"] == "cancelled", response
+
+
 def test_result_fixture_is_a_torchao_search(searched: tuple[Path, dict[str, Any]], validate: Any):
     """protocol/fixtures/rpc/MixedPrecisionSearchResult.torchao.json has this result's shape."""
     fixture = REPO / "protocol" / "fixtures" / "rpc" / "MixedPrecisionSearchResult.torchao.json"
