@@ -13,6 +13,7 @@ export async function openRunPage(ctx: Ctx, run: RunRecord): Promise<boolean> {
   if (run.kind !== 'sensitivity' && run.kind !== 'search') return false;
   const result = await ctx.runs.readResult<SensitivityResult & MixedPrecisionResult>(run);
   if (!result) return false;
+  if ((result as { flow?: string }).flow === 'torchao') return false; // no page for a torchao search: its summary
   const config = vscode.Uri.file(run.config);
   if (run.kind === 'sensitivity') showSensitivityResult(config, result);
   else showSearchResult(ctx, config, result);

@@ -1,7 +1,14 @@
 // QAT: Search Mixed Precision — per-layer int8 / fp16 / fp32 candidates measured by the kernel within a budget,
 // the Pareto front plotted, and the point the user picks written into the config's overrides (one undoable edit).
+// A flow: torchao config's search (per nn.Linear int4 / int8 / fp16 under a perplexity budget) has no page yet: its
+// summary lines (the front, the chosen candidate and its overrides) go to the log.
 import * as vscode from 'vscode';
-import type { MixedPrecisionCandidate, MixedPrecisionParams, MixedPrecisionResult } from '../../protocol/kernel';
+import type {
+  MixedPrecisionCandidate,
+  MixedPrecisionParams,
+  MixedPrecisionResult,
+  MixedPrecisionSearchResult,
+} from '../../protocol/kernel';
 import { withPickedPrecisions } from '../config/overrides';
 import type { Ctx } from '../ctx';
 import { searchFigures } from '../runs/figures';
@@ -19,8 +26,9 @@ export interface SearchOptions {
 }
 
 export interface SearchOutcome {
-  result: MixedPrecisionResult;
-  panel: vscode.WebviewPanel;
+  result: MixedPrecisionSearchResult;
+  /** The front's page (none for a torchao search: its summary is in the log). */
+  panel?: vscode.WebviewPanel;
   /** Whether the `pick` option's edit was applied. */
   written?: boolean;
 }
@@ -74,7 +82,7 @@ export function searchMixedPrecision(ctx: Ctx) {
     const params: MixedPrecisionParams = { config: config.fsPath };
     if (options.budget) params.budget = options.budget;
     if (options.samples) params.samples = options.samples;
-    let result: MixedPrecisionResult;
+    let result: MixedPrecisionSearchResult;
     let record: RunRecord | undefined;
     try {
       result = await ctx.trackRun(
@@ -100,6 +108,17 @@ export function searchMixedPrecision(ctx: Ctx) {
       return undefined;
     }
     if (record) await ctx.runs.keepResult(record, result).catch((e) => ctx.log.warn(`result not kept: ${e}`));
+    if (result.flow === 'torchao') {
+      for (const line of result.summary) ctx.log.info(line);
+      const chosen = result.candidates.find((c) => c.id === result.chosen);
+      void vscode.window.showInformationMessage(
+        chosen
+          ? `Mixed precision: "${chosen.label}" is the smallest within ${result.perplexityBudget} % of the FP32 perplexity; its overrides are in the QAT Studio log.`
+          : `Mixed precision: no candidate is within ${result.perplexityBudget} % of the FP32 perplexity (see the QAT Studio log).`,
+      );
+      if (options.pick !== undefined) throw new Error('picking a point of a torchao search is not supported yet');
+      return { result };
+    }
     const byId = new Map(result.candidates.map((c) => [c.id, c]));
     for (const id of result.front) ctx.log.info(`  front: ${describe(byId.get(id)!)}`);
     const { panel, pick } = showSearchResult(ctx, config, result);

@@ -3,7 +3,7 @@ import type {
   BuildTvmResult,
   CompareLayersResult,
   EvalAccuracyResult,
-  MixedPrecisionResult,
+  MixedPrecisionSearchResult,
   QatConvertResult,
   QatTrainResult,
   SensitivityResult,
@@ -72,7 +72,25 @@ export function sensitivityFigures(r: SensitivityResult): RunSummary {
   };
 }
 
-export function searchFigures(r: MixedPrecisionResult): RunSummary {
+export function searchFigures(r: MixedPrecisionSearchResult): RunSummary {
+  if (r.flow === 'torchao') {
+    const chosen = r.candidates.find((c) => c.id === r.chosen);
+    return {
+      figures: [
+        ['candidates', `${r.candidates.length} (budget ${r.budget.candidates})`],
+        ['front', `${r.front.length} points`],
+        ['perplexity FP32', r.perplexity.fp32.toFixed(3)],
+        [
+          'chosen',
+          chosen
+            ? `${chosen.label}: ${chosen.perplexity.toFixed(3)}, ${(chosen.bytes / 1024).toFixed(1)} KiB`
+            : `none within ${r.perplexityBudget} %`,
+        ],
+      ],
+      detail: 'torchao perplexity',
+      model: r.model,
+    };
+  }
   const byId = new Map(r.candidates.map((c) => [c.id, c]));
   const front = r.front.map((id) => byId.get(id)!);
   const best = front.reduce((a, b) => (b.ortAccuracy > a.ortAccuracy ? b : a), front[0]);

@@ -68,9 +68,9 @@ def tiny_model():
 """
 
 
-def copy_tinylm(dest: Path, script: str = TINYLM_SCRIPT) -> Path:
+def copy_tinylm(dest: Path, script: str = TINYLM_SCRIPT, steps: int = 100) -> Path:
     """examples/tinylm copied to dest/tinylm with its config's entries on `script` (tiny.py: tiny_model, tiny_data)
-    and 100 QAT steps; the example's cached tokenizer is copied along when an earlier run trained it."""
+    and `steps` QAT steps; the example's cached tokenizer is copied along when an earlier run trained it."""
     folder = dest / "tinylm"
     shutil.copytree(TINYLM, folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
     cached = TINYLM / "out"
@@ -82,7 +82,7 @@ def copy_tinylm(dest: Path, script: str = TINYLM_SCRIPT) -> Path:
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
     data["model"]["entry"] = "tiny.py:tiny_model"
     data["data"]["entry"] = "tiny.py:tiny_data"
-    data["train"].update(steps=100, lr=5e-4)
+    data["train"].update(steps=steps, lr=5e-4)
     config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return config
 

@@ -29,6 +29,7 @@ def _fixture(name: str) -> dict:
         ("ExportOnnxResult", analysis.export),
         ("CompareLayersResult", analysis.compare),
         ("SensitivityResult", analysis.sensitivity),
+        ("MixedPrecisionSearchResult.torchao", analysis.torchao_search),
         ("KernelInfoResult", analysis.kernel_info),
         ("BuildTvmResult", tvm.summary),
     ],

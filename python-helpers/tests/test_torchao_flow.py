@@ -1,7 +1,7 @@
 """flow: torchao through the kernel: qat/train then qat/convert on a copy of examples/tinylm made tiny (conftest's
 `tinylm`: one layer of width 32, sequences of 32 tokens, 300 training batches), and what they give: the converted
-weights are torchao's int4 group-quantized tensors, the saved state_dict loads without pickle into the same recipe and computes the
-perplexity the result reports, and QAT wins back part of the perplexity that PTQ loses at int4."""
+weights are torchao's int4 group-quantized tensors, the saved state_dict loads without pickle into the same recipe
+and computes the perplexity the result reports, and QAT wins back part of the perplexity that PTQ loses at int4."""
 
 from __future__ import annotations
 

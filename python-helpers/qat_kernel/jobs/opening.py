@@ -30,6 +30,7 @@ TORCHAO_METHODS = (
     "eval/accuracy",
     "compare/layers",
     "analyze/sensitivity",
+    "search/mixed-precision",
     "graph/export's fp32 stage",
 )
 

@@ -1,4 +1,6 @@
 """search/mixed-precision: per-layer int8 / fp16 / fp32 under a budget, and the Pareto front of what was measured.
+This is the PT2E search; a `flow: torchao` config is searched by analysis/torchao_search.py instead (per nn.Linear
+int4 / int8 / fp16 under a perplexity budget, every candidate a torchao model), from the top of `search`.
 
 Accuracy is measured on the QAT-trained model (no retraining per candidate, as analyze/sensitivity), on
 the validation samples, by switching each layer's fake quantizers (PT2E: its weight and its input
@@ -39,7 +41,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from qat_kernel.analysis import pareto
+from qat_kernel.analysis import pareto, torchao_search
 from qat_kernel.analysis.mixed_precision import (
     DEFAULT_BUDGET,
     LATENCY_OBJECTIVES,
@@ -54,12 +56,41 @@ from qat_kernel.analysis.mixed_precision import (
     plan_candidates,
 )
 from qat_kernel.jobs import opening
+from qat_kernel.jobs.reports import analysis as report
 from qat_kernel.pipeline import session, trained_model
+from qat_kernel.pipeline.config import Config
 from qat_kernel.rpc.context import RequestContext
 from qat_kernel.rpc.errors import ConfigInvalid
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+
+def _torchao(
+    ctx: RequestContext,
+    cfg: Config,
+    started: float,
+    budget: dict[str, Any],
+    precisions: list[str] | None,
+    samples: int | None,
+    steps: int | None,
+    perplexity_budget: float,
+) -> dict[str, Any]:
+    """search/mixed-precision of a `flow: torchao` language model (analysis/torchao_search.py), its summary rendered."""
+    searched = torchao_search.checked_precisions(precisions)  # before training
+    opened = opening.model(cfg, ctx, steps=steps)
+    result = torchao_search.search(
+        ctx,
+        cfg,
+        opened.trained,
+        budget=budget,
+        precisions=searched,
+        samples=samples,
+        perplexity_budget=perplexity_budget,
+    )
+    result.update(reused=opened.reused, seconds=round(time.monotonic() - started, 2))
+    result["summary"] = report.torchao_search(result)
+    return result
 
 
 def _finite(v: float | None) -> float | None:
@@ -75,19 +106,31 @@ def search(
     *,
     config: str,
     budget: dict[str, Any],
-    precisions: list[str],
+    precisions: list[str] | None,
     samples: int | None,
     steps: int | None,
     batch: int,
+    perplexity_budget: float = 5.0,
 ) -> dict[str, Any]:
-    """Measure candidates within `budget` ({candidates, seconds}); return them all and their fronts."""
+    """Measure candidates within `budget` ({candidates, seconds}); return them all and their fronts. A `flow:
+    torchao` config is searched per nn.Linear by analysis/torchao_search.py (precisions None: each flow's default)."""
+    cfg = opening.load(ctx, config, torchao=True)
     started = time.monotonic()
+    if cfg.get("flow") == "torchao":
+        return _torchao(ctx, cfg, started, budget, precisions, samples, steps, perplexity_budget)
     budget = {**DEFAULT_BUDGET, **budget}
+    precisions = list(PRECISIONS) if precisions is None else precisions
+    if "int4" in precisions:
+        raise ConfigInvalid(
+            "precisions: int4 is for flow: torchao (its nn.Linear modules); the PT2E flow's layers are int8 only: "
+            "search int8 and at least one of fp16, fp32",
+            path="precisions",
+        )
     if "int8" not in precisions or not {"fp16", "fp32"} & set(precisions):
         raise ConfigInvalid("precisions: search int8 and at least one of fp16, fp32", path="precisions")
-    cfg, trained, reused, _ = opening.load_model(
-        ctx, config, steps=steps, pt2e="the mixed-precision search builds candidates from the PT2E QDQ export"
-    )
+    opening.require_pt2e(cfg, "the mixed-precision search builds candidates from the PT2E QDQ export")
+    opened = opening.model(cfg, ctx, steps=steps)
+    trained, reused = opened.trained, opened.reused
 
     import numpy as np
     import onnx

@@ -12,8 +12,9 @@ def run(ctx: RequestContext) -> dict[str, Any]:
         ctx,
         config=p["config"],
         budget=p["budget"],
-        precisions=p["precisions"],
+        precisions=p.get("precisions"),
         samples=p.get("samples"),
         steps=p.get("steps"),
         batch=p["batch"],
+        perplexity_budget=p["perplexityBudget"],
     )

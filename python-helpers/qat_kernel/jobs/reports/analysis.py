@@ -1,6 +1,6 @@
 """The summary lines of the training and analysis jobs (qat/train, eval/accuracy, qat/convert,
-analyze/histograms, export/onnx, compare/layers, analyze/sensitivity) and of kernel/info, as a `qat` task
-prints them."""
+analyze/histograms, export/onnx, compare/layers, analyze/sensitivity, search/mixed-precision on a torchao model) and
+of kernel/info, as a `qat` task prints them."""
 
 from __future__ import annotations
 
@@ -204,6 +204,39 @@ def _sensitivity_rows(rows: list[dict[str, Any]]) -> list[str]:
         f"{row['rank']:>4} {row['module']:<16} {_measured(row['quantizedAlone'])}   {_measured(row['keptFloat'])}"
         for row in rows
     ]
+
+
+def _candidate(c: dict[str, Any]) -> str:
+    return f"{c['label']}: perplexity {c['perplexity']:.3f}, {kib(c['bytes'])}"
+
+
+def torchao_search(r: dict[str, Any]) -> list[str]:
+    """search/mixed-precision on a torchao model: the ends, the front, the chosen candidate and its overrides."""
+    by_id = {c["id"]: c for c in r["candidates"]}
+    schemes = ", ".join(f"{p} = {label}" for p, label in r["schemes"].items())
+    ppl = r["perplexity"]
+    lines = [
+        f"torchao mixed precision: {len(r['candidates'])} candidates over {len(r['layers'])} nn.Linear ({schemes}); "
+        f"perplexity on {r['tokens']} validation tokens",
+        f"perplexity FP32 {ppl['fp32']:.3f} · QAT float {ppl['qatFloat']:.3f}; budget +{r['perplexityBudget']:g} % "
+        f"of FP32 -> at most {ppl['limit']:.3f}",
+        "ends: " + " · ".join(_candidate(by_id[i]) for i in r["ends"].values()),
+        f"front ({len(r['front'])} of {len(r['candidates'])}, perplexity vs weight bytes of the searched Linears):",
+    ]
+    lines += [f"  {_candidate(by_id[i])}" for i in r["front"]]
+    chosen = by_id.get(r["chosen"]) if r["chosen"] else None
+    if chosen is None:
+        lines.append(f"no candidate within +{r['perplexityBudget']:g} % of the FP32 perplexity")
+    else:
+        lines.append(f"chosen (smallest within budget): {_candidate(chosen)}")
+        if chosen["overrides"]:
+            keys = ("scheme", "group_size", "precision")
+            rows = [f"{o['match']} " + " ".join(f"{k} {o[k]}" for k in keys if k in o) for o in chosen["overrides"]]
+            lines.append(f"  overrides: {'; '.join(rows)}")
+        else:
+            lines.append("  overrides: none (the config as it is)")
+    lines += [f"note: {n}" for n in r["notes"]]
+    return lines
 
 
 def kernel_info(r: dict[str, Any]) -> list[str]:
