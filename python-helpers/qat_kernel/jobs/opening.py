@@ -24,7 +24,7 @@ class Opened(NamedTuple):
 
 # The methods that take the torchao flow (flow: torchao); the others ask for pt2e or eager models (FX graphs,
 # torch.ao fake quantizers, the QDQ ONNX export). graph/export takes it for its fp32 stage.
-TORCHAO_METHODS = ("qat/train", "qat/convert", "eval/accuracy", "graph/export's fp32 stage")
+TORCHAO_METHODS = ("qat/train", "qat/convert", "eval/accuracy", "deploy/torchao", "graph/export's fp32 stage")
 
 
 def require_pt2e(cfg: Config, why: str) -> None:
