@@ -189,7 +189,9 @@ def deploy(
         f"kernels: {'; '.join(f'{k}: {packed.KERNELS[k]}' for k in kinds)}",
         f"generation: {generation}; PyTorch with {torch.get_num_threads()} threads; no torch.compile",
         "rssDeltaBytes: the resident-memory peak (sampled every ms from /proc/self/statm) over its value before the "
-        "row's model was built and generated once; freed pages the allocator keeps can make it read low",
+        "row's model was built and generated once, rows built in the order deployed, converted, FP32: the first also "
+        "carries the process's one-time allocations (the first generate, the kernels' first use), and freed pages the "
+        "allocator keeps can make a later one read low; weight bytes are the exact figure",
     ]
     if "8da4w" in kinds:
         notes.append(
