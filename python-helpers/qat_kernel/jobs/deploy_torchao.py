@@ -140,7 +140,7 @@ def deploy(
     weight_bytes = {
         "torch-fp32": model_bytes(trained.fp32),
         "torchao-converted": model_bytes(converted),
-        "deployed": packed.stored_bytes(deployed.model),
+        "deployed": model_bytes(deployed.model),  # its state_dict: the packed buffers and what stayed
     }
 
     ctx.progress("perplexity", "perplexity of the deployed model on the validation set")

@@ -269,15 +269,3 @@ def deploy(
         )
         formats[c.module] = want
     return Deployed(model, formats, requantized)
-
-
-def stored_bytes(model: torch.nn.Module) -> int:
-    """Bytes of every tensor the deployed model holds (parameters and buffers, each storage once)."""
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    for t in list(model.parameters()) + list(model.buffers()):
-        key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-        if key not in seen:
-            seen.add(key)
-            total += t.untyped_storage().nbytes()
-    return total
