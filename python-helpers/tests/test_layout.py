@@ -1,7 +1,7 @@
 """The kernel's layout rules, read from its imports (module level and inside functions alike):
 - layers, imports pointing down only: the top-level modules (atomic, reads, tbevents, packages, userpaths) < rpc/ <
   pipeline/ < analysis/ < runtimes/ < jobs/ < methods/, with the RPC server and __main__ the entry on top;
-- runtimes/: a backend (ort, tvm, inductor, c) imports no other backend; onnx/ (the QDQ export and its
+- runtimes/: a backend (ort, tvm, inductor, c, torchao) imports no other backend; onnx/ (the QDQ export and its
   rewrites) and the modules in runtimes/ itself (targets, parity, bench, cpu) import none;
 - jobs/: a job imports no other job, only the helpers (opening, tvm_vs_ort, reports/), which import no job; a job's
   subprocess entry (<job>_worker) may import its job;
@@ -25,7 +25,7 @@ JOBS = "qat_kernel.jobs"
 # Lowest first; "" is the top-level modules (and the package itself).
 LAYERS = ("", "rpc", "pipeline", "analysis", "runtimes", "jobs", "methods")
 ENTRY = {"qat_kernel.__main__", "qat_kernel.rpc.server"}  # above every layer: they serve the handler table
-BACKENDS = ("ort", "tvm", "inductor", "c")  # runtimes/<backend>
+BACKENDS = ("ort", "tvm", "inductor", "c", "torchao")  # runtimes/<backend>
 
 
 def _module(path: Path) -> str:

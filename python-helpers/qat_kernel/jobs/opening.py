@@ -31,6 +31,7 @@ TORCHAO_METHODS = (
     "compare/layers",
     "analyze/sensitivity",
     "search/mixed-precision",
+    "deploy/torchao",
     "graph/export's fp32 stage",
 )
 
