@@ -23,7 +23,17 @@ export function summaryOf(result: unknown): string[] {
 export const BUILD_BENCH_RUNS = 30;
 
 export type JobName =
-  'train' | 'evaluate' | 'convert' | 'histograms' | 'export' | 'compare' | 'sensitivity' | 'stages' | 'build' | 'info';
+  | 'train'
+  | 'evaluate'
+  | 'convert'
+  | 'histograms'
+  | 'export'
+  | 'compare'
+  | 'sensitivity'
+  | 'stages'
+  | 'build'
+  | 'deploy'
+  | 'info';
 
 export const JOBS: Record<JobName, Job<never>> = {
   train: { method: 'qat/train', params: (config) => ({ config }) },
@@ -39,6 +49,8 @@ export const JOBS: Record<JobName, Job<never>> = {
     },
   } satisfies Job<CompareLayersResult> as Job<never>,
   info: { method: 'kernel/info', progress: false, params: () => ({}) },
+  // A torchao language model on the CPU's int4/int8 kernels, timed against FP32, in the trained format.
+  deploy: { method: 'deploy/torchao', params: (config) => ({ config }) },
   sensitivity: { method: 'analyze/sensitivity', params: (config) => ({ config }) },
   stages: {
     method: 'compare/stages',

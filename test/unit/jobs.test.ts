@@ -21,6 +21,7 @@ const RESULTS = {
   sensitivity: 'SensitivityResult',
   stages: 'CompareStagesResult',
   build: 'BuildTvmResult',
+  deploy: 'DeployTorchaoResult',
   info: 'KernelInfoResult',
 } as const;
 
