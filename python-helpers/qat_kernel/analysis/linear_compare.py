@@ -159,7 +159,9 @@ def compare_torchao(
     trained: Trained, inputs: Sequence[Inputs], _folder: str, ctx: RequestContext
 ) -> list[dict[str, Any]]:
     """compare/layers' rows for a torchao model, in the model's module order (source lines: the trained config's
-    folder, as the other flows')."""
+    folder, as the other flows'). Per batch the FP32 model runs first and keeps each module's input and output; the
+    QAT model's hooks measure the local QAT-float comparison at once and keep only the output; the converted model's
+    hooks measure the rest and drop what they used: at most three of each module's tensors are held at a time."""
     import torch
 
     from qat_kernel.pipeline.torchao_flow import TorchaoQat
@@ -173,32 +175,56 @@ def compare_torchao(
     sums: dict[tuple[str, str], metrics.Accumulator] = {
         (name, kind): metrics.Accumulator() for name in names for kind in ("q", "local", "qat", "localQat")
     }
-    seen: dict[tuple[str, str], Any] = {}
     fp_seen: dict[tuple[str, str], Any] = {}
-    qat_seen: dict[tuple[str, str], Any] = {}
-    handles: list[RemovableHandle] = []
+    qat_out: dict[str, torch.Tensor | None] = {}
+    busy = [False]  # a converted module called from a hook: no hook of the converted model measures that call
+
+    def alone(name: str, x: Any) -> torch.Tensor | None:
+        """The converted module `name` on `x` alone."""
+        if x is None:
+            return None
+        busy[0] = True
+        try:
+            return _tensor(converted.get_submodule(name)(x))
+        finally:
+            busy[0] = False
+
+    def on_qat(name: str, args: tuple[Any, ...], out: Any) -> None:
+        qat_out[name] = got = _tensor(out)
+        sums[(name, "localQat")].add(got, alone(name, args[0] if args else None))
+
+    def on_converted(name: str, _args: tuple[Any, ...], out: Any) -> None:
+        if busy[0]:
+            return
+        reference, fp_in = _tensor(fp_seen.pop((name, "out"), None)), fp_seen.pop((name, "in"), None)
+        if reference is None:
+            return  # not called in the FP32 model's forward
+        got = _tensor(out)
+        sums[(name, "q")].add(reference, got)
+        sums[(name, "qat")].add(qat_out.pop(name, None), got)
+        sums[(name, "local")].add(reference, alone(name, fp_in))
+
+    handles: list[RemovableHandle] = _tap(fp32, names, fp_seen)
     try:
-        handles += _tap(fp32, names, fp_seen)
-        handles += _tap(qat.model, names, qat_seen)
-        handles += _tap(converted, names, seen)
+        for name in names:
+            handles.append(
+                qat.model.get_submodule(name).register_forward_hook(
+                    lambda _m, args, out, name=name: on_qat(name, args, out)
+                )
+            )
+            handles.append(
+                converted.get_submodule(name).register_forward_hook(
+                    lambda _m, args, out, name=name: on_converted(name, args, out)
+                )
+            )
         with torch.no_grad(), evaluating(qat, fake_quant=False):
             for x in inputs:
                 ctx.check_cancelled()
-                for found in (seen, fp_seen, qat_seen):
-                    found.clear()
+                fp_seen.clear()
+                qat_out.clear()
                 fp32(*x)
                 qat.model(*x)
                 converted(*x)
-                for name in names:
-                    module = converted.get_submodule(name)
-                    reference, qat_out = _tensor(fp_seen.get((name, "out"))), _tensor(qat_seen.get((name, "out")))
-                    if reference is None:
-                        continue  # not called in this batch
-                    sums[(name, "q")].add(reference, _tensor(seen.get((name, "out"))))
-                    sums[(name, "qat")].add(qat_out, _tensor(seen.get((name, "out"))))
-                    fp_in, qat_in = fp_seen.get((name, "in")), qat_seen.get((name, "in"))
-                    sums[(name, "local")].add(reference, _tensor(module(fp_in)) if fp_in is not None else None)
-                    sums[(name, "localQat")].add(qat_out, _tensor(module(qat_in)) if qat_in is not None else None)
     finally:
         for handle in handles:
             handle.remove()
