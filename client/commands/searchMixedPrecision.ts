@@ -1,15 +1,17 @@
 // QAT: Search Mixed Precision — per-layer int8 / fp16 / fp32 candidates measured by the kernel within a budget,
 // the Pareto front plotted, and the point the user picks written into the config's overrides (one undoable edit).
 // A flow: torchao config's search (per nn.Linear int4 / int8 / fp16 under a perplexity budget) has no page yet: its
-// summary lines (the front, the chosen candidate and its overrides) go to the log.
+// summary lines (the front, the chosen candidate and its overrides) go to the log, and the chosen candidate's overrides
+// are written into the config from the message's button (or the `pick` option: `chosen` or a candidate id).
 import * as vscode from 'vscode';
 import type {
   MixedPrecisionCandidate,
   MixedPrecisionParams,
   MixedPrecisionResult,
   MixedPrecisionSearchResult,
+  TorchaoMixedPrecisionResult,
 } from '../../protocol/kernel';
-import { withPickedPrecisions } from '../config/overrides';
+import { withEntries, withPickedPrecisions } from '../config/overrides';
 import type { Ctx } from '../ctx';
 import { searchFigures } from '../runs/figures';
 import { describe } from '../search/frontChart';
@@ -21,7 +23,8 @@ import { reportKernelError } from './errors';
 export interface SearchOptions {
   budget?: MixedPrecisionParams['budget'];
   samples?: number;
-  /** Write this point without waiting for a click (automation, tests): a candidate id or an end (`int8`, `fp32`, `fp16`). */
+  /** Write this point without waiting for a click (automation, tests): a candidate id or an end (`int8`, `fp32`,
+   * `fp16`); of a torchao search, `chosen` or a candidate id. */
   pick?: string;
 }
 
@@ -49,6 +52,47 @@ export async function writeCandidate(config: vscode.Uri, result: MixedPrecisionR
   const ok = await vscode.workspace.applyEdit(edit);
   if (ok) await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
   return ok;
+}
+
+/** Writes a torchao candidate's overrides (`scheme` / `group_size` / `precision`) first under the config's
+ * overrides, as one undoable edit. */
+async function writeTorchaoCandidate(config: vscode.Uri, c: TorchaoMixedPrecisionResult['candidates'][number]) {
+  const doc = await vscode.workspace.openTextDocument(config);
+  const text = withEntries(doc.getText(), c.overrides);
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(config, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+  const ok = await vscode.workspace.applyEdit(edit);
+  if (ok) await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
+  return ok;
+}
+
+/** A torchao search's outcome: its summary in the log, the chosen candidate in a message whose button (or `pick`)
+ * writes its overrides. */
+async function torchaoOutcome(
+  ctx: Ctx,
+  config: vscode.Uri,
+  result: TorchaoMixedPrecisionResult,
+  pick: string | undefined,
+): Promise<SearchOutcome> {
+  for (const line of result.summary) ctx.log.info(line);
+  const chosen = result.candidates.find((c) => c.id === result.chosen);
+  if (pick !== undefined) {
+    const c = result.candidates.find((x) => x.id === (pick === 'chosen' ? result.chosen : pick));
+    if (!c) throw new Error(`no candidate ${pick} in this search`);
+    return { result, written: await writeTorchaoCandidate(config, c) };
+  }
+  const write = 'Write Overrides';
+  const text = chosen
+    ? `Mixed precision: "${chosen.label}" is the smallest within ${result.perplexityBudget} % of the FP32 perplexity (${chosen.perplexity.toFixed(2)}); the front and the rest are in the QAT Studio log.`
+    : `Mixed precision: no candidate is within ${result.perplexityBudget} % of the FP32 perplexity (see the QAT Studio log).`;
+  void vscode.window.showInformationMessage(text, ...(chosen?.overrides.length ? [write] : [])).then(async (answer) => {
+    if (answer !== write || !chosen) return;
+    const ok = await writeTorchaoCandidate(config, chosen);
+    ctx.log.info(
+      ok ? `Wrote ${chosen.overrides.length} override(s) for "${chosen.label}".` : 'The config was not changed.',
+    );
+  });
+  return { result };
 }
 
 /** The search's page: the fronts, and a "Write overrides" per candidate that writes it into `config`. */
@@ -108,17 +152,7 @@ export function searchMixedPrecision(ctx: Ctx) {
       return undefined;
     }
     if (record) await ctx.runs.keepResult(record, result).catch((e) => ctx.log.warn(`result not kept: ${e}`));
-    if (result.flow === 'torchao') {
-      for (const line of result.summary) ctx.log.info(line);
-      const chosen = result.candidates.find((c) => c.id === result.chosen);
-      void vscode.window.showInformationMessage(
-        chosen
-          ? `Mixed precision: "${chosen.label}" is the smallest within ${result.perplexityBudget} % of the FP32 perplexity; its overrides are in the QAT Studio log.`
-          : `Mixed precision: no candidate is within ${result.perplexityBudget} % of the FP32 perplexity (see the QAT Studio log).`,
-      );
-      if (options.pick !== undefined) throw new Error('picking a point of a torchao search is not supported yet');
-      return { result };
-    }
+    if (result.flow === 'torchao') return torchaoOutcome(ctx, config, result, options.pick);
     const byId = new Map(result.candidates.map((c) => [c.id, c]));
     for (const id of result.front) ctx.log.info(`  front: ${describe(byId.get(id)!)}`);
     const { panel, pick } = showSearchResult(ctx, config, result);

@@ -76,6 +76,15 @@ export function addPrecisionOverride(text: string, module: string, precision: Fl
   return addOverride(text, { match: exactMatch(module), precision });
 }
 
+/** The config text with `entries` put first under `overrides:`, the first listed ending up first. */
+export function withEntries(text: string, entries: OverrideEntry[]): string {
+  for (const entry of [...entries].reverse()) {
+    const e = addOverride(text, entry);
+    text = text.slice(0, e.offset) + e.text + text.slice(e.offset);
+  }
+  return text;
+}
+
 /** The config text with an FP16/FP32 override for each module, the first listed ending up first. */
 export function withOverrides(text: string, modules: Array<{ match: string; precision: FloatPrecision }>): string {
   for (const m of [...modules].reverse()) {

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
+import Ajv from 'ajv';
 import { parse } from 'yaml';
-import { addPrecisionOverride, withOverrides, withPickedPrecisions } from '../../client/config/overrides';
+import { addPrecisionOverride, withEntries, withOverrides, withPickedPrecisions } from '../../client/config/overrides';
+import type { TorchaoMixedPrecisionResult } from '../../protocol/kernel';
+import { repoRoot } from '../support/paths';
 
 const apply = (text: string, module: string) => {
   const e = addPrecisionOverride(text, module, 'fp16');
@@ -93,5 +98,31 @@ test('picking all int8 removes the earlier pick and leaves an empty list', () =>
   assert.deepEqual(parse(flow).overrides, [
     { match: 'a', precision: 'fp16' },
     { match: 'a', precision: 'fp32' },
+  ]);
+});
+
+test("a torchao search's candidate goes in as its overrides, first, in order, and the config schema takes them", () => {
+  const root = repoRoot;
+  const result = JSON.parse(
+    readFileSync(path.join(root, 'protocol', 'fixtures', 'rpc', 'MixedPrecisionSearchResult.torchao.json'), 'utf8'),
+  ) as TorchaoMixedPrecisionResult;
+  const text = readFileSync(path.join(root, 'examples', 'tinylm', 'tinylm.qat.yaml'), 'utf8');
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const schema = JSON.parse(readFileSync(path.join(root, 'protocol', 'qat-config.schema.json'), 'utf8'));
+  const mixed = result.candidates.filter((c) => c.overrides.length > 1);
+  assert.ok(mixed.length > 0);
+  for (const c of mixed) {
+    const out = parse(withEntries(text, c.overrides)) as Record<string, unknown>;
+    assert.deepEqual(out.overrides, c.overrides, c.id);
+    assert.ok(ajv.validate(schema, out), `${c.id}: ${JSON.stringify(ajv.errors)}`);
+    // everything else as it was
+    assert.deepEqual({ ...out, overrides: undefined }, { ...(parse(text) as object), overrides: undefined });
+  }
+  // under an existing list: before its entries
+  const listed = `${text}overrides:\n  - {match: lm_head, precision: fp32}\n`;
+  const [first] = mixed;
+  assert.deepEqual(parse(withEntries(listed, first.overrides)).overrides, [
+    ...first.overrides,
+    { match: 'lm_head', precision: 'fp32' },
   ]);
 });
