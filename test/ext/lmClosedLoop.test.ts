@@ -4,46 +4,9 @@
 // retrain, compare again, Before / After. See test/e2e/lmClosedLoop.test.ts. It prints `LM-CLOSED-LOOP {json}`.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { parse } from 'yaml';
+import { type Compared, fixAndRetrain, type Layer } from './fixLoop';
 
 const EXTENSION_ID = 'qat-studio.qat-studio';
-
-interface Layer {
-  module: string;
-  op: string;
-  cosine: number;
-  sqnr: number;
-  scheme?: string;
-  local?: { sqnr: number; cosine: number };
-  vsQatFloatLocal?: { sqnr: number; cosine: number };
-  weightError?: { sqnr: number | null };
-}
-interface Compared {
-  flow: string;
-  accuracy: { fp32: number; int8: number };
-  perplexity?: { fp32: number; converted: number };
-  layers: Layer[];
-  model: string;
-  graph?: string;
-  view?: { lastRender?: { nodes: number; total?: number; groups?: number; coloured: number } };
-}
-interface Run {
-  id: string;
-  kind: string;
-}
-interface Loop {
-  fix: Run;
-  before?: { accuracy: { fp32: number; int8: number; model?: string } };
-  after: { accuracy: { fp32: number; int8: number } };
-  compare: Compared;
-  panel: vscode.WebviewPanel;
-}
-interface FixResult {
-  suggestion: { kind: string; reason: string };
-  modules: string[];
-  edit: { offset: number; text: string };
-  fix: Run;
-}
 
 // The layer's quantization error alone: its converted self against its QAT-float self, fed the same input (the local
 // SQNR against FP32 also counts how far QAT moved the weights).
@@ -89,29 +52,11 @@ describe('the closed loop on a language model', () => {
   });
 
   it('Apply Fix on the worst Linear (8-bit weights), retrain: its own error drops; Before / After', async () => {
-    const doc = await vscode.workspace.openTextDocument(config());
-    const original = doc.getText();
-    const r = await vscode.commands.executeCommand<FixResult>(
-      'qatStudio.applyFix',
-      { module: worst.module, config: config().fsPath },
-      { modules: 'suggested', retrain: 'never' },
-    );
-    assert.ok(r, 'Apply Fix did nothing');
+    const { fix: r, overrides, loop } = await fixAndRetrain(config(), worst.module, broken);
     assert.equal(r.suggestion.kind, 'int8Weights', r.suggestion.reason);
     assert.deepEqual(r.modules, [worst.module]);
-    const text = original.slice(0, r.edit.offset) + r.edit.text + original.slice(r.edit.offset);
-    assert.equal(doc.getText(), text);
-    const overrides = (parse(text) as { overrides: Array<{ match: string; scheme: string }> }).overrides;
-    assert.equal(overrides.length, 1);
     assert.equal(overrides[0].scheme, '8da8w');
-    assert.ok(new RegExp(`^(?:${overrides[0].match})$`).test(worst.module), overrides[0].match);
-    await doc.save();
-    const loop = await vscode.commands.executeCommand<Loop>('qatStudio.retrainFix', r.fix);
-    assert.ok(loop, 'the loop did not complete');
     const { before, after, compare, panel } = loop;
-    assert.ok(before, 'the model before the fix was not measured');
-    assert.equal(before.accuracy.model, broken.model);
-    assert.equal(after.accuracy.fp32, before.accuracy.fp32, 'the same FP32 model on both sides');
     const fixed = compare.layers.find((l) => l.module === worst.module);
     const points = {
       fix: r.suggestion.kind,
@@ -119,7 +64,7 @@ describe('the closed loop on a language model', () => {
       worst: { module: worst.module, before: ownSqnr(worst), after: fixed && ownSqnr(fixed) },
       scheme: fixed?.scheme,
       perplexity: { before: broken.perplexity?.converted, after: compare.perplexity?.converted },
-      int8: { before: before.accuracy.int8, after: after.accuracy.int8 },
+      int8: { before: before!.accuracy.int8, after: after.accuracy.int8 },
     };
     console.log(`LM-CLOSED-LOOP ${JSON.stringify(points)}`);
     assert.ok(fixed, `${worst.module} not compared after the fix`);
