@@ -2,7 +2,8 @@
 
 peak(): benchmarks/int8_peak.c built with the host's gcc and run on every CPU this process may use (OpenMP), in
 3 rounds (the ceiling is the best; rounds far apart are marked noisy: on a busy machine it is no ceiling):
-GMAC/s of the AVX2 vpmaddubsw sequence int8 kernels use without a dot-product instruction, of VNNI's vpdpbusd
+GMAC/s of the AVX2 vpmaddubsw sequence int8 kernels use without a dot-product instruction (the ceiling), of
+the AVX2 vpmaddwd on s16 operands that TVM's AVX2 kernels use (exact where vpmaddubsw saturates), of VNNI's vpdpbusd
 where the CPU has AVX512-VNNI (read from /proc/cpuinfo at run time; without it the VNNI row says so instead of
 a figure), and of AMX-INT8's tdpbusd tile product where the CPU has it (ONNX Runtime's int8 GEMMs use AMX
 there, so its rows can pass the VNNI peak). model_macs(): the multiply-accumulates of a QDQ ONNX model's
@@ -30,6 +31,7 @@ ROUNDS = 3
 SOURCE = Path(__file__).with_name("int8_peak.c")
 LABELS = {
     "avx2": "AVX2 vpmaddubsw + vpmaddwd (u8 x s8, int16 pairs)",
+    "avx2_wd": "AVX2 vpmaddwd (s16 x s16 -> s32: TVM's exact AVX2 kernels)",
     "vnni": "AVX512-VNNI vpdpbusd (u8 x s8 -> s32)",
     "amx": "AMX-INT8 tdpbusd (u8 x s8 -> s32, 16 x 16 x 64 tiles)",
 }

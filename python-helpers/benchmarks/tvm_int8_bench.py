@@ -38,7 +38,7 @@ def export(folder: Path, side: int, model: str = "resnet18") -> tuple[Path, list
     trained, _ = session.get(cfg, ctx)
     converted = session.convert(trained, ctx)
     onnx_file, _ = qdq_export.qdq_onnx(cfg, trained, converted, ctx)
-    calibration = [b.float().numpy() for b in first_inputs(trained.train, 64)]
+    calibration = [b.numpy() for b in first_inputs(trained.train, 64)]
     return Path(onnx_file), calibration
 
 

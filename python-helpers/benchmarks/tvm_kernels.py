@@ -6,7 +6,8 @@ builtins (shapes, allocation) are not kernels and are left out. Each call in one
 (a PrimFunc used by several layers of the same shape gives several rows), timed over `runs` runs after a
 warm-up, median ms. Per row:
 
-- kind: "vnni" (vnni.py's vpdpbusd kernels), "dw" (depthwise.py's channel-blocked depthwise convs), "packed"
+- kind: "vnni" (vnni.py's vpdpbusd kernels), "avx2" (vnni.py's vpmaddwd kernels on CPUs without VNNI), "dw"
+  (depthwise.py's channel-blocked depthwise convs), "packed"
   (schedule.py's int32 multiply-add conv/matmul kernels, depthwise convs of builds without depthwise.py) or "other"
   (quantize, pooling, epilogues not fused into a conv, ...);
 - MACs from the call's argument shapes: data [N, C, H, W] (or [M, K]; the argument before the weight: a
@@ -44,6 +45,8 @@ def kernel_kind(name: str, shapes: list) -> str:
     """ "vnni", "packed" or "other" for a kernel named `name` called with argument `shapes` [(shape, dtype)]."""
     if "vnni" in name:
         return "vnni"
+    if "conv2d_avx2" in name or "matmul_avx2" in name:
+        return "avx2"
     if "depthwise" in name:
         return "dw"
     if ("conv2d" in name or "matmul" in name or "dense" in name) and call_macs(shapes) > 0:
@@ -81,6 +84,8 @@ def call_macs(shapes: list) -> int:
     outputs = int(np.prod(out))
     if len(x) == 2 and len(w) == 2 and len(out) == 2:  # matmul [M, K] x [K, O]
         return outputs * int(x[1]) if w[0] == x[1] else 0
+    if len(x) == 2 and len(w) == 6 and len(out) == 2:  # vnni.py's dense form: [M, K], packed as a 1x1 conv
+        return outputs * int(x[1])
     if len(x) != 4 or len(out) != 4 or len(w) == 2:
         return 0
     kh, kw = int(w[2]), int(w[3])

@@ -1,6 +1,6 @@
 """The per-kernel roofline table of a TVM INT8 build (benchmarks/tvm_kernels.py).
 
-- MACs from argument shapes, for each weight layout (vnni, packed incl. depthwise, plain OIHW, matmul),
+- MACs from argument shapes, for each weight layout (vnni, avx2, packed incl. depthwise, plain OIHW, matmul),
   against hand counts; non-MAC kernels count 0.
 - On the digits model, built with the default rule and with "packed": every Conv/Gemm of the ONNX model is
   one MAC row, the first conv's MACs equal a hand count, the rows sum to int8_peak.model_macs, GMAC/s is
@@ -47,6 +47,18 @@ def test_macs_from_shapes():
     assert tvm_kernels.call_macs(pool) == 0
     assert tvm_kernels.kernel_kind("max_pool2d", pool) == "other"
     assert tvm_kernels.kernel_kind("conv2d_vnni3", vnni_conv) == "vnni"
+    # the AVX2 layout: int16 weights [O/8, C/2, kh, kw, 8, 2], 3 input channels padded to 4
+    avx2_conv = [((2, 3, 10, 10), "uint8"), ((3, 2, 3, 3, 8, 2), "int16"), ((2, 20, 8, 8), "int32")]
+    assert tvm_kernels.call_macs(avx2_conv) == 2 * 20 * 8 * 8 * 3 * 3 * 3
+    assert tvm_kernels.kernel_kind("fused_conv2d_avx27_cast6_add6", avx2_conv) == "avx2"
+    # a dense layer in that layout: [M, K] x [O/8, K/2, 1, 1, 8, 2] -> [M, O]
+    avx2_dense = [((3, 64), "uint8"), ((2, 32, 1, 1, 8, 2), "int16"), ((3, 10), "int32")]
+    assert tvm_kernels.call_macs(avx2_dense) == 3 * 10 * 64
+
+
+def _kind(isa: vnni.Isa | None) -> str:
+    """The table's kind of the conv / dense kernels a build on this Isa has."""
+    return "packed" if isa is None else "vnni" if isa.instruction == "vpdpbusd" else "avx2"
 
 
 @pytest.mark.parametrize("rule", [schedule.DEFAULT_RULE, "packed"])
@@ -59,12 +71,12 @@ def test_digits_table(tmp_path, rule):
 
     model = onnx.load(str(DIGITS_QDQ))
     anchors = [n for n in model.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")]
-    uses_vnni = rule == "vnni" and vnni.vnni_lanes(resolve_target("x86-64").target) > 0
-    assert bool(report["vnni"]) == uses_vnni
+    isa = vnni.isa_for(resolve_target("x86-64").target) if rule == "vnni" else None
+    assert bool(report["vnni"]) == (isa is not None)
     for b, entry in timed.items():
         mac_rows = [c for c in entry["calls"] if c["macs"]]
         assert len(mac_rows) == len(anchors)  # every conv / dense kernel listed, once per layer
-        assert {c["kind"] for c in mac_rows} == {"vnni" if uses_vnni else "packed"}
+        assert {c["kind"] for c in mac_rows} == {_kind(isa)}
         assert all(c["kind"] == "other" for c in entry["calls"] if not c["macs"])
         # first conv: 1 -> 16 channels, 3x3, padding 1 on 8x8
         assert mac_rows[0]["macs"] == b * 16 * 8 * 8 * 1 * 3 * 3
@@ -134,5 +146,5 @@ def test_depthwise_convs_are_listed(tmp_path):
     assert [c["macs"] for c in rows] == [2 * 16 * 16 * 16 * 3 * 9, 2 * 16 * 16 * 16 * 9, 2 * 8 * 16 * 16 * 16]
     assert timed[2]["macs"] == int8_peak.model_macs(onnx_file, 2)
     assert rows[1]["kind"] == "dw"  # depthwise: never a vnni kernel, but depthwise.py's on x86
-    uses_vnni = vnni.vnni_lanes(resolve_target("x86-64").target) > 0
-    assert [rows[0]["kind"], rows[2]["kind"]] == ["vnni" if uses_vnni else "packed"] * 2
+    isa = vnni.isa_for(resolve_target("x86-64").target)
+    assert [rows[0]["kind"], rows[2]["kind"]] == [_kind(isa)] * 2

@@ -68,12 +68,16 @@ def summary(result: dict[str, Any]) -> list[str]:
         ),
         (
             "vnni",
-            "{rewritten} conv/matmul on vpdpbusd ({lanes} int32 lanes; u8 activations 4 channels to a word, s8 "
-            "weights packed at build time)",
+            "{rewritten} conv/matmul on {instruction} ({lanes} int32 lanes; {words}, weights packed at build time)",
         ),
     ):
         if result.get(key):
-            lines.append("int8 dot products: " + text.format(**result[key]))
+            words = {
+                "vpdpbusd": "u8 activations 4 channels to a word, s8 weights",
+                "vpmaddwd": "activations and weights widened to s16, 2 channels to a word: exact where vpmaddubsw "
+                "saturates",
+            }.get(result[key].get("instruction", ""), "")
+            lines.append("int8 dot products: " + text.format(**result[key], words=words))
     ops = result["ops"]
     per = node_counts(ops)
     n = {p: per["all"].get(p, 0) for p in ("int8", "fp16", "folded", "fp32")}

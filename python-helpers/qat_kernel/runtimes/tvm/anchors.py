@@ -4,6 +4,7 @@ weight and int32 out. One Relax mutator finds them; each rewrite says what stand
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -91,6 +92,16 @@ def _matmul(call: tvm.ir.Call) -> tuple[tvm.ir.Expr, np.ndarray] | None:
     ):
         return None
     return x, const_tensor(w).numpy()
+
+
+def emit(bb: tvm.relax.BlockBuilder, expr: tvm.ir.Expr) -> tvm.relax.Var:
+    """Binds `expr` in the rewriter's block (its builder_) under a name no binding of the module has (anchor_<n>):
+    the kernels' graph (kernel_graph.py) reads each binding's ONNX nodes by its name, and a default name (lv, lv1,
+    ...) may be another layer's."""
+    return bb.emit(expr, name_hint=f"anchor_{next(_names)}")
+
+
+_names = itertools.count(1)
 
 
 def rewrite(mod: tvm.IRModule, on_conv: OnConv, on_matmul: OnMatmul) -> tuple[tvm.IRModule, int]:

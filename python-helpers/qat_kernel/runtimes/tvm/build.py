@@ -444,11 +444,11 @@ def build_tvm(
     fp16: the layers to run in float16 (mixed.py): regular expressions matched against the module
     path each ONNX node's metadata names (as config overrides match), or a callable
     module path -> the override that keeps it fp16 (None: not fp16). dotprod: lay the int8 conv/matmul out
-    for sdot (dotprod.py; None: where the target is aarch64 with +dotprod). vnni: lay them out for vpdpbusd
-    (vnni.py; None: under the default schedule rule "vnni"; either way only where the x86 target has
-    AVX512-VNNI or AVX-VNNI and our schedule runs). depthwise: run the int8 depthwise convs as channel-blocked
-    kernels (depthwise.py; None: under the rules "vnni" and "packed"; either way only for x86 CPU targets
-    with our schedule). Raises ToolchainMissing (with
+    for sdot (dotprod.py; None: where the target is aarch64 with +dotprod). vnni: lay them out for the x86
+    target's dot-product instruction (vnni.py: vpdpbusd with AVX512-VNNI or AVX-VNNI, else vpmaddwd with AVX2;
+    None: under the default schedule rule "vnni"; either way only for such x86 targets with our schedule).
+    depthwise: run the int8 depthwise convs as channel-blocked kernels (depthwise.py; None: under the rules
+    "vnni" and "packed"; either way only for x86 CPU targets with our schedule). Raises ToolchainMissing (with
     the install command) before any work when the target's compiler is missing.
 
     A part that fails on this model falls back instead of ending the build, with a note in the report: a
@@ -549,10 +549,12 @@ def build_tvm(
         dotprod_report = None if rewritten is None else {"rewritten": rewritten, "instruction": "sdot"}
 
     vnni_report = None
-    lanes = vnnimod.vnni_lanes(resolved.target) if folded and schedule and resolved.device == "cpu" else 0
-    if lanes and (vnni if vnni is not None else schedulemod.current_rule() == "vnni"):
-        rewritten = rewrite("vpdpbusd", lambda m: vnnimod.rewrite(m, lanes))
-        vnni_report = None if rewritten is None else {"rewritten": rewritten, "instruction": "vpdpbusd", "lanes": lanes}
+    isa = vnnimod.isa_for(resolved.target) if folded and schedule and resolved.device == "cpu" else None
+    if isa is not None and (vnni if vnni is not None else schedulemod.current_rule() == "vnni"):
+        rewritten = rewrite(isa.instruction, lambda m: vnnimod.rewrite(m, isa))
+        vnni_report = (
+            None if rewritten is None else {"rewritten": rewritten, "instruction": isa.instruction, "lanes": isa.lanes}
+        )
 
     depthwise_report = None
     x86 = folded and schedule and resolved.device == "cpu" and depthwisemod.is_x86(resolved.target)

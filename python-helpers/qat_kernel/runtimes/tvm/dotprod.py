@@ -92,9 +92,9 @@ def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
     def as_s8(bb: relax.BlockBuilder, x: tvm.ir.Expr) -> tuple[tvm.ir.Expr, int]:
         if _dtype(x) == "int8":
             return x, 0
-        wide = bb.emit(relax.op.astype(x, "int16"))
-        shifted = bb.emit(relax.op.subtract(wide, relax.const(SHIFT, "int16")))
-        return bb.emit(relax.op.astype(shifted, "int8")), SHIFT
+        wide = anchors.emit(bb, relax.op.astype(x, "int16"))
+        shifted = anchors.emit(bb, relax.op.subtract(wide, relax.const(SHIFT, "int16")))
+        return anchors.emit(bb, relax.op.astype(shifted, "int8")), SHIFT
 
     def nhwc_conv(
         bb: relax.BlockBuilder,
@@ -107,7 +107,7 @@ def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
         weight = relax.const(np.ascontiguousarray(w_ohwi, dtype=np.int8))
         y = bb.emit_te(
             conv_nhwc_s8,
-            bb.emit(relax.op.permute_dims(xs, [0, 2, 3, 1])),
+            anchors.emit(bb, relax.op.permute_dims(xs, [0, 2, 3, 1])),
             weight,
             strides,
             dilation,
@@ -116,7 +116,7 @@ def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
         )
         if shift:
             comp = shift * w_ohwi.astype(np.int64).sum(axis=(1, 2, 3))
-            y = bb.emit(relax.op.add(y, relax.const(comp.reshape(1, -1, 1, 1).astype(np.int32))))
+            y = anchors.emit(bb, relax.op.add(y, relax.const(comp.reshape(1, -1, 1, 1).astype(np.int32))))
         return y
 
     def conv(
@@ -131,7 +131,7 @@ def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
             return None
         bb = rewriter.builder_
         if any(pad):  # top, left, bottom, right
-            x = bb.emit(relax.op.nn.pad(x, [0, 0, 0, 0, pad[0], pad[2], pad[1], pad[3]], pad_value=0.0))
+            x = anchors.emit(bb, relax.op.nn.pad(x, [0, 0, 0, 0, pad[0], pad[2], pad[1], pad[3]], pad_value=0.0))
         xs, shift = as_s8(bb, x)
         return nhwc_conv(bb, xs, w_oihw.transpose(0, 2, 3, 1), shift, strides, dilation)
 
@@ -144,7 +144,7 @@ def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
         batch = shape[0]
         xs, shift = as_s8(bb, x)
         shape4 = relax.ShapeExpr([batch, k, 1, 1])  # pyright: ignore[reportArgumentType] - TVM takes ints
-        x4 = bb.emit(relax.op.reshape(xs, shape4))
+        x4 = anchors.emit(bb, relax.op.reshape(xs, shape4))
         y = nhwc_conv(bb, x4, w_kn.T.reshape(n, 1, 1, k), shift, [1, 1], [1, 1])
         return relax.op.reshape(y, relax.ShapeExpr([batch, n]))
 

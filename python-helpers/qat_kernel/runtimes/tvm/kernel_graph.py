@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 CALL_TIR = ("relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad")
 # A kernel is named after its heaviest op; the epilogue's casts and arithmetic come after.
+_OUR_KERNEL = re.compile(r"^(conv2d|matmul)_(?:vnni|avx2|depthwise|sdot)")  # the PrimFuncs our rewrites add
 _MAIN_OP = re.compile(r"conv|matmul|dense|pool|softmax|norm|attention|gather|take|concat|resize")
 _PRECISION = {"int8": "int8", "uint8": "int8", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
@@ -65,12 +66,19 @@ def folded_sources(renamed: dict[str, str], rows: list[dict[str, Any]]) -> dict[
 
 
 def binding_ops(func: Any) -> dict[str, str]:
-    """{binding name: its Relax op} of the function given to tvm.compile (nn.conv2d, astype, ...)."""
-    return {
-        b.var.name: short_op(op_name(b.value)) if op_name(b.value) else type(b.value).__name__
-        for block in func.body.blocks
-        for b in block.bindings
-    }
+    """{binding name: its Relax op} of the function given to tvm.compile (nn.conv2d, astype, ...). A call_tir of
+    one of our kernels (a conv2d / matmul that vnni.py, depthwise.py or dotprod.py wrote) is the op it stands in
+    for, so its fused kernel is named after it as the plain build's is."""
+    return {b.var.name: _binding_op(b.value) for block in func.body.blocks for b in block.bindings}
+
+
+def _binding_op(value: Any) -> str:
+    name = op_name(value)
+    if name in CALL_TIR:
+        callee = str(getattr(value.args[0], "name_hint", ""))
+        kernel = _OUR_KERNEL.match(callee)
+        return {"conv2d": "nn.conv2d", "matmul": "matmul"}[kernel.group(1)] if kernel else "call_tir"
+    return short_op(name) if name else type(value).__name__
 
 
 def binding_sources(func: Any, known: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from tvm.s_tir.schedule import SBlockRV
 
 
-def block_rule(block: str, schedule: Callable[[Schedule, SBlockRV], None]):
-    """A dlight CPU rule for the PrimFuncs with an s_tir block named `block` (ahead of schedule.py's rules):
+def block_rule(block: str | tuple[str, ...], schedule: Callable[[Schedule, SBlockRV], None]):
+    """A dlight CPU rule for the PrimFuncs with an s_tir block named `block` (or one of the names; ahead of
+    schedule.py's rules):
     schedule(sch, block_rv) shapes them. A kernel it cannot shape keeps its unscheduled code (correct, and still
     on its instruction), never another rule's."""
     from tvm import s_tir
@@ -25,9 +26,14 @@ def block_rule(block: str, schedule: Callable[[Schedule, SBlockRV], None]):
             if not self.is_target_available(target):
                 return None
             sch = s_tir.Schedule(func)
-            try:
-                found = sch.get_sblock(block)
-            except Exception:  # noqa: BLE001 - not one of ours
+            found = None
+            for name in (block,) if isinstance(block, str) else block:
+                try:
+                    found = sch.get_sblock(name)
+                    break
+                except Exception:  # noqa: BLE001 - not one of ours
+                    continue
+            if found is None:
                 return None
             try:
                 schedule(sch, found)

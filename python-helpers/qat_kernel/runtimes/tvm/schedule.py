@@ -11,7 +11,11 @@ match keeps the next rule's (or TVM's default) code.
   matmul kernels by vnni.py's: activations laid out [N, C/4, H, W, 4] u8, weights packed at build
   time to [O/16, C/4, kh, kw, 16, 4], and each (c/4, ky, kx) step of a 16*F channels x X columns
   register tile one vpdpbusd (64 u8 x s8 products into 16 int32 lanes), epilogue fused as below.
-  Outputs identical to "packed" (integer sums). Targets without VNNI get exactly "packed".
+  x86 targets with AVX2 and no VNNI get the same kernels on vpmaddwd (vnni.isa_for: activations and weights
+  widened to s16, two channels to a word, 8 int32 lanes). Outputs identical to "packed" (integer sums).
+  Other targets get exactly "packed". On a 2-core AMD EPYC with AVX2 only (2026-12-07, tvm_int8_bench, 10
+  runs): ResNet-18 INT8 3x112x112 "packed" 59.3 / 214.2 ms -> "vnni" (vpmaddwd) 12.4 / 179.2 ms, ONNX Runtime
+  INT8 on our export 9.2 / 114.4 in the same run.
   ResNet-18 INT8, median ms batch 1 / 16 (benchmarks/tvm_int8_bench; a shared 2-core AMD EPYC Zen 4,
   other jobs running, so noisy; more runs in docs/measurements.md): 112x112 "packed" 38.8 / 273.3 -> "vnni" 6.3 /
   151.3, ONNX Runtime INT8 on our export 14.5 / 227.3, quantize_static's 3.2 / 110.5 in the same run;
