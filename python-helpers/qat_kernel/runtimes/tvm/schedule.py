@@ -14,8 +14,8 @@ match keeps the next rule's (or TVM's default) code.
   x86 targets with AVX2 and no VNNI get the same kernels on vpmaddwd (vnni.isa_for: activations and weights
   widened to s16, two channels to a word, 8 int32 lanes). Outputs identical to "packed" (integer sums).
   Other targets get exactly "packed". On a 2-core AMD EPYC with AVX2 only (2026-12-07, tvm_int8_bench, 10
-  runs): ResNet-18 INT8 3x112x112 "packed" 59.3 / 214.2 ms -> "vnni" (vpmaddwd) 12.4 / 179.2 ms, ONNX Runtime
-  INT8 on our export 9.2 / 114.4 in the same run.
+  runs, docs/measurements.md): ResNet-18 INT8 3x112x112 "packed" 52.9 / 292.3 ms -> "vnni" (vpmaddwd) 9.8 /
+  152.2 ms, ONNX Runtime INT8 on our export 7.6 / 102.0 in the same run.
   ResNet-18 INT8, median ms batch 1 / 16 (benchmarks/tvm_int8_bench; a shared 2-core AMD EPYC Zen 4,
   other jobs running, so noisy; more runs in docs/measurements.md): 112x112 "packed" 38.8 / 273.3 -> "vnni" 6.3 /
   151.3, ONNX Runtime INT8 on our export 14.5 / 227.3, quantize_static's 3.2 / 110.5 in the same run;
