@@ -7,7 +7,7 @@ to the int8 and the fp32 builds (so the comparison stays fair); no tuning, any k
 match keeps the next rule's (or TVM's default) code.
 
 "vnni" (the default) -- "packed", and where the target's CPU has AVX512-VNNI or AVX-VNNI (LLVM's
-  features of its mcpu/mattr, vnni.vnni_lanes) build.py first replaces the folded int8 conv2d and
+  features of its mcpu/mattr, vnni.isa_for) build.py first replaces the folded int8 conv2d and
   matmul kernels by vnni.py's: activations laid out [N, C/4, H, W, 4] u8, weights packed at build
   time to [O/16, C/4, kh, kw, 16, 4], and each (c/4, ky, kx) step of a 16*F channels x X columns
   register tile one vpdpbusd (64 u8 x s8 products into 16 int32 lanes), epilogue fused as below.

@@ -96,7 +96,6 @@ AVX512VNNI = Isa("avx512vnni", "vpdpbusd", "llvm.x86.avx512.vpdpbusd.512", 16, 4
 AVXVNNI = Isa("avxvnni", "vpdpbusd", "llvm.x86.avx512.vpdpbusd.256", 8, 4, "uint8", "int8", 16)
 AVX2 = Isa("avx2", "vpmaddwd", "llvm.x86.avx2.pmadd.wd", 8, 2, "int16", "int16", 16)
 ISAS = (AVX512VNNI, AVXVNNI, AVX2)
-BLOCK = AVX512VNNI.block  # the VNNI kernels' block (both widths)
 
 
 def isa_for(target: dict[str, Any] | tvm.target.Target) -> Isa | None:
@@ -312,8 +311,9 @@ def rewrite(mod: tvm.IRModule, isa: Isa) -> tuple[tvm.IRModule, int]:
         padding: list[int],
         strides: list[int],
         dilation: list[int],
-        dense: bool,
+        dense: bool = False,
     ) -> tvm.ir.Expr | None:
+        """The kernel standing in for a conv2d (anchors.rewrite's on_conv), or with dense for a matmul."""
         shape = _shape(x)
         src = source(rewriter, x) if shape is not None and len(shape) == (2 if dense else 4) else None
         if src is None:
@@ -345,22 +345,12 @@ def rewrite(mod: tvm.IRModule, isa: Isa) -> tuple[tvm.IRModule, int]:
         # from fusing the epilogue into the kernel)
         return y
 
-    def conv(
-        rewriter: PyExprMutator,
-        x: tvm.ir.Expr,
-        w_oihw: np.ndarray,
-        padding: list[int],
-        strides: list[int],
-        dilation: list[int],
-    ) -> tvm.ir.Expr | None:
-        return dot(rewriter, x, w_oihw, padding, strides, dilation, False)
-
     def matmul(rewriter: PyExprMutator, x: tvm.ir.Expr, w_kn: np.ndarray) -> tvm.ir.Expr | None:
         # [M, K] x [K, N]: the kernel of a 1x1 conv on 2-D buffers, its epilogue fused as a conv's
         n, k = w_kn.shape[1], w_kn.shape[0]
         return dot(rewriter, x, w_kn.T.reshape(n, k, 1, 1), [0, 0, 0, 0], [1, 1], [1, 1], True)
 
-    return anchors.rewrite(mod, conv, matmul)
+    return anchors.rewrite(mod, dot, matmul)
 
 
 def tile(isa: Isa, width: int, tiles: int) -> tuple[int, int]:
