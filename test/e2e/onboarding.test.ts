@@ -2,8 +2,7 @@
 // activation, and Open an Example lands in the example's folder with its config in an editor and the walkthrough
 // beside it, at the next step.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -45,8 +44,13 @@ test('the walkthrough opens on the first activation', { timeout: 120_000 }, asyn
 test(
   'Open an Example opens the copy with its config in an editor and the walkthrough beside it, at Compare layers',
   { timeout: 240_000 },
-  async () => {
-    const parent = mkdtempSync(path.join(tmpdir(), 'qat-onboarding-'));
+  async (t) => {
+    // The folder the example is copied into, under the test artifacts rather than /tmp: the dialog lists every folder
+    // on the typed path, and a shared /tmp holds hundreds of entries (among them earlier runs' qat-onboarding-*, which
+    // its completion offers while the name is typed).
+    mkdirSync(artifactsDir, { recursive: true });
+    const parent = mkdtempSync(path.join(artifactsDir, 'onboarding-'));
+    t.after(() => rmSync(parent, { recursive: true, force: true }));
     // From the walkthrough, as a new user does: the example step's link, then the cifar example.
     await step('openConfig').click();
     await step('openConfig').locator('a, button', { hasText: 'Open an Example' }).first().click();
@@ -59,8 +63,8 @@ test(
     await page.keyboard.press('Control+A');
     await page.keyboard.type(`${parent}/`, { delay: 20 });
     // The dialog reads each folder as the path is typed and can miss the last keystroke while it is still listing
-    // a big one (/tmp); accepted then, it takes the folder it was showing. The typed (empty) folder is read once its
-    // list holds only '..': until then, type its closing '/' again, as a user would.
+    // one; accepted then, it takes the folder it was showing. The typed (empty) folder is read once its list holds only '..': until then, type its closing '/'
+    // again, as a user would.
     const readTyped = (want: string) => {
       const value = (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value;
       const rows = [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')];
@@ -77,7 +81,16 @@ test(
         await page.keyboard.type('/');
       }
     }
-    assert.ok(read, `the folder dialog never showed ${parent}/`);
+    if (!read) {
+      const shown = await page.evaluate(() => ({
+        value: (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value,
+        rows: [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')].map((r) => [
+          r.getAttribute('aria-label'),
+          r.textContent?.trim(),
+        ]),
+      }));
+      assert.fail(`the folder dialog never showed ${parent}/: it shows ${JSON.stringify(shown)}`);
+    }
     await ok.click();
     const dest = path.join(parent, 'qat-example-cifar');
     const landed = await page
