@@ -37,6 +37,12 @@ LABELS = {
 }
 
 
+def gcc_flags(vnni512: bool, amx: bool) -> list[str]:
+    """gcc's flags for int8_peak.c: AVX2 always, the VNNI and AMX sequences only where the CPU has them."""
+    flags = ["-O2", "-mavx2", "-fopenmp"] + (["-mavx512f", "-mavx512vnni", "-DHAVE_VNNI512"] if vnni512 else [])
+    return flags + (["-mamx-tile", "-mamx-int8", "-DHAVE_AMX"] if amx else [])
+
+
 def peak() -> dict:
     """{"rows": [{name, label, gmacs | None, threads, roundsGmacs?, noisy?, note?}], "cpu": cpu.summary()}."""
     out = {"cpu": cpu.summary(), "rows": []}
@@ -51,9 +57,9 @@ def peak() -> dict:
         return out
     with tempfile.TemporaryDirectory(prefix="qat-int8-peak-") as tmp:
         exe = Path(tmp) / "peak"
-        flags = ["-O2", "-mavx2", "-fopenmp"] + (["-mavx512f", "-mavx512vnni", "-DHAVE_VNNI512"] if vnni512 else [])
-        flags += ["-mamx-tile", "-mamx-int8", "-DHAVE_AMX"] if amx else []
-        subprocess.run([gcc, *flags, str(SOURCE), "-o", str(exe)], check=True, capture_output=True, text=True)
+        subprocess.run(
+            [gcc, *gcc_flags(vnni512, amx), str(SOURCE), "-o", str(exe)], check=True, capture_output=True, text=True
+        )
         runs: dict = {}
         refused: set[str] = set()
         for _ in range(ROUNDS):

@@ -4,11 +4,17 @@
 - The VNNI row has a figure exactly when /proc/cpuinfo lists avx512_vnni, else a note saying why not.
 - The AMX row is there exactly when the CPU lists amx_tile and amx_int8: a figure when Linux grants the tile
   state (then above the VNNI peak: one tdpbusd is 16,384 products where vpdpbusd is 64), else a note.
-  No speed is asserted beyond that ordering of instructions whose widths differ 256×."""
+  No speed is asserted beyond that ordering of instructions whose widths differ 256×.
+- Each sequence's loop does the products its row counts: the multiply instructions in the compiled loop (every
+  sequence, built for a CPU with all of them: only disassembled) times their products equal the MACs per
+  iteration that int8_peak.c's run() is given (a product written twice is computed once by the compiler)."""
 
 from __future__ import annotations
 
 import platform
+import re
+import shutil
+import subprocess
 
 import pytest
 from benchmarks import int8_peak
@@ -39,3 +45,27 @@ def test_peak_rows_follow_the_cpu_flags():
         assert "amx" not in rows
     for r in out["rows"]:
         assert r["label"] == int8_peak.LABELS[r["name"]]
+
+
+# sequence -> (its multiply instruction, products per instruction)
+MULTIPLIES = {
+    "avx2": ("vpmaddubsw", 32),
+    "avx2_wd": ("vpmaddwd", 16),
+    "vnni": ("vpdpbusd", 64),
+    "amx": ("tdpbusd", 16384),
+}
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("objdump") is None, reason="needs gcc and objdump")
+def test_each_loop_does_the_products_it_counts(tmp_path):
+    obj = tmp_path / "peak.o"
+    flags = int8_peak.gcc_flags(vnni512=True, amx=True)
+    subprocess.run(["gcc", *flags, "-c", str(int8_peak.SOURCE), "-o", str(obj)], check=True, capture_output=True)
+    asm = subprocess.run(["objdump", "-d", str(obj)], check=True, capture_output=True, text=True).stdout
+    bodies = dict(re.findall(r"^[0-9a-f]+ <(\w+)>:\n(.*?)(?=^[0-9a-f]+ <|\Z)", asm, re.M | re.S))
+    source = int8_peak.SOURCE.read_text()
+    counted = {name: eval(macs, {}) for name, macs in re.findall(r'run\("(\w+)", \w+, ([\d *]+),', source)}  # noqa: S307 - literal products
+    assert set(counted) == set(MULTIPLIES), counted
+    for name, (instruction, products) in MULTIPLIES.items():
+        done = len(re.findall(rf"\s{instruction}\s", bodies[name])) * products
+        assert done == counted[name], (name, instruction, done, counted[name])
