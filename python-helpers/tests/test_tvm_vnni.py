@@ -10,7 +10,10 @@ VNNI, on vpmaddwd where it has AVX2 only.
   input channels that are not a multiple of the word, s8 activations and the fold's int16 (x - zero point)
   ones, with u8 x s8 products whose pairs would saturate vpmaddubsw's int16 sums. Each path's libraries run
   where this CPU has its instruction (AVX2 on every x86-64 machine the project runs on); a path this CPU lacks
-  is checked in its disassembly."""
+  is checked in its disassembly.
+- Each step broadcasts its word of activations from memory where the batch is symbolic (as a build without a batch
+  size makes it): a word held in a variable was stored to memory and reloaded through a general register at every
+  step, a third of the kernel's speed."""
 
 from __future__ import annotations
 
@@ -280,6 +283,27 @@ def test_vnni_matmul_is_exact(tmp_path, x_dtype, n, isa):
     ]
     expect = x.astype(np.int64) @ np.random.default_rng(1).integers(-128, 128, (40, n)).astype(np.int64)
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], expect)
+
+
+@pytest.mark.parametrize("isa", vnni.ISAS, ids=ISA_IDS)
+def test_steps_broadcast_their_word_from_memory_with_a_symbolic_batch(tmp_path, isa):
+    import tvm
+
+    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
+
+    mod = _conv_module("uint8", 0, 16, 48, 3, 1, 1, 1)  # a symbolic batch
+    assert not isinstance(mod["main"].params[0].ty.shape.values[0], tvm.tirx.IntImm)
+    target = resolve_target(ISA_TARGETS[isa.name])
+    rewritten, _ = vnni.rewrite(mod, isa)
+    t = target.tvm_target()
+    path = tmp_path / "conv.so"
+    tvm.compile(rewritten, t, relax_pipeline=relax_pipeline_for(t, target, {}, True)).export_library(str(path))
+    text = subprocess.run(["objdump", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+    from_memory = re.findall(r"\svpbroadcastd\s+[-0-9a-fx]*\(", text)
+    from_registers = re.findall(r"\svpbroadcastd\s+%", text)
+    assert _ops(path, isa.instruction)
+    # (a register broadcast or two elsewhere in the library, e.g. the layout pass's, is no step's)
+    assert from_memory and len(from_memory) >= 4 * len(from_registers), (len(from_memory), len(from_registers))
 
 
 def test_u8_s8_pairs_past_int16_stay_exact_on_avx2(tmp_path):

@@ -7,7 +7,7 @@
   u8 x s8 vpmaddubsw sequence (ONNX Runtime's and oneDNN's AVX2 path) saturates its int16 pair sums when two
   products pass 32767 together; vpmaddwd's pair sums of two u8 x s8 products cannot. It does as many products per
   multiply-unit instruction as vpmaddubsw + vpmaddwd(1) (16 a 256-bit instruction), with one add more per 32
-  products: its ceiling measured 231 GMAC/s against their 270 on a 2-core AVX2-only EPYC (benchmarks/int8_peak).
+  products: its ceiling measured 141 GMAC/s against their 178 on a 2-core AVX2-only EPYC (benchmarks/int8_peak).
 
 vpdpbusd multiplies u8 by s8, exactly the fold's operands (u8 activations of zero point 0, s8 weights), but it
 reads four consecutive input channels of one pixel as one 32-bit word, which NCHW spreads H*W apart. This Relax
@@ -186,6 +186,10 @@ def conv_kernel(
     def x_at(x: Any, b: Any, ci: Any, y: Any, xx: Any) -> Any:
         return x[b, ci] if dense else x[b, ci, y, xx]
 
+    def word(xp: Any, b: Any, ci: Any, y: Any, xx: Any, ky: Any, kx: Any) -> Any:
+        """The 32-bit word of group input channels one step reads."""
+        return T.reinterpret(xp.vload([b, ci, y * sh + ky * dh, xx * sw + kx * dw, 0], word_type), dtype="int32")
+
     def out_at(b: Any, f: Any, y: Any, xx: Any) -> tuple[Any, ...]:
         return (b, f) if dense else (b, f, y, xx)
 
@@ -222,16 +226,15 @@ def conv_kernel(
                 T.writes(acc[vb, vf, vy, vx, 0:lanes])
                 with T.init():
                     acc[vb, vf, vy, vx, T.ramp(0, 1, lanes)] = T.broadcast(T.int32(0), lanes)
-                word = T.reinterpret(
-                    xp.vload([vb, vc, vy * sh + vky * dh, vx * sw + vkx * dw, 0], word_type), dtype="int32"
-                )
+                # (written into the broadcast, not bound to a name: a bound word becomes a variable the step
+                # stores to memory each time in a kernel of symbolic batch, a third of its speed)
                 if madd:
                     acc[vb, vf, vy, vx, T.ramp(0, 1, lanes)] = acc.vload(
                         [vb, vf, vy, vx, 0], f"int32x{lanes}"
                     ) + T.call_llvm_pure_intrin(
                         f"int32x{lanes}",
                         isa.llvm,
-                        T.reinterpret(T.broadcast(word, lanes), dtype=step_type),
+                        T.reinterpret(T.broadcast(word(xp, vb, vc, vy, vx, vky, vkx), lanes), dtype=step_type),
                         w.vload([vf, vc, vky, vkx, 0, 0], w_type),
                     )
                 else:
@@ -239,7 +242,7 @@ def conv_kernel(
                         f"int32x{lanes}",
                         isa.llvm,
                         acc.vload([vb, vf, vy, vx, 0], f"int32x{lanes}"),
-                        T.reinterpret(T.broadcast(word, lanes), dtype=step_type),
+                        T.reinterpret(T.broadcast(word(xp, vb, vc, vy, vx, vky, vkx), lanes), dtype=step_type),
                         w.vload([vf, vc, vky, vkx, 0, 0], w_type),
                     )
         for b, f, yy, xx in T.grid(n, o, oh, ow):
