@@ -4,7 +4,8 @@
   build's (depthwise=False) bit for bit: on small depthwise convs with stride 1 and 2, padding, dilation, a
   5x5 kernel, channel counts that are not a multiple of 16, u8, s8 and the fold's int16 (x - zero point)
   activations, a fused epilogue; and on a small PT2E export with a depthwise conv between two regular ones.
-- Stride-1 convs with output rows wider than depthwise.WIDE keep schedule.py's kernels (faster there).
+- On AVX512 targets, stride-1 convs with output rows wider than depthwise.WIDE keep schedule.py's kernels
+  (faster there); without AVX512 every depthwise conv takes the kernel (faster at every width measured).
 - The build says so: the report counts the rewritten convs, the per-kernel table lists them as "dw" kernels;
   only x86 targets get them (not aarch64), and grouped (not depthwise) convs are left alone."""
 

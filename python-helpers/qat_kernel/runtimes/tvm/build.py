@@ -559,7 +559,8 @@ def build_tvm(
     depthwise_report = None
     x86 = folded and schedule and resolved.device == "cpu" and depthwisemod.is_x86(resolved.target)
     if x86 and (depthwise if depthwise is not None else schedulemod.current_rule() in ("vnni", "packed")):
-        rewritten = rewrite("depthwise", depthwisemod.rewrite)
+        wide = depthwisemod.widest(resolved.target)
+        rewritten = rewrite("depthwise", lambda m: depthwisemod.rewrite(m, wide))
         depthwise_report = None if rewritten is None else {"rewritten": rewritten, "lanes": depthwisemod.LANES}
 
     progress("compile", f"Compiling for {json.dumps(resolved.target)}", 0.3)

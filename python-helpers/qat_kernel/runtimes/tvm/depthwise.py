@@ -19,12 +19,15 @@ schedule_rule() then computes per (batch, channel block, output row), in paralle
 16 int32 lanes kept in registers, the (ky, kx) loop outside the tile, and the fused epilogue (bias, requantize,
 relu, residual) from the tile while it is hot; the layout pass runs parallel over (batch, channel block).
 
-Which convs: all strided ones, and stride-1 ones with output rows at most WIDE (16) wide. Per-kernel table of
-MobileNetV2 INT8 at 224, batch 1 (benchmarks/tvm_kernels, shared 2-core EPYC Zen 4, noisy), GMAC/s before ->
-with this kernel: stride 2 1.8 -> 6.9 (56x56), 1.8 -> 6.2 (28x28), 2.5 -> 5.4 (14x14), 2.2 -> 5.3 (7x7);
-stride 1 7x7 4.9 -> 8.4, 14x14 ~9.8 -> ~9.1 (a tie), but 28x28 13.5 -> 9.4, 56x56 18.6 -> 12.0, 112x112
-14.1 -> 11.8: there schedule.py's kernels, which vectorize along contiguous NCHW rows with no layout pass,
-stay."""
+Which convs (widest()): on AVX512 targets all strided ones, and stride-1 ones with output rows at most WIDE
+(16) wide. Per-kernel table of MobileNetV2 INT8 at 224, batch 1 (benchmarks/tvm_kernels, shared 2-core EPYC
+Zen 4, noisy), GMAC/s before -> with this kernel: stride 2 1.8 -> 6.9 (56x56), 1.8 -> 6.2 (28x28), 2.5 -> 5.4
+(14x14), 2.2 -> 5.3 (7x7); stride 1 7x7 4.9 -> 8.4, 14x14 ~9.8 -> ~9.1 (a tie), but 28x28 13.5 -> 9.4, 56x56
+18.6 -> 12.0, 112x112 14.1 -> 11.8: there schedule.py's kernels, which vectorize along contiguous NCHW rows of
+16 lanes with no layout pass, stay. Without AVX512 (8-lane rows) every depthwise conv takes this kernel:
+3x3 stride 1, symbolic batch, on a 2-core AVX2-only EPYC, GMAC/s schedule.py's -> this: 144 channels 28x28
+batch 16 6.1 -> 17.0; 32 channels 56x56 batch 1 2.1 -> 9.3, batch 16 3.8 -> 13.3; 144 x 56x56 2.9 -> 8.7;
+32 x 112x112 batch 16 7.6 -> 10.6, batch 1 9.3 -> 8.3 (the one loss, within the machine's noise)."""
 
 from __future__ import annotations
 
@@ -45,9 +48,21 @@ PACK = "depthwise_pack"  # the block that lays the activation out
 UNPACK = "depthwise_unpack"  # the block that copies the accumulator to NCHW
 LANES = 16  # channels per block: 16 int32 lanes (one zmm, or two ymm without AVX512)
 COLS = (8, 7, 6, 5, 4, 3, 2, 1)
-# stride-1 convs whose output rows are wider than this keep schedule.py's kernels, which vectorize along the
-# (contiguous) rows and need no layout pass: faster there, measured on MobileNetV2 (module doc)
+# on AVX512 targets, stride-1 convs whose output rows are wider than this keep schedule.py's kernels, which
+# vectorize along the (contiguous) rows and need no layout pass: faster there, measured on MobileNetV2 (module doc)
 WIDE = 16  # output columns per register tile, the largest that divides the width
+
+
+def widest(target: object) -> int | None:
+    """The widest stride-1 output row this kernel takes on an x86 target: WIDE where it has AVX512 (schedule.py's
+    row kernels are faster on wider rows there), None (any) without: on AVX2's 8 lanes this kernel was faster at
+    every width measured (module doc)."""
+    import tvm
+    from tvm.target import codegen
+
+    if isinstance(target, dict):
+        target = tvm.target.Target(target)
+    return WIDE if codegen.target_has_features("avx512f", target) else None
 
 
 def is_x86(target: object) -> bool:
@@ -138,7 +153,7 @@ _info = anchors.info
 
 
 def _anchor(
-    call: tvm.ir.Call,
+    call: tvm.ir.Call, wide: int | None
 ) -> tuple[tvm.ir.Expr, list[Any], np.ndarray, list[int], list[int], list[int]] | None:
     """(x, [C, 1, kh, kw] weight as numpy, padding, strides, dilation) of a depthwise int8 conv2d, else None."""
     import tvm
@@ -169,13 +184,14 @@ def _anchor(
     strides, dilation = [int(s) for s in a.strides], [int(d) for d in a.dilation]
     kw = weight.shape[3]
     ow = (x_shape[3] + pads[1] + pads[3] - (kw - 1) * dilation[1] - 1) // strides[1] + 1
-    if strides == [1, 1] and ow > WIDE:
+    if strides == [1, 1] and wide is not None and ow > wide:
         return None
     return x, x_shape, weight, pads, strides, dilation
 
 
-def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
-    """(module, rewritten convs): the fold's int8 depthwise conv2d as channel-blocked kernels (module doc)."""
+def rewrite(mod: tvm.IRModule, wide: int | None = WIDE) -> tuple[tvm.IRModule, int]:
+    """(module, rewritten convs): the fold's int8 depthwise conv2d as channel-blocked kernels (module doc); wide:
+    the widest stride-1 output row taken (widest() of the target; None: any)."""
     import tvm
     from tvm import relax
 
@@ -190,7 +206,7 @@ def rewrite(mod: tvm.IRModule) -> tuple[tvm.IRModule, int]:
             call = self.visit_expr_post_order(op)
             if not (isinstance(call, tvm.ir.Call) and call.op.same_as(conv_op)):
                 return call
-            anchor = _anchor(call)
+            anchor = _anchor(call, wide)
             if anchor is None:
                 return call
             x, x_shape, weight, pads, strides, dilation = anchor

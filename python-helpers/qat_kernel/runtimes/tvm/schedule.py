@@ -22,8 +22,9 @@ match keeps the next rule's (or TVM's default) code.
   224x224 123.6 / 1393 -> 36.0 / 617, ORT 69.0 / 896 and 38.3 / 437.
   Per kernel (benchmarks/tvm_kernels, docs/measurements.md): ResNet-18's vnni 3x3 convs reach 24-47 % of the measured
   vpdpbusd peak; in MobileNetV2 the depthwise convs, then "packed", took ~36 % of the time at ~1.5 %.
-  Under "vnni" and "packed", x86 builds run the int8 depthwise convs (strided, or rows at most 16 wide) as
-  depthwise.py's channel-blocked kernels (16 int32 lanes over channels), scheduled by its rule.
+  Under "vnni" and "packed", x86 builds run the int8 depthwise convs (all without AVX512; with it strided ones,
+  or rows at most 16 wide) as depthwise.py's channel-blocked kernels (16 int32 lanes over channels), scheduled
+  by its rule.
 
 "packed" -- NCHW conv2d with a constant weight and output channels divisible by 16:
   a module pass first repacks the weight constant at build time to OIHW16o (the PrimFunc's weight
