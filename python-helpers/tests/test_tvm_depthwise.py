@@ -99,11 +99,17 @@ def test_grouped_convs_are_left_alone():
     assert count == 0
 
 
-def test_wide_stride_1_convs_keep_the_row_kernels():
-    # output rows wider than WIDE: schedule.py's row-vectorized kernels were faster there
-    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 17)))[1] == 0
-    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 16)))[1] == 1
-    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 2, 1, 1, side=(40, 40)))[1] == 1
+def test_wide_stride_1_convs_keep_the_row_kernels_with_avx512_only():
+    # output rows wider than WIDE: schedule.py's row-vectorized kernels were faster there with AVX512's 16 lanes
+    wide = depthwise.widest({"kind": "llvm", "mcpu": "znver4"})
+    assert wide == depthwise.WIDE == depthwise.widest({"kind": "llvm", "mcpu": "cascadelake"})
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 17)), wide)[1] == 0
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 16)), wide)[1] == 1
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 2, 1, 1, side=(40, 40)), wide)[1] == 1
+    # AVX2 without AVX512 (8-lane rows): every width
+    for mcpu in ("haswell", "znver3", "alderlake"):
+        assert depthwise.widest({"kind": "llvm", "mcpu": mcpu}) is None, mcpu
+    assert depthwise.rewrite(_dw_module("uint8", 0, 16, 3, 1, 1, 1, side=(20, 17)), None)[1] == 1
 
 
 def test_only_x86_targets():
