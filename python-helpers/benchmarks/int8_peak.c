@@ -27,7 +27,7 @@ static double now(void) { return omp_get_wtime(); }
  * to the stack (gcc -O2 did; the loop then runs at the store-to-load forwarding's pace). Registers: accumulators
  * ymm0-7, activations ymm8-9, weights ymm10-13, ones ymm14 (avx2), products ymm14/15. The operands' values do not
  * change the timing. */
-#define ZERO_ACCS                                                                                        \
+#define INIT_REGISTERS                                                                                        \
   "vpxor %%ymm0, %%ymm0, %%ymm0\n vpxor %%ymm1, %%ymm1, %%ymm1\n vpxor %%ymm2, %%ymm2, %%ymm2\n"         \
   "vpxor %%ymm3, %%ymm3, %%ymm3\n vpxor %%ymm4, %%ymm4, %%ymm4\n vpxor %%ymm5, %%ymm5, %%ymm5\n"         \
   "vpxor %%ymm6, %%ymm6, %%ymm6\n vpxor %%ymm7, %%ymm7, %%ymm7\n"                                       \
@@ -41,7 +41,7 @@ static long avx2(void) {
   long n = ITERS;
 #define UBSW(a, b, c) "vpmaddubsw %%ymm" b ", %%ymm" a ", %%ymm15\n vpmaddwd %%ymm14, %%ymm15, %%ymm15\n" \
                       "vpaddd %%ymm15, %%ymm" c ", %%ymm" c "\n"
-  __asm__ volatile(ZERO_ACCS "vpsrlw $15, %%ymm8, %%ymm14\n"
+  __asm__ volatile(INIT_REGISTERS "vpsrlw $15, %%ymm8, %%ymm14\n"
                    "1:\n" UBSW("8", "10", "0") UBSW("8", "11", "1") UBSW("8", "12", "2") UBSW("8", "13", "3")
                    UBSW("9", "10", "4") UBSW("9", "11", "5") UBSW("9", "12", "6") UBSW("9", "13", "7")
                    "dec %0\n jnz 1b\n vzeroupper\n"
@@ -54,7 +54,7 @@ static long avx2(void) {
 static long avx2_wd(void) {
   long n = ITERS;
 #define WD(a, b, c, t) "vpmaddwd %%ymm" b ", %%ymm" a ", %%ymm" t "\n vpaddd %%ymm" t ", %%ymm" c ", %%ymm" c "\n"
-  __asm__ volatile(ZERO_ACCS "1:\n" WD("8", "10", "0", "14") WD("8", "11", "1", "15") WD("8", "12", "2", "14")
+  __asm__ volatile(INIT_REGISTERS "1:\n" WD("8", "10", "0", "14") WD("8", "11", "1", "15") WD("8", "12", "2", "14")
                        WD("8", "13", "3", "15") WD("9", "10", "4", "14") WD("9", "11", "5", "15")
                            WD("9", "12", "6", "14") WD("9", "13", "7", "15") "dec %0\n jnz 1b\n vzeroupper\n"
                    : "+r"(n)

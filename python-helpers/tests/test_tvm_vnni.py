@@ -57,10 +57,24 @@ def _cpu_flags() -> set:
     return set(line.split(":", 1)[-1].split())
 
 
+def _disassembly(path) -> str:
+    return subprocess.run(["objdump", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+
+
 def _ops(path, instruction: str) -> list:
     """The destination registers of every `instruction` in the library's disassembly."""
-    text = subprocess.run(["objdump", "-d", str(path)], capture_output=True, text=True, check=True).stdout
-    return [ops.split(",")[-1] for ops in re.findall(rf"[\t }}]{instruction}\s+(\S+)", text)]
+    return [ops.split(",")[-1] for ops in re.findall(rf"[\t }}]{instruction}\s+(\S+)", _disassembly(path))]
+
+
+def _compile(mod, target, path: Path) -> Path:
+    """The Relax module built for a resolved target with the project's pipeline, exported to path."""
+    import tvm
+
+    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
+
+    t = target.tvm_target()
+    tvm.compile(mod, t, relax_pipeline=relax_pipeline_for(t, target, {}, True)).export_library(str(path))
+    return path
 
 
 def _vpdpbusd(path) -> list:
@@ -220,25 +234,16 @@ def test_vnni_kernels_are_exact(tmp_path, case, isa):
     import tvm
     from tvm import relax
 
-    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
-
     mod = _conv_module(*case)
     target, runs = _isa_target(isa)
     rewritten, count = vnni.rewrite(mod, isa)
     assert count == 1
 
-    def build(m, name):
-        t = target.tvm_target()
-        ex = tvm.compile(m, t, relax_pipeline=relax_pipeline_for(t, target, {}, True))
-        path = tmp_path / f"{name}.so"
-        ex.export_library(str(path))
-        return path
-
-    fast = build(rewritten, isa.name)
+    fast = _compile(rewritten, target, tmp_path / f"{isa.name}.so")
     assert _ops(fast, isa.instruction)
     if not runs:
         return  # this CPU cannot run the library: the disassembly above is what can be checked here
-    ref = build(mod, "packed")
+    ref = _compile(mod, target, tmp_path / "packed.so")
     rng = np.random.default_rng(7)
     shape = [5] + [int(d) for d in list(mod["main"].params[0].ty.shape.values)[1:]]
     dtype = str(mod["main"].params[0].ty.dtype)
@@ -258,18 +263,11 @@ def test_vnni_matmul_is_exact(tmp_path, x_dtype, n, isa):
     import tvm
     from tvm import relax
 
-    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
-
     mod = _matmul_module(x_dtype, n)
     target, runs = _isa_target(isa)
     rewritten, count = vnni.rewrite(mod, isa)
     assert count == 1
-    t = target.tvm_target()
-    paths = []
-    for name, m in ((isa.name, rewritten), ("packed", mod)):
-        ex = tvm.compile(m, t, relax_pipeline=relax_pipeline_for(t, target, {}, True))
-        paths.append(tmp_path / f"{name}.so")
-        ex.export_library(str(paths[-1]))
+    paths = [_compile(m, target, tmp_path / f"{name}.so") for name, m in ((isa.name, rewritten), ("packed", mod))]
     assert _ops(paths[0], isa.instruction)
     assert not _vpdpbusd(paths[1])  # (LLVM may vectorize the packed kernel's products with vpmaddwd itself)
     if not runs:
@@ -289,16 +287,11 @@ def test_vnni_matmul_is_exact(tmp_path, x_dtype, n, isa):
 def test_steps_broadcast_their_word_from_memory_with_a_symbolic_batch(tmp_path, isa):
     import tvm
 
-    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
-
     mod = _conv_module("uint8", 0, 16, 48, 3, 1, 1, 1)  # a symbolic batch
     assert not isinstance(mod["main"].params[0].ty.shape.values[0], tvm.tirx.IntImm)
-    target = resolve_target(ISA_TARGETS[isa.name])
     rewritten, _ = vnni.rewrite(mod, isa)
-    t = target.tvm_target()
-    path = tmp_path / "conv.so"
-    tvm.compile(rewritten, t, relax_pipeline=relax_pipeline_for(t, target, {}, True)).export_library(str(path))
-    text = subprocess.run(["objdump", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+    path = _compile(rewritten, resolve_target(ISA_TARGETS[isa.name]), tmp_path / "conv.so")
+    text = _disassembly(path)
     from_memory = re.findall(r"\svpbroadcastd\s+[-0-9a-fx]*\(", text)
     from_registers = re.findall(r"\svpbroadcastd\s+%", text)
     assert _ops(path, isa.instruction)
@@ -311,8 +304,6 @@ def test_u8_s8_pairs_past_int16_stay_exact_on_avx2(tmp_path):
     import tvm
     from tvm import relax
 
-    from qat_kernel.runtimes.tvm.build import relax_pipeline_for
-
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorType([2, 64], "uint8"))
     w = np.full((64, 16), 127, dtype=np.int8)
@@ -323,9 +314,7 @@ def test_u8_s8_pairs_past_int16_stay_exact_on_avx2(tmp_path):
         bb.emit_func_output(out)
     rewritten, _ = vnni.rewrite(bb.get(), vnni.AVX2)
     target, runs = _isa_target(vnni.AVX2)
-    t = target.tvm_target()
-    path = tmp_path / "avx2.so"
-    tvm.compile(rewritten, t, relax_pipeline=relax_pipeline_for(t, target, {}, True)).export_library(str(path))
+    path = _compile(rewritten, target, tmp_path / "avx2.so")
     assert _ops(path, "vpmaddwd")
     if not runs:
         return

@@ -48,7 +48,6 @@ test(
     // The folder the example is copied into, under the test artifacts rather than /tmp: the dialog lists every folder
     // on the typed path, and a shared /tmp holds hundreds of entries (among them earlier runs' qat-onboarding-*, which
     // its completion offers while the name is typed).
-    mkdirSync(artifactsDir, { recursive: true });
     const parent = mkdtempSync(path.join(artifactsDir, 'onboarding-'));
     t.after(() => rmSync(parent, { recursive: true, force: true }));
     // From the walkthrough, as a new user does: the example step's link, then the cifar example.
@@ -63,8 +62,8 @@ test(
     await page.keyboard.press('Control+A');
     await page.keyboard.type(`${parent}/`, { delay: 20 });
     // The dialog reads each folder as the path is typed and can miss the last keystroke while it is still listing
-    // one; accepted then, it takes the folder it was showing. The typed (empty) folder is read once its list holds only '..': until then, type its closing '/'
-    // again, as a user would.
+    // one; accepted then, it takes the folder it was showing. The typed (empty) folder is read once its list holds
+    // only '..': until then, type its closing '/' again, as a user would.
     const readTyped = (want: string) => {
       const value = (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value;
       const rows = [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')];
